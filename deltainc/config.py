@@ -1,0 +1,237 @@
+"""The job file: a TOML file naming the two Delta sources, the join, the target and the state; strict."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from deltainc.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = [
+    "TableRef",
+    "JoinConfig",
+    "TargetConfig",
+    "StateConfig",
+    "JobConfig",
+    "load_job",
+    "resolve_job",
+]
+
+_JOB_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_ALIAS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HOW = {"inner": "inner", "left": "left", "leftouter": "left", "leftanti": "left_anti"}
+_FULL_OUTER = {"full", "outer", "fullouter"}
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+def _unique(columns: list[str]) -> list[str]:
+    seen: dict[str, str] = {}
+    for column in columns:
+        first = seen.get(column.lower())
+        if first is not None:
+            same = "" if first == column else f" (same as {first!r}: Spark column names ignore case)"
+            raise ValueError(f"duplicate column {column!r}{same}")
+        seen[column.lower()] = column
+    return columns
+
+
+Text = Annotated[str, AfterValidator(_not_blank)]
+Columns = Annotated[list[Text], AfterValidator(_unique)]
+NonNegativeInt = Annotated[int, Field(ge=0, strict=True)]
+StrictBool = Annotated[bool, Field(strict=True)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TableRef(_Section):
+    """A Delta table given by exactly one of `path` (a Delta path) or `table` (a catalog name)."""
+
+    path: Text | None = None
+    table: Text | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> TableRef:
+        if (self.path is None) == (self.table is None):
+            found = "both" if self.path is not None else "neither"
+            raise ValueError(f"give exactly one of 'path' or 'table' (got {found})")
+        return self
+
+    @property
+    def label(self) -> str:
+        """A human label for messages and logs: 'path data/x' or 'table db.x'."""
+        return f"path {self.path}" if self.path is not None else f"table {self.table}"
+
+
+class JoinConfig(_Section):
+    """How A joins B: join type, keys or condition, incremental column and the late-arrival tolerances."""
+
+    how: Literal["inner", "left", "left_anti"]
+    join_cols: Columns = Field(default_factory=list)
+    join_cond: Text | None = None
+    inc_col: Text = "RecDate"
+    look_back_time: NonNegativeInt = 0
+    max_waiting_time: NonNegativeInt = 0
+    include_waiting: StrictBool = True
+    enforce_sliding_join_window: StrictBool = True
+    time_uom: Literal["day", "hour"] = "day"
+    alias_a: str = "A"
+    alias_b: str = "B"
+    output_select: Text | None = None
+
+    @field_validator("how", mode="before")
+    @classmethod
+    def _normalise_how(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        key = value.strip().lower().replace("_", "")
+        if key in _FULL_OUTER:
+            raise ValueError(
+                f"{value!r} is not allowed in a job: the pipeline cannot keep unmatched B rows "
+                "window-invariant; use inner, left or left_anti"
+            )
+        if key not in _HOW:
+            raise ValueError(f"expected one of inner, left (left_outer), left_anti, got {value!r}")
+        return _HOW[key]
+
+    @field_validator("alias_a", "alias_b")
+    @classmethod
+    def _check_alias(cls, value: str) -> str:
+        if not _ALIAS.fullmatch(value):
+            raise ValueError(f"expected an identifier (letters, digits, '_'), got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _check_join(self) -> JoinConfig:
+        if not self.join_cols and self.join_cond is None:
+            raise ValueError("give join_cols or join_cond (or both)")
+        if self.alias_a.lower() == self.alias_b.lower():
+            raise ValueError(f"alias_a and alias_b must differ (both {self.alias_a!r})")
+        return self
+
+
+class TargetConfig(TableRef):
+    """The Delta target: where it lives, the identity of an A record and of a B record, its partitioning."""
+
+    keys: Columns
+    b_keys: Columns = Field(default_factory=list)
+    partition_by: Columns = Field(default_factory=list)
+
+    @field_validator("keys")
+    @classmethod
+    def _keys_not_empty(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("must list at least one column")
+        return value
+
+
+class StateConfig(_Section):
+    """Where the watermark table and the run log live; None = the settings' state_dir."""
+
+    path: Text | None = None
+
+
+class JobConfig(_Section):
+    """One job file: its name, first date, window cap, the two sources, the join, the target and the state."""
+
+    name: str
+    start_date: dt.date
+    max_window: NonNegativeInt = 0
+    source_a: TableRef
+    source_b: TableRef
+    join: JoinConfig
+    target: TargetConfig
+    state: StateConfig = Field(default_factory=StateConfig)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        if not _JOB_NAME.fullmatch(value):
+            raise ValueError(f"expected letters, digits, '_' or '-' only, got {value!r}")
+        return value
+
+    def state_path(self, default: Path) -> str:
+        """The state location: the job's own `state.path`, else `default`."""
+        return self.state.path if self.state.path is not None else str(default)
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text.lstrip(".")
+
+
+def _describe(error: Any) -> str:
+    kind, ctx, got = error["type"], error.get("ctx", {}), error.get("input")
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "greater_than_equal":
+        return f"must be >= {ctx['ge']} (got {got!r})"
+    if kind in ("value_error", "assertion_error"):
+        return str(ctx["error"])
+    return f"{error['msg']} (got {got!r})"
+
+
+def load_job(path: str | Path) -> JobConfig:
+    """Read and validate a job file; every problem becomes a ConfigError naming the file and the field."""
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: job file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read job file: {exc.strerror or exc}") from None
+    try:
+        return JobConfig.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            where = _where(error["loc"])
+            lines.append(f"{path}: {where + ': ' if where else ''}{_describe(error)}")
+        raise ConfigError("\n".join(lines)) from None
+
+
+def resolve_job(name_or_path: str, job_dir: Path) -> Path:
+    """An existing .toml path as is, else `job_dir/<name>.toml`; a ConfigError lists the jobs available."""
+    given = Path(name_or_path)
+    if given.suffix == ".toml" and given.is_file():
+        return given
+    name = name_or_path.removesuffix(".toml")
+    by_name = job_dir / f"{name}.toml"
+    if by_name.is_file():
+        return by_name
+    available = sorted(p.stem for p in job_dir.glob("*.toml")) if job_dir.is_dir() else []
+    raise ConfigError(
+        f"job {name_or_path!r}: no such job file and no {by_name} "
+        f"(jobs in {job_dir}: {', '.join(available) or 'none'})"
+    )

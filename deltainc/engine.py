@@ -1,0 +1,284 @@
+"""The incremental join engine: two DataFrames in, one DataFrame out, one Spark plan, no writes.
+
+Semantics (DESIGN.md sections 2-3). For an output window W = [s, e] in `time_uom` units:
+- a B row b can match an A row a only if the keys (and `join_cond`) match and b.RecDate lies in the
+  sliding join window [a.RecDate - lb, a.RecDate + mw] (with enforce_sliding_join_window; without it, in
+  [min(a.RecDate, s) - lb, e], the seed's window-dependent filters);
+- a matched pair is output at max(a.RecDate, b.RecDate); an unmatched A row at a.RecDate + WaitingTime,
+  WaitingTime = min(mw, max(0, e - a.RecDate)); only rows whose output RecDate lies in W are returned;
+- A is read in [s - mw, e] and B in [s - lb - mw, e]: never a row after e.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from deltainc.errors import ConfigError, SchemaError
+from deltainc.join_settings import IncJoinSettings
+from deltainc.join_types import JoinType, normalize_how
+from deltainc.output_layout import (
+    DIFF_ARRIVAL_TIME,
+    JOIN_TYPE,
+    RESERVED_PREFIX,
+    WAITING_TIME,
+    OutputLayout,
+    plan_layout,
+)
+from deltainc.windows import from_index, parse_point
+
+__all__ = ["inc_join", "JoinSpec", "prepare_join", "source_filter"]
+
+_T = f"{RESERVED_PREFIX}t"  # unit index of the incremental column
+_NUMERIC = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
+_TIME_TYPES = (T.DateType, T.TimestampType, T.TimestampNTZType)
+
+
+@dataclass(frozen=True)
+class JoinSpec:
+    """A validated join: everything `inc_join` needs besides the two DataFrames."""
+
+    how: str
+    join_cols: tuple[str, ...]
+    join_cond: str | Column | None
+    look_back_time: int
+    max_waiting_time: int
+    start: int | None  # unit index of the output window start; None = unbounded
+    end: int | None  # unit index of the output window end; None = latest RecDate in both sources
+    settings: IncJoinSettings
+    layout: OutputLayout
+
+
+def _check_time(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{field}: expected a whole number of time units >= 0, got {value!r}")
+    if value < 0:
+        raise ConfigError(f"{field}: must be >= 0, got {value}")
+    return value
+
+
+def _check_join_cols(join_cols: str | Sequence[str] | None, join_cond: object) -> tuple[str, ...]:
+    cols: tuple[str, ...] = (join_cols,) if isinstance(join_cols, str) else tuple(join_cols or ())
+    if any(not isinstance(c, str) or not c.strip() for c in cols):
+        raise ConfigError(f"join_cols: expected non-empty column names, got {list(cols)!r}")
+    if len({c.lower() for c in cols}) != len(cols):
+        raise ConfigError(f"join_cols: duplicate column in {list(cols)!r}")
+    if not cols and join_cond is None:
+        raise ConfigError("join_cols / join_cond: give at least one join key or a join condition")
+    return cols
+
+
+def _column_type(df: DataFrame, column: str, side: str, role: str) -> T.DataType:
+    for field in df.schema.fields:
+        if field.name == column:
+            return field.dataType
+    raise SchemaError(f"{role}: column {column!r} missing from {side} (columns: {', '.join(df.columns)})")
+
+
+def _check_sources(df_a: DataFrame, df_b: DataFrame, join_cols: Sequence[str], inc: str) -> None:
+    for side, df in (("source_a", df_a), ("source_b", df_b)):
+        inc_type = _column_type(df, inc, side, "inc_col_name")
+        if not isinstance(inc_type, _TIME_TYPES):
+            raise SchemaError(
+                f"inc_col_name: column {inc!r} of {side} must be a date or timestamp, got {inc_type.simpleString()}"
+            )
+    for key in join_cols:
+        a_type = _column_type(df_a, key, "source_a", "join_cols")
+        b_type = _column_type(df_b, key, "source_b", "join_cols")
+        both_numeric = isinstance(a_type, _NUMERIC) and isinstance(b_type, _NUMERIC)
+        if a_type != b_type and not both_numeric:
+            raise SchemaError(
+                f"join_cols: key {key!r} has type {a_type.simpleString()} in source_a but "
+                f"{b_type.simpleString()} in source_b; cast one of them"
+            )
+
+
+def prepare_join(
+    a_columns_df: DataFrame,
+    b_columns_df: DataFrame,
+    how: str = "left",
+    join_cols: str | Sequence[str] | None = None,
+    join_cond: str | Column | None = None,
+    look_back_time: int = 0,
+    max_waiting_time: int = 0,
+    output_window_start: str | dt.date | dt.datetime | None = None,
+    output_window_end: str | dt.date | dt.datetime | None = None,
+    other_settings: IncJoinSettings | None = None,
+) -> JoinSpec:
+    """Validate every argument against the two sources' schemas; raise before anything is computed."""
+    settings = other_settings if other_settings is not None else IncJoinSettings()
+    if not isinstance(settings, IncJoinSettings):
+        raise ConfigError(f"other_settings: expected IncJoinSettings, got {type(settings).__name__}")
+    canonical = normalize_how(how)
+    lb = _check_time(look_back_time, "look_back_time")
+    mw = _check_time(max_waiting_time, "max_waiting_time")
+    cols = _check_join_cols(join_cols, join_cond)
+    if join_cond is not None and not isinstance(join_cond, (str, Column)):
+        raise ConfigError(f"join_cond: expected a SQL string or a Column, got {type(join_cond).__name__}")
+    uom = settings.time_uom
+    start = None if output_window_start is None else parse_point(output_window_start, "output_window_start", uom)
+    end = None if output_window_end is None else parse_point(output_window_end, "output_window_end", uom)
+    if start is not None and end is not None and start > end:
+        raise ConfigError(
+            f"output window: output_window_start {from_index(start, uom)} is after "
+            f"output_window_end {from_index(end, uom)}"
+        )
+    _check_sources(a_columns_df, b_columns_df, cols, settings.inc_col_name)
+    layout = plan_layout(a_columns_df.columns, b_columns_df.columns, cols, canonical, settings)
+    return JoinSpec(canonical, cols, join_cond, lb, mw, start, end, settings, layout)
+
+
+def _unit_index(column: Column, data_type: T.DataType, uom: str) -> Column:
+    """Integer units since 1970-01-01 UTC (session time zone), truncated to the unit."""
+    if uom == "day":
+        day = column if isinstance(data_type, T.DateType) else F.to_date(column)
+        return F.datediff(day, F.lit(dt.date(1970, 1, 1)))
+    seconds = F.unix_timestamp(column.cast("timestamp"))
+    return F.floor(seconds / F.lit(3600)).cast("int")
+
+
+def _from_unit_index(index: Column, uom: str) -> Column:
+    if uom == "day":
+        return F.date_add(F.lit(dt.date(1970, 1, 1)), index)
+    return F.timestamp_seconds(index * F.lit(3600))
+
+
+def source_filter(df: DataFrame, inc: str, uom: str, first: int | None, last: int | None) -> Column:
+    """Literal bounds on the raw incremental column, so that Delta prunes partitions and files."""
+    data_type = _column_type(df, inc, "source", "inc_col_name")
+    column = F.col(f"`{inc}`")
+    condition = column.isNotNull()
+    if first is not None:
+        condition = condition & (column >= F.lit(from_index(first, uom)))
+    if last is not None:
+        if isinstance(data_type, T.DateType) and uom == "day":
+            condition = condition & (column <= F.lit(from_index(last, uom)))
+        else:
+            upper = from_index(last + 1, uom)
+            bound = dt.datetime(upper.year, upper.month, upper.day) if not isinstance(upper, dt.datetime) else upper
+            condition = condition & (column < F.lit(bound))
+    return condition
+
+
+def _minus(bound: int | None, amount: int) -> int | None:
+    return None if bound is None else bound - amount
+
+
+def _read(df: DataFrame, spec: JoinSpec, first: int | None) -> DataFrame:
+    inc, uom = spec.settings.inc_col_name, spec.settings.time_uom
+    data_type = _column_type(df, inc, "source", "inc_col_name")
+    pruned = df.where(source_filter(df, inc, uom, first, spec.end))
+    return pruned.withColumn(_T, _unit_index(F.col(f"`{inc}`"), data_type, uom))
+
+
+def _with_latest_end(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> tuple[DataFrame, DataFrame, Column]:
+    """When no window end is given: the latest unit present in both sources, computed inside the plan."""
+    e_col = f"{RESERVED_PREFIX}e"
+    latest = df_a.agg(F.max(_T).alias("a")).crossJoin(df_b.agg(F.max(_T).alias("b")))
+    latest = latest.select(F.least("a", "b").alias(e_col))
+    df_a = df_a.crossJoin(F.broadcast(latest)).where(F.col(_T) <= F.col(e_col))
+    df_b = df_b.crossJoin(F.broadcast(latest)).where(F.col(_T) <= F.col(e_col))
+    alias_a, alias_b = spec.settings.alias_a, spec.settings.alias_b
+    return df_a, df_b, F.coalesce(F.col(f"{alias_a}.{e_col}"), F.col(f"{alias_b}.{e_col}"))
+
+
+def inc_join(
+    df_a: DataFrame,
+    df_b: DataFrame,
+    how: str = "left",
+    join_cols: str | Sequence[str] | None = None,
+    join_cond: str | Column | None = None,
+    look_back_time: int = 0,
+    max_waiting_time: int = 0,
+    output_window_start: str | dt.date | dt.datetime | None = None,
+    output_window_end: str | dt.date | dt.datetime | None = None,
+    other_settings: IncJoinSettings | None = None,
+) -> DataFrame:
+    """Join A with B incrementally for the output window; see the module docstring for the rules."""
+    spec = prepare_join(
+        df_a, df_b, how, join_cols, join_cond, look_back_time, max_waiting_time,
+        output_window_start, output_window_end, other_settings,
+    )
+    return join_prepared(df_a, df_b, spec)
+
+
+def join_prepared(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> DataFrame:
+    """The join for an already validated spec (the pipeline validates once, then joins)."""
+    settings, layout = spec.settings, spec.layout
+    lb, mw, s = spec.look_back_time, spec.max_waiting_time, spec.start
+    alias_a, alias_b = settings.alias_a, settings.alias_b
+
+    a_src = _read(df_a, spec, _minus(s, mw))
+    b_src = _read(df_b, spec, _minus(s, lb + mw))
+    if spec.end is None:
+        a_src, b_src, e = _with_latest_end(a_src, b_src, spec)
+    else:
+        e = F.lit(spec.end)
+    a, b = a_src.alias(alias_a), b_src.alias(alias_b)
+
+    def col_a(name: str) -> Column:
+        return F.col(f"{alias_a}.`{name}`")
+
+    def col_b(name: str) -> Column:
+        return F.col(f"{alias_b}.`{name}`")
+
+    a_t, b_t = col_a(_T), col_b(_T)
+    condition = F.lit(True)
+    for key in spec.join_cols:
+        condition = condition & (col_a(key) == col_b(key))
+    if spec.join_cond is not None:
+        condition = condition & (F.expr(spec.join_cond) if isinstance(spec.join_cond, str) else spec.join_cond)
+    if settings.enforce_sliding_join_window:
+        condition = condition & b_t.between(a_t - F.lit(lb), a_t + F.lit(mw))
+    else:
+        lower = a_t if s is None else F.least(a_t, F.lit(s))
+        condition = condition & (b_t >= lower - F.lit(lb))
+
+    if spec.how == "left_anti":
+        joined = a.join(b, condition, "left_anti")
+        matched = F.lit(False)
+        a_only = F.lit(True)
+    else:
+        spark_how = {"inner": "inner", "left": "left_outer", "full_outer": "full_outer"}[spec.how]
+        joined = a.join(b, condition, spark_how)
+        matched = a_t.isNotNull() & b_t.isNotNull()
+        a_only = a_t.isNotNull() & b_t.isNull()
+
+    diff = F.when(matched, b_t - a_t)
+    waiting = F.when(a_only, F.least(F.lit(mw), F.greatest(F.lit(0), e - a_t)))
+    out_t = F.when(matched, F.greatest(a_t, b_t)).when(a_only, a_t + waiting)
+    if spec.how == "full_outer":
+        out_t = out_t.otherwise(b_t)
+    join_type = (
+        F.when(matched & (diff == 0), int(JoinType.SAME_TIME))
+        .when(matched & (diff < 0), int(JoinType.A_LATE))
+        .when(matched, int(JoinType.B_LATE))
+        .when(a_only & (waiting == F.lit(mw)), int(JoinType.A_TIMED_OUT))
+        .when(a_only, int(JoinType.A_WAITING))
+        .otherwise(int(JoinType.NOT_MATCHED))
+    )
+
+    keep = out_t <= e
+    if s is not None:
+        keep = keep & (out_t >= F.lit(s))
+    if not settings.include_waiting:
+        keep = keep & (join_type != int(JoinType.A_WAITING))
+
+    columns: dict[str, Column] = {}
+    for key in spec.join_cols:
+        columns[key] = col_a(key) if spec.how == "left_anti" else F.coalesce(col_a(key), col_b(key))
+    columns[layout.inc_col] = _from_unit_index(out_t, settings.time_uom)
+    for source, name in layout.a_names:
+        columns[name] = col_a(source)
+    for source, name in layout.b_names:
+        columns[name] = col_b(source)
+    columns[DIFF_ARRIVAL_TIME] = diff.cast("int")
+    columns[WAITING_TIME] = waiting.cast("int")
+    columns[JOIN_TYPE] = join_type.cast("int")
+
+    return joined.where(keep).select(*[columns[name].alias(name) for name in layout.selected])

@@ -1,0 +1,36 @@
+"""The package's exception types: user mistakes (config, schema, input) apart from internal bugs."""
+
+from __future__ import annotations
+
+__all__ = [
+    "DeltaincError",
+    "ConfigError",
+    "SchemaError",
+    "AmbiguousRowsError",
+    "JobLockedError",
+    "InternalError",
+]
+
+
+class DeltaincError(Exception):
+    """Base of every error raised by deltainc on purpose."""
+
+
+class ConfigError(DeltaincError, ValueError):
+    """A setting, argument or job file is invalid; the message names the field."""
+
+
+class SchemaError(DeltaincError, ValueError):
+    """A source lacks a column, has an incompatible type, or the output would have colliding names."""
+
+
+class AmbiguousRowsError(DeltaincError, ValueError):
+    """Two source rows share one identity (same keys and RecDate): the MERGE could not tell them apart."""
+
+
+class JobLockedError(DeltaincError, RuntimeError):
+    """Another run of the same job holds the lock."""
+
+
+class InternalError(DeltaincError, RuntimeError):
+    """A bug in deltainc: an invariant the code relies on did not hold."""

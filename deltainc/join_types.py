@@ -1,0 +1,43 @@
+"""The JoinType codes of output rows and the supported join kinds (`how`)."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from deltainc.errors import ConfigError
+
+__all__ = ["JoinType", "HOWS", "normalize_how"]
+
+
+class JoinType(IntEnum):
+    """How an output row came about; the integer values are the seed library's codes."""
+
+    NOT_MATCHED = 0  # full_outer only: a B row that matched no A row
+    SAME_TIME = 1  # matched, A and B arrived in the same unit
+    A_LATE = 2  # matched, A arrived after B
+    B_LATE = 3  # matched, B arrived after A
+    A_TIMED_OUT = 4  # unmatched, waited max_waiting_time
+    A_WAITING = 5  # unmatched, still waiting (only with include_waiting)
+
+
+HOWS: dict[str, str] = {
+    "inner": "inner",
+    "left": "left",
+    "leftouter": "left",
+    "leftanti": "left_anti",
+    "anti": "left_anti",
+    "full": "full_outer",
+    "fullouter": "full_outer",
+    "outer": "full_outer",
+}
+
+
+def normalize_how(how: str) -> str:
+    """Canonical join kind for `how`: case-insensitive, underscores optional."""
+    key = str(how).lower().replace("_", "")
+    if key not in HOWS:
+        raise ConfigError(
+            f"how: unknown join type {how!r}; expected one of inner, left (left_outer), left_anti, "
+            "full_outer (full)"
+        )
+    return HOWS[key]

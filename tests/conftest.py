@@ -1,0 +1,33 @@
+"""One Spark session for the whole suite, and small builders for Delta sources under tmp_path."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from pyspark.sql import SparkSession
+
+from deltainc.settings import Settings, SparkSettings
+from deltainc.spark import get_spark
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's DELTAINC_* variables."""
+    for name in list(os.environ):
+        if name.startswith("DELTAINC_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    settings = Settings(
+        spark=SparkSettings(master="local[2]", shuffle_partitions=2, ui_enabled=False, log_level="ERROR"),
+        warehouse_dir=warehouse,
+        state_dir=warehouse / "_deltainc",
+    )
+    session = get_spark(settings, extra_conf={"spark.default.parallelism": "2"})
+    yield session
+    session.stop()

@@ -1,0 +1,483 @@
+"""The job file model: one test per rule, each job written inline under tmp_path."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+
+from deltainc.config import JobConfig, StateConfig, TableRef, load_job, resolve_job
+from deltainc.errors import ConfigError
+
+EXAMPLE = """\
+name = "bank_trx"
+start_date = 2025-03-01          # first RecDate to process on the very first run
+max_window = 0                   # time units per window when catching up; 0 = all pending in one window
+[source_a]
+path = "data/finance_trx"        # a Delta path, or: table = "db.finance_trx"
+[source_b]
+path = "data/sepa_trx"
+[join]
+how = "left"                     # inner | left | left_anti
+join_cols = ["TrxId"]
+inc_col = "RecDate"
+look_back_time = 2
+max_waiting_time = 11
+include_waiting = true
+enforce_sliding_join_window = true
+[target]
+path = "data/trx_joined"         # or: table = "db.trx_joined"
+keys = ["TrxId"]                 # identity of an A record
+b_keys = ["SepaId"]              # identity of a B record; needed when one A can match several B rows
+[state]
+path = "data/_deltainc"          # watermark table and run log (default from settings)
+"""
+
+MINIMAL = """\
+name = "j"
+start_date = 2025-03-01
+[source_a]
+path = "a"
+[source_b]
+path = "b"
+[join]
+how = "left"
+join_cols = ["TrxId"]
+[target]
+path = "t"
+keys = ["TrxId"]
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "job.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def with_lines(base: str, section: str, *lines: str) -> str:
+    """`base` with `lines` added at the top of `[section]` ('' = the top level)."""
+    if not section:
+        return "\n".join(lines) + "\n" + base
+    header = f"[{section}]\n"
+    return base.replace(header, header + "\n".join(lines) + "\n", 1)
+
+
+def replace_line(base: str, old: str, new: str) -> str:
+    assert base.count(old) == 1
+    return base.replace(old, new)
+
+
+def test_the_example_job_loads_as_written(tmp_path: Path) -> None:
+    job = load_job(write(tmp_path, EXAMPLE))
+    assert job.name == "bank_trx"
+    assert job.start_date == dt.date(2025, 3, 1)
+    assert job.max_window == 0
+    assert job.source_a == TableRef(path="data/finance_trx")
+    assert job.source_b.path == "data/sepa_trx"
+    assert job.join.how == "left"
+    assert job.join.join_cols == ["TrxId"]
+    assert job.join.inc_col == "RecDate"
+    assert (job.join.look_back_time, job.join.max_waiting_time) == (2, 11)
+    assert job.join.include_waiting is True
+    assert job.join.enforce_sliding_join_window is True
+    assert job.target.path == "data/trx_joined"
+    assert job.target.keys == ["TrxId"]
+    assert job.target.b_keys == ["SepaId"]
+    assert job.state.path == "data/_deltainc"
+
+
+def test_defaults_fill_what_a_minimal_job_leaves_out(tmp_path: Path) -> None:
+    job = load_job(write(tmp_path, MINIMAL))
+    assert job.max_window == 0
+    assert job.join.join_cond is None
+    assert job.join.inc_col == "RecDate"
+    assert (job.join.look_back_time, job.join.max_waiting_time) == (0, 0)
+    assert job.join.include_waiting is True
+    assert job.join.enforce_sliding_join_window is True
+    assert job.join.time_uom == "day"
+    assert (job.join.alias_a, job.join.alias_b) == ("A", "B")
+    assert job.join.output_select is None
+    assert job.target.b_keys == []
+    assert job.target.partition_by == []
+    assert job.state == StateConfig()
+
+
+def test_a_loaded_job_is_frozen(tmp_path: Path) -> None:
+    job = load_job(write(tmp_path, MINIMAL))
+    with pytest.raises(ValueError, match="frozen"):
+        job.name = "other"  # type: ignore[misc]
+    with pytest.raises(ValueError, match="frozen"):
+        job.join.look_back_time = 5  # type: ignore[misc]
+
+
+def test_state_path_is_the_jobs_own_or_the_default(tmp_path: Path) -> None:
+    own = load_job(write(tmp_path, EXAMPLE, "own.toml"))
+    default = load_job(write(tmp_path, MINIMAL, "default.toml"))
+    assert own.state_path(Path("elsewhere")) == "data/_deltainc"
+    assert default.state_path(Path("data/_state")) == "data/_state"
+
+
+# --- file-level problems --------------------------------------------------------------------------
+
+
+def test_a_missing_file_names_the_path(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.toml"
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(missing))}: job file not found"):
+        load_job(missing)
+
+
+def test_a_toml_syntax_error_names_the_file_and_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, 'name = "j"\nstart_date = 2025-03-01\nmax_window = \n')
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(path))}: invalid TOML: .*line 3"):
+        load_job(path)
+
+
+def test_a_missing_section_is_an_error_naming_it(tmp_path: Path) -> None:
+    text = MINIMAL.replace('[target]\npath = "t"\nkeys = ["TrxId"]\n', "")
+    with pytest.raises(ConfigError, match=r"job\.toml: target: required key is missing"):
+        load_job(write(tmp_path, text))
+
+
+def test_unknown_key_is_an_error_naming_the_field(tmp_path: Path) -> None:
+    path = write(tmp_path, with_lines(MINIMAL, "join", "lookback_time = 2"))
+    with pytest.raises(ConfigError, match=r"job\.toml: join\.lookback_time: unknown key$"):
+        load_job(path)
+
+
+def test_unknown_top_level_key_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, with_lines(MINIMAL, "", "max_windows = 3"))
+    with pytest.raises(ConfigError, match=r"job\.toml: max_windows: unknown key"):
+        load_job(path)
+
+
+def test_every_problem_is_reported_one_per_line(tmp_path: Path) -> None:
+    text = with_lines(MINIMAL, "join", "look_back_time = -1", "max_waiting_time = -2")
+    with pytest.raises(ConfigError) as info:
+        load_job(write(tmp_path, text))
+    assert str(info.value).splitlines() == [
+        f"{tmp_path / 'job.toml'}: join.look_back_time: must be >= 0 (got -1)",
+        f"{tmp_path / 'job.toml'}: join.max_waiting_time: must be >= 0 (got -2)",
+    ]
+
+
+# --- job-level rules ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["", "bank trx", "bank.trx", "bank/trx", "bänk"])
+def test_name_allows_only_letters_digits_underscore_and_dash(tmp_path: Path, name: str) -> None:
+    text = replace_line(MINIMAL, 'name = "j"', f'name = "{name}"')
+    with pytest.raises(ConfigError, match=r"job\.toml: name: expected letters, digits, '_' or '-' only"):
+        load_job(write(tmp_path, text))
+
+
+@pytest.mark.parametrize("name", ["bank_trx", "Bank-Trx-2025", "0"])
+def test_name_accepts_letters_digits_underscore_and_dash(tmp_path: Path, name: str) -> None:
+    text = replace_line(MINIMAL, 'name = "j"', f'name = "{name}"')
+    assert load_job(write(tmp_path, text)).name == name
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("start_date = 2025-03-01", dt.date(2025, 3, 1)),
+        ('start_date = "2025-03-01"', dt.date(2025, 3, 1)),
+    ],
+)
+def test_start_date_is_a_date(tmp_path: Path, line: str, expected: dt.date) -> None:
+    text = replace_line(MINIMAL, "start_date = 2025-03-01", line)
+    assert load_job(write(tmp_path, text)).start_date == expected
+
+
+def test_start_date_that_is_not_a_date_is_an_error(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, "start_date = 2025-03-01", 'start_date = "March 1st"')
+    with pytest.raises(ConfigError, match=r"job\.toml: start_date: .*got 'March 1st'"):
+        load_job(write(tmp_path, text))
+
+
+def test_max_window_must_be_non_negative(tmp_path: Path) -> None:
+    path = write(tmp_path, with_lines(MINIMAL, "", "max_window = -1"))
+    with pytest.raises(ConfigError, match=r"job\.toml: max_window: must be >= 0 \(got -1\)"):
+        load_job(path)
+
+
+@pytest.mark.parametrize("value", ["true", '"3"', "3.0"])
+def test_integers_must_be_written_as_integers(tmp_path: Path, value: str) -> None:
+    path = write(tmp_path, with_lines(MINIMAL, "", f"max_window = {value}"))
+    with pytest.raises(ConfigError, match=r"job\.toml: max_window: Input should be a valid integer"):
+        load_job(path)
+
+
+# --- sources and target: exactly one of path / table ----------------------------------------------
+
+
+@pytest.mark.parametrize("section", ["source_a", "source_b", "target"])
+def test_a_table_needs_exactly_one_of_path_or_table_not_both(tmp_path: Path, section: str) -> None:
+    path = write(tmp_path, with_lines(MINIMAL, section, 'table = "db.x"'))
+    expected = rf"job\.toml: {section}: give exactly one of 'path' or 'table' \(got both\)"
+    with pytest.raises(ConfigError, match=expected):
+        load_job(path)
+
+
+@pytest.mark.parametrize(("section", "line"), [("source_a", 'path = "a"'), ("source_b", 'path = "b"')])
+def test_a_table_needs_exactly_one_of_path_or_table_not_neither(
+    tmp_path: Path, section: str, line: str
+) -> None:
+    text = replace_line(MINIMAL, f"[{section}]\n{line}\n", f"[{section}]\n")
+    expected = rf"job\.toml: {section}: give exactly one of 'path' or 'table' \(got neither\)"
+    with pytest.raises(ConfigError, match=expected):
+        load_job(write(tmp_path, text))
+
+
+def test_a_table_may_be_a_catalog_name(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, '[source_a]\npath = "a"', '[source_a]\ntable = "db.finance_trx"')
+    job = load_job(write(tmp_path, text))
+    assert job.source_a.table == "db.finance_trx"
+    assert job.source_a.path is None
+
+
+@pytest.mark.parametrize(
+    ("ref", "label"),
+    [(TableRef(path="data/x"), "path data/x"), (TableRef(table="db.x"), "table db.x")],
+)
+def test_a_table_has_a_human_label(ref: TableRef, label: str) -> None:
+    assert ref.label == label
+
+
+def test_an_empty_path_is_an_error(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'path = "a"', 'path = "  "')
+    with pytest.raises(ConfigError, match=r"job\.toml: source_a\.path: must not be empty"):
+        load_job(write(tmp_path, text))
+
+
+def test_target_keys_must_not_be_empty(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'keys = ["TrxId"]', "keys = []")
+    with pytest.raises(ConfigError, match=r"job\.toml: target\.keys: must list at least one column"):
+        load_job(write(tmp_path, text))
+
+
+def test_target_keys_are_required(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'keys = ["TrxId"]\n', "")
+    with pytest.raises(ConfigError, match=r"job\.toml: target\.keys: required key is missing"):
+        load_job(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("field", "lines"),
+    [
+        ("keys", 'keys = ["TrxId", "TrxId"]'),
+        ("keys", 'keys = ["TrxId", "trxid"]'),
+        ("b_keys", 'keys = ["TrxId"]\nb_keys = ["SepaId", "SepaId"]'),
+        ("partition_by", 'keys = ["TrxId"]\npartition_by = ["RecDate", "RecDate"]'),
+    ],
+)
+def test_target_column_lists_have_no_duplicates(tmp_path: Path, field: str, lines: str) -> None:
+    text = replace_line(MINIMAL, 'keys = ["TrxId"]', lines)
+    with pytest.raises(ConfigError, match=rf"job\.toml: target\.{field}: duplicate column"):
+        load_job(write(tmp_path, text))
+
+
+def test_target_column_lists_have_no_empty_names(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'keys = ["TrxId"]', 'keys = ["TrxId", ""]')
+    with pytest.raises(ConfigError, match=r"job\.toml: target\.keys\[1\]: must not be empty"):
+        load_job(write(tmp_path, text))
+
+
+def test_state_path_must_not_be_empty(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + '[state]\npath = ""\n')
+    with pytest.raises(ConfigError, match=r"job\.toml: state\.path: must not be empty"):
+        load_job(path)
+
+
+# --- join -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("how", "canonical"),
+    [
+        ("inner", "inner"),
+        ("INNER", "inner"),
+        ("left", "left"),
+        ("Left", "left"),
+        ("left_outer", "left"),
+        ("LEFT_OUTER", "left"),
+        ("leftouter", "left"),
+        ("left_anti", "left_anti"),
+        ("leftanti", "left_anti"),
+        ("Left_Anti", "left_anti"),
+    ],
+)
+def test_join_how_is_normalised_to_inner_left_or_left_anti(tmp_path: Path, how: str, canonical: str) -> None:
+    text = replace_line(MINIMAL, 'how = "left"', f'how = "{how}"')
+    assert load_job(write(tmp_path, text)).join.how == canonical
+
+
+@pytest.mark.parametrize("how", ["full_outer", "FULL_OUTER", "fullouter", "full", "outer"])
+def test_join_how_full_outer_is_rejected_saying_why(tmp_path: Path, how: str) -> None:
+    text = replace_line(MINIMAL, 'how = "left"', f'how = "{how}"')
+    expected = r"join\.how: .* not allowed in a job: the pipeline cannot keep unmatched B rows window-inv"
+    with pytest.raises(ConfigError, match=expected):
+        load_job(write(tmp_path, text))
+
+
+@pytest.mark.parametrize("how", ["right", "cross", "semi", "left-anti", ""])
+def test_join_how_unknown_is_an_error_listing_the_choices(tmp_path: Path, how: str) -> None:
+    text = replace_line(MINIMAL, 'how = "left"', f'how = "{how}"')
+    expected = rf"join\.how: expected one of inner, left .*, left_anti, got '{how}'"
+    with pytest.raises(ConfigError, match=expected):
+        load_job(write(tmp_path, text))
+
+
+def test_join_how_is_required(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'how = "left"\n', "")
+    with pytest.raises(ConfigError, match=r"join\.how: required key is missing"):
+        load_job(write(tmp_path, text))
+
+
+def test_join_needs_join_cols_or_join_cond(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'join_cols = ["TrxId"]\n', "")
+    with pytest.raises(ConfigError, match=r"job\.toml: join: give join_cols or join_cond"):
+        load_job(write(tmp_path, text))
+
+
+def test_join_cond_alone_is_enough(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'join_cols = ["TrxId"]', 'join_cond = "A.TrxId = B.RefId"')
+    job = load_job(write(tmp_path, text))
+    assert job.join.join_cond == "A.TrxId = B.RefId"
+    assert job.join.join_cols == []
+
+
+def test_join_cond_must_not_be_empty(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'join_cols = ["TrxId"]', 'join_cond = " "')
+    with pytest.raises(ConfigError, match=r"join\.join_cond: must not be empty"):
+        load_job(write(tmp_path, text))
+
+
+def test_join_cols_have_no_empty_names(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'join_cols = ["TrxId"]', 'join_cols = ["TrxId", ""]')
+    with pytest.raises(ConfigError, match=r"join\.join_cols\[1\]: must not be empty"):
+        load_job(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("cols", "expected"),
+    [
+        ('["TrxId", "TrxId"]', r"duplicate column 'TrxId'$"),
+        ('["TrxId", "TRXID"]', r"duplicate column 'TRXID' \(same as 'TrxId': Spark column names ignore"),
+    ],
+)
+def test_join_cols_have_no_duplicates_ignoring_case(tmp_path: Path, cols: str, expected: str) -> None:
+    text = replace_line(MINIMAL, 'join_cols = ["TrxId"]', f"join_cols = {cols}")
+    with pytest.raises(ConfigError, match=rf"join\.join_cols: {expected}"):
+        load_job(write(tmp_path, text))
+
+
+@pytest.mark.parametrize("field", ["look_back_time", "max_waiting_time"])
+def test_look_back_and_max_waiting_must_be_non_negative(tmp_path: Path, field: str) -> None:
+    path = write(tmp_path, with_lines(MINIMAL, "join", f"{field} = -1"))
+    with pytest.raises(ConfigError, match=rf"job\.toml: join\.{field}: must be >= 0 \(got -1\)$"):
+        load_job(path)
+
+
+@pytest.mark.parametrize("field", ["include_waiting", "enforce_sliding_join_window"])
+def test_flags_must_be_booleans(tmp_path: Path, field: str) -> None:
+    path = write(tmp_path, with_lines(MINIMAL, "join", f'{field} = "yes"'))
+    with pytest.raises(ConfigError, match=rf"join\.{field}: Input should be a valid boolean"):
+        load_job(path)
+
+
+@pytest.mark.parametrize("uom", ["day", "hour"])
+def test_time_uom_accepts_day_and_hour(tmp_path: Path, uom: str) -> None:
+    path = write(tmp_path, with_lines(MINIMAL, "join", f'time_uom = "{uom}"'))
+    assert load_job(path).join.time_uom == uom
+
+
+def test_time_uom_rejects_anything_else(tmp_path: Path) -> None:
+    path = write(tmp_path, with_lines(MINIMAL, "join", 'time_uom = "week"'))
+    with pytest.raises(ConfigError, match=r"join\.time_uom: .*'day' or 'hour' \(got 'week'\)"):
+        load_job(path)
+
+
+def test_aliases_must_differ(tmp_path: Path) -> None:
+    path = write(tmp_path, with_lines(MINIMAL, "join", 'alias_a = "x"', 'alias_b = "X"'))
+    with pytest.raises(ConfigError, match=r"job\.toml: join: alias_a and alias_b must differ"):
+        load_job(path)
+
+
+@pytest.mark.parametrize("alias", ["", "a b", "1a", "a.b"])
+def test_aliases_must_be_identifiers(tmp_path: Path, alias: str) -> None:
+    path = write(tmp_path, with_lines(MINIMAL, "join", f'alias_a = "{alias}"'))
+    with pytest.raises(ConfigError, match=r"join\.alias_a: expected an identifier"):
+        load_job(path)
+
+
+def test_optional_join_settings_load(tmp_path: Path) -> None:
+    lines = ('alias_a = "L"', 'alias_b = "R"', 'output_select = "L.*, R.SepaId"', "include_waiting = false")
+    join = load_job(write(tmp_path, with_lines(MINIMAL, "join", *lines))).join
+    assert (join.alias_a, join.alias_b) == ("L", "R")
+    assert join.output_select == "L.*, R.SepaId"
+    assert join.include_waiting is False
+
+
+def test_models_validate_without_a_file() -> None:
+    job = JobConfig.model_validate(
+        {
+            "name": "j",
+            "start_date": "2025-03-01",
+            "source_a": {"table": "db.a"},
+            "source_b": {"table": "db.b"},
+            "join": {"how": "leftanti", "join_cols": ["TrxId"]},
+            "target": {"table": "db.t", "keys": ["TrxId"]},
+        }
+    )
+    assert job.join.how == "left_anti"
+
+
+# --- resolve_job ----------------------------------------------------------------------------------
+
+
+def test_resolve_job_uses_an_existing_toml_path_as_is(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL, "anywhere.toml")
+    assert resolve_job(str(path), tmp_path / "jobs") == path
+
+
+@pytest.mark.parametrize("given", ["bank_trx", "bank_trx.toml"])
+def test_resolve_job_finds_a_name_in_the_job_dir(
+    tmp_path: Path, given: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    job_dir = tmp_path / "jobs"
+    job_dir.mkdir()
+    write(job_dir, MINIMAL, "bank_trx.toml")
+    assert resolve_job(given, job_dir) == job_dir / "bank_trx.toml"
+
+
+def test_resolve_job_unknown_lists_the_available_jobs(tmp_path: Path) -> None:
+    job_dir = tmp_path / "jobs"
+    job_dir.mkdir()
+    write(job_dir, MINIMAL, "sepa.toml")
+    write(job_dir, MINIMAL, "bank_trx.toml")
+    (job_dir / "notes.txt").write_text("not a job")
+    with pytest.raises(ConfigError, match=r"job 'nope': .*\(jobs in .*jobs: bank_trx, sepa\)"):
+        resolve_job("nope", job_dir)
+
+
+def test_resolve_job_with_no_job_dir_says_none_available(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"job 'nope': .*: none\)"):
+        resolve_job("nope", tmp_path / "missing")
+
+
+def test_duplicate_columns_are_caught_in_models_built_from_python() -> None:
+    with pytest.raises(ValueError, match=r"join_cols\n.*duplicate column 'TrxId'"):
+        JobConfig.model_validate(
+            {
+                "name": "j",
+                "start_date": "2025-03-01",
+                "source_a": {"table": "db.a"},
+                "source_b": {"table": "db.b"},
+                "join": {"how": "left", "join_cols": ["TrxId", "TrxId"]},
+                "target": {"table": "db.t", "keys": ["TrxId"]},
+            }
+        )

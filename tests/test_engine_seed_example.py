@@ -1,0 +1,136 @@
+"""The seed's seven bank transactions (shared/seeds/000): the documented outcomes, stated by hand."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from chispa import assert_df_equality
+from pyspark.sql import DataFrame, SparkSession
+
+from deltainc import IncJoinSettings, JoinType, inc_join
+
+D = dt.date
+OUT = "TrxId, RecDate, RecDate_A, RecDate_B, DiffArrivalTime, JoinType"
+
+
+@pytest.fixture()
+def seed(spark: SparkSession) -> tuple[DataFrame, DataFrame]:
+    a = spark.createDataFrame(
+        [
+            (dt.datetime(2025, 3, 6, 20, 45, 19), "Credit", 700.30, "Madame Zsa Zsa", 1, D(2025, 3, 6)),
+            (dt.datetime(2025, 3, 6, 12, 22, 1), "Debit", 200.00, "Madame Zsa Zsa", 2, D(2025, 3, 6)),
+            (dt.datetime(2025, 3, 6, 20, 59, 0), "Debit", 1110.20, "Madame Zsa Zsa", 3, D(2025, 3, 6)),
+            (dt.datetime(2025, 3, 6, 23, 50, 0), "Credit", 50.00, "Madame Zsa Zsa", 4, D(2025, 3, 7)),
+            (dt.datetime(2025, 3, 6, 8, 0, 0), "Credit", 1500.00, "Mr. X", 5, D(2025, 3, 7)),
+            (dt.datetime(2025, 3, 7, 14, 45, 0), "Debit", 300.25, "Mr. X", 6, D(2025, 3, 7)),
+            (dt.datetime(2025, 3, 10, 9, 0, 0), "Credit", 99.99, "Mr. X", 7, D(2025, 3, 8)),
+        ],
+        "TrxDT timestamp, CreditDebit string, AmountEuro double, AccountName string, TrxId long, RecDate date",
+    )
+    b = spark.createDataFrame(
+        [
+            (1, "NL", D(2025, 3, 5)),
+            (2, "NL", D(2025, 3, 4)),
+            (3, "NL", D(2025, 3, 6)),
+            (4, "UK", D(2025, 3, 7)),
+            (5, "NL", D(2025, 3, 12)),
+            (6, "NL", D(2025, 3, 18)),
+            (7, "DE", D(2025, 3, 6)),
+        ],
+        "TrxId long, CountryCode string, RecDate date",
+    )
+    return a, b
+
+
+def _expected(spark: SparkSession, rows: list[tuple]) -> DataFrame:
+    return spark.createDataFrame(
+        rows,
+        "TrxId long, RecDate date, RecDate_A date, RecDate_B date, DiffArrivalTime int, JoinType int",
+    )
+
+
+def _march(a: DataFrame, b: DataFrame, lb: int, mw: int, **settings: object) -> DataFrame:
+    return inc_join(
+        a, b, "left", ["TrxId"], look_back_time=lb, max_waiting_time=mw,
+        output_window_start="2025-03-01", output_window_end="2025-03-31",
+        other_settings=IncJoinSettings(output_select=OUT, **settings),  # type: ignore[arg-type]
+    )
+
+
+def test_look_back_2_wait_11_matches_all_seven(spark: SparkSession, seed: tuple[DataFrame, DataFrame]) -> None:
+    a, b = seed
+    expected = _expected(
+        spark,
+        [
+            (1, D(2025, 3, 6), D(2025, 3, 6), D(2025, 3, 5), -1, int(JoinType.A_LATE)),
+            (2, D(2025, 3, 6), D(2025, 3, 6), D(2025, 3, 4), -2, int(JoinType.A_LATE)),
+            (3, D(2025, 3, 6), D(2025, 3, 6), D(2025, 3, 6), 0, int(JoinType.SAME_TIME)),
+            (4, D(2025, 3, 7), D(2025, 3, 7), D(2025, 3, 7), 0, int(JoinType.SAME_TIME)),
+            (5, D(2025, 3, 12), D(2025, 3, 7), D(2025, 3, 12), 5, int(JoinType.B_LATE)),
+            (6, D(2025, 3, 18), D(2025, 3, 7), D(2025, 3, 18), 11, int(JoinType.B_LATE)),
+            (7, D(2025, 3, 8), D(2025, 3, 8), D(2025, 3, 6), -2, int(JoinType.A_LATE)),
+        ],
+    )
+    assert_df_equality(_march(a, b, 2, 11), expected, ignore_row_order=True, ignore_nullable=True)
+
+
+def test_wait_10_times_trx_6_out_at_2025_03_17(spark: SparkSession, seed: tuple[DataFrame, DataFrame]) -> None:
+    a, b = seed
+    out = _march(a, b, 2, 10, include_waiting=True).where("TrxId = 6").collect()
+    assert [(r.RecDate, r.RecDate_B, r.JoinType) for r in out] == [(D(2025, 3, 17), None, JoinType.A_TIMED_OUT)]
+
+
+def test_look_back_1_leaves_trx_2_and_7_unmatched(spark: SparkSession, seed: tuple[DataFrame, DataFrame]) -> None:
+    a, b = seed
+    out = {r.TrxId: (r.RecDate, r.JoinType) for r in _march(a, b, 1, 11).collect()}
+    assert out[2] == (D(2025, 3, 17), JoinType.A_TIMED_OUT)  # 2025-03-06 + 11
+    assert out[7] == (D(2025, 3, 19), JoinType.A_TIMED_OUT)  # 2025-03-08 + 11
+    assert out[1][1] == JoinType.A_LATE
+
+
+def test_daily_windows_give_the_monthly_result(spark: SparkSession, seed: tuple[DataFrame, DataFrame]) -> None:
+    a, b = seed
+    settings = IncJoinSettings(output_select=OUT)
+    days = [D(2025, 3, 1) + dt.timedelta(days=i) for i in range(31)]
+    daily = None
+    for day in days:
+        out = inc_join(a, b, "left", ["TrxId"], None, 2, 11, day, day, settings)
+        daily = out if daily is None else daily.unionByName(out)
+    assert daily is not None
+    assert_df_equality(daily, _march(a, b, 2, 11), ignore_row_order=True, ignore_nullable=True)
+
+
+def test_daily_run_on_2025_03_08_shows_trx_5_and_6_waiting(
+    spark: SparkSession, seed: tuple[DataFrame, DataFrame]
+) -> None:
+    a, b = seed
+    out = inc_join(
+        a, b, "left", ["TrxId"], None, 2, 11, "2025-03-08", "2025-03-08",
+        IncJoinSettings(include_waiting=True, output_select="TrxId, RecDate, WaitingTime, JoinType"),
+    )
+    rows = sorted((r.TrxId, r.RecDate, r.WaitingTime, r.JoinType) for r in out.collect())
+    assert rows == [
+        (5, D(2025, 3, 8), 1, JoinType.A_WAITING),
+        (6, D(2025, 3, 8), 1, JoinType.A_WAITING),
+        (7, D(2025, 3, 8), None, JoinType.A_LATE),
+    ]
+
+
+def test_wait_0_times_out_every_late_b_at_once(spark: SparkSession, seed: tuple[DataFrame, DataFrame]) -> None:
+    a, b = seed
+    out = {r.TrxId: (r.RecDate, r.JoinType) for r in _march(a, b, 2, 0).collect()}
+    assert out[5] == (D(2025, 3, 7), JoinType.A_TIMED_OUT)
+    assert out[6] == (D(2025, 3, 7), JoinType.A_TIMED_OUT)
+    assert out[3] == (D(2025, 3, 6), JoinType.SAME_TIME)
+    assert out[7] == (D(2025, 3, 8), JoinType.A_LATE)
+
+
+def test_default_output_columns_follow_the_seed(spark: SparkSession, seed: tuple[DataFrame, DataFrame]) -> None:
+    a, b = seed
+    out = inc_join(a, b, join_cols=["TrxId"], look_back_time=2, max_waiting_time=11,
+                   output_window_start="2025-03-01", output_window_end="2025-03-31")
+    assert out.columns == [
+        "TrxId", "RecDate", "TrxDT", "CreditDebit", "AmountEuro", "AccountName", "RecDate_A",
+        "CountryCode", "RecDate_B", "DiffArrivalTime", "JoinType",
+    ]

@@ -35,7 +35,11 @@ from deltainc.windows import from_index, parse_point
 __all__ = ["inc_join", "JoinSpec", "prepare_join", "source_filter"]
 
 _T = f"{RESERVED_PREFIX}t"  # unit index of the incremental column
-_NUMERIC = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
+_KEY_FAMILIES = (
+    (T.ByteType, T.ShortType, T.IntegerType, T.LongType),
+    (T.FloatType, T.DoubleType),
+    (T.DecimalType,),
+)
 _TIME_TYPES = (T.DateType, T.TimestampType, T.TimestampNTZType)
 
 
@@ -90,12 +94,25 @@ def _check_sources(df_a: DataFrame, df_b: DataFrame, join_cols: Sequence[str], i
     for key in join_cols:
         a_type = _column_type(df_a, key, "source_a", "join_cols")
         b_type = _column_type(df_b, key, "source_b", "join_cols")
-        both_numeric = isinstance(a_type, _NUMERIC) and isinstance(b_type, _NUMERIC)
-        if a_type != b_type and not both_numeric:
+        same_family = any(isinstance(a_type, fam) and isinstance(b_type, fam) for fam in _KEY_FAMILIES)
+        if a_type != b_type and not same_family:
             raise SchemaError(
                 f"join_cols: key {key!r} has type {a_type.simpleString()} in source_a but "
                 f"{b_type.simpleString()} in source_b; cast one of them"
             )
+
+
+def _check_join_cond(df_a: DataFrame, df_b: DataFrame, join_cond: str | Column, settings: IncJoinSettings) -> None:
+    """Resolve the condition against the aliased sources (analysis only, no Spark job)."""
+    try:
+        condition = F.expr(join_cond) if isinstance(join_cond, str) else join_cond
+        df_a.alias(settings.alias_a).join(df_b.alias(settings.alias_b), condition, "inner").schema  # noqa: B018
+    except Exception as exc:  # pyspark raises ParseException / AnalysisException here
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"join_cond: cannot be resolved against source_a as {settings.alias_a!r} and source_b as "
+            f"{settings.alias_b!r}: {first_line}"
+        ) from None
 
 
 def prepare_join(
@@ -129,6 +146,8 @@ def prepare_join(
             f"output_window_end {from_index(end, uom)}"
         )
     _check_sources(a_columns_df, b_columns_df, cols, settings.inc_col_name)
+    if join_cond is not None:
+        _check_join_cond(a_columns_df, b_columns_df, join_cond, settings)
     layout = plan_layout(a_columns_df.columns, b_columns_df.columns, cols, canonical, settings)
     return JoinSpec(canonical, cols, join_cond, lb, mw, start, end, settings, layout)
 
@@ -241,6 +260,7 @@ def join_prepared(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> DataFrame
 
     if spec.how == "left_anti":
         joined = a.join(b, condition, "left_anti")
+        b_t = F.lit(None).cast("int")  # B's columns are gone after an anti join
         matched = F.lit(False)
         a_only = F.lit(True)
     else:

@@ -346,9 +346,7 @@ def _as_b(rows: DataFrame, spec: SampleSpec) -> DataFrame:
 # --- public API -----------------------------------------------------------------------------------------
 
 
-def generate(
-    spark: SparkSession, spec: SampleSpec, partitions: int | None = None
-) -> tuple[DataFrame, DataFrame]:
+def generate(spark: SparkSession, spec: SampleSpec, partitions: int | None = None) -> tuple[DataFrame, DataFrame]:
     """The sources (A, B) described by `spec`, lazily built from `spark.range` with `partitions` slices."""
     tx = _transactions(spark, spec, partitions)
     ledger = _ledger(tx, spec)

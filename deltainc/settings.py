@@ -48,6 +48,7 @@ class Settings(BaseSettings):
     state_dir: Path = Path("data/_deltainc")
     job_dir: Path = Path("conf/jobs")
     log_level: str = "INFO"
+    lock_stale_after_minutes: int = Field(default=360, ge=1)
 
     @classmethod
     def settings_customise_sources(

@@ -170,9 +170,7 @@ def test_delays_cover_early_same_day_late_and_beyond_waiting(moderate: tuple[lis
     first_a: dict[int, dt.date] = {}
     for row in rows_a:
         first_a[row["TrxId"]] = min(row["RecDate"], first_a.get(row["TrxId"], row["RecDate"]))
-    delays = Counter(
-        (row["RecDate"] - first_a[row["TrxId"]]).days for row in rows_b if row["TrxId"] in first_a
-    )
+    delays = Counter((row["RecDate"] - first_a[row["TrxId"]]).days for row in rows_b if row["TrxId"] in first_a)
     assert delays.most_common(1)[0][0] == 0
     assert delays[-1] > 0 and delays[-2] > 0
     assert any(delays[d] for d in range(1, 6))

@@ -32,7 +32,7 @@ from deltainc.output_layout import (
 )
 from deltainc.windows import from_index, parse_point
 
-__all__ = ["inc_join", "JoinSpec", "prepare_join", "source_filter"]
+__all__ = ["inc_join", "JoinSpec", "prepare_join", "join_prepared", "read_sources", "source_filter"]
 
 _T = f"{RESERVED_PREFIX}t"  # unit index of the incremental column
 _KEY_FAMILIES = (
@@ -195,6 +195,12 @@ def _read(df: DataFrame, spec: JoinSpec, first: int | None) -> DataFrame:
     return pruned.withColumn(_T, _unit_index(F.col(f"`{inc}`"), data_type, uom))
 
 
+def read_sources(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> tuple[DataFrame, DataFrame]:
+    """The pruned scans of A and B the join reads: A in [s - mw, e], B in [s - lb - mw, e]."""
+    mw, lb = spec.max_waiting_time, spec.look_back_time
+    return _read(df_a, spec, _minus(spec.start, mw)), _read(df_b, spec, _minus(spec.start, lb + mw))
+
+
 def _with_latest_end(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> tuple[DataFrame, DataFrame, Column]:
     """When no window end is given: the latest unit present in both sources, computed inside the plan."""
     e_col = f"{RESERVED_PREFIX}e"
@@ -220,8 +226,16 @@ def inc_join(
 ) -> DataFrame:
     """Join A with B incrementally for the output window; see the module docstring for the rules."""
     spec = prepare_join(
-        df_a, df_b, how, join_cols, join_cond, look_back_time, max_waiting_time,
-        output_window_start, output_window_end, other_settings,
+        df_a,
+        df_b,
+        how,
+        join_cols,
+        join_cond,
+        look_back_time,
+        max_waiting_time,
+        output_window_start,
+        output_window_end,
+        other_settings,
     )
     return join_prepared(df_a, df_b, spec)
 
@@ -232,8 +246,7 @@ def join_prepared(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> DataFrame
     lb, mw, s = spec.look_back_time, spec.max_waiting_time, spec.start
     alias_a, alias_b = settings.alias_a, settings.alias_b
 
-    a_src = _read(df_a, spec, _minus(s, mw))
-    b_src = _read(df_b, spec, _minus(s, lb + mw))
+    a_src, b_src = read_sources(df_a, df_b, spec)
     if spec.end is None:
         a_src, b_src, e = _with_latest_end(a_src, b_src, spec)
     else:

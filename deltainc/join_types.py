@@ -37,7 +37,6 @@ def normalize_how(how: str) -> str:
     key = str(how).lower().replace("_", "")
     if key not in HOWS:
         raise ConfigError(
-            f"how: unknown join type {how!r}; expected one of inner, left (left_outer), left_anti, "
-            "full_outer (full)"
+            f"how: unknown join type {how!r}; expected one of inner, left (left_outer), left_anti, full_outer (full)"
         )
     return HOWS[key]

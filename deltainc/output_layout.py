@@ -39,11 +39,7 @@ class OutputLayout:
 def _suffixed(columns: Sequence[str], other: Sequence[str], keys: Sequence[str], alias: str) -> list[tuple[str, str]]:
     other_lower = {c.lower() for c in other}
     keys_lower = {k.lower() for k in keys}
-    return [
-        (c, f"{c}_{alias}" if c.lower() in other_lower else c)
-        for c in columns
-        if c.lower() not in keys_lower
-    ]
+    return [(c, f"{c}_{alias}" if c.lower() in other_lower else c) for c in columns if c.lower() not in keys_lower]
 
 
 def plan_layout(

@@ -23,7 +23,7 @@ class SparkSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    master: str = "local[*]"
+    master: str | None = "local[*]"  # None: leave it to spark-submit --master
     app_name: str = "deltainc"
     executor_memory: str | None = None
     executor_cores: int | None = None

@@ -41,7 +41,9 @@ def get_spark(settings: Settings | None = None, extra_conf: dict[str, str] | Non
         conf["spark.executor.cores"] = str(spark_settings.executor_cores)
     conf.update(spark_settings.conf)
     conf.update(extra_conf or {})
-    builder = SparkSession.builder.master(spark_settings.master).appName(spark_settings.app_name)
+    builder = SparkSession.builder.appName(spark_settings.app_name)
+    if spark_settings.master:
+        builder = builder.master(spark_settings.master)
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

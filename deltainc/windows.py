@@ -82,9 +82,7 @@ class Window:
 
     def __post_init__(self) -> None:
         if self.start > self.end:
-            raise ConfigError(
-                f"output window: start {self.label(self.start)} is after end {self.label(self.end)}"
-            )
+            raise ConfigError(f"output window: start {self.label(self.start)} is after end {self.label(self.end)}")
 
     @property
     def units(self) -> int:

@@ -61,8 +61,18 @@ def test_matched_output_recdate_is_the_later_of_a_and_b(spark: SparkSession) -> 
 
 def test_waiting_time_is_the_time_since_a_capped_by_max_waiting_time(spark: SparkSession) -> None:
     df_a, df_b = sources(spark, [(1, 0), (2, 3), (3, 6), (4, 8)], [])
-    out = inc_join(df_a, df_b, "left", ["k"], None, 0, 4, day(8), day(8),
-                   IncJoinSettings(include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType"))
+    out = inc_join(
+        df_a,
+        df_b,
+        "left",
+        ["k"],
+        None,
+        0,
+        4,
+        day(8),
+        day(8),
+        IncJoinSettings(include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType"),
+    )
     rows = sorted((r.k, (r.RecDate - DAY0).days, r.WaitingTime, r.JoinType) for r in out.collect())
     # e = 8: A at 3 has waited 5 -> capped at 4, timed out at 7 (outside W = [8, 8]); A at 6 waits 2; A at 8 waits 0.
     assert rows == [(3, 7, 4, JoinType.A_TIMED_OUT), (3, 8, 2, JoinType.A_WAITING), (4, 8, 0, JoinType.A_WAITING)][1:]
@@ -70,8 +80,18 @@ def test_waiting_time_is_the_time_since_a_capped_by_max_waiting_time(spark: Spar
 
 def test_unmatched_output_recdate_is_a_plus_waiting_time(spark: SparkSession) -> None:
     df_a, df_b = sources(spark, [(1, 0), (2, 4)], [])
-    out = inc_join(df_a, df_b, "left", ["k"], None, 0, 3, day(0), day(5),
-                   IncJoinSettings(include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType"))
+    out = inc_join(
+        df_a,
+        df_b,
+        "left",
+        ["k"],
+        None,
+        0,
+        3,
+        day(0),
+        day(5),
+        IncJoinSettings(include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType"),
+    )
     rows = sorted((r.k, (r.RecDate - DAY0).days, r.WaitingTime, r.JoinType) for r in out.collect())
     assert rows == [(1, 3, 3, JoinType.A_TIMED_OUT), (2, 5, 1, JoinType.A_WAITING)]
 
@@ -147,8 +167,9 @@ def test_how_is_case_insensitive_and_underscores_are_optional(spark: SparkSessio
 def test_join_keys_keep_their_names_and_shared_columns_get_the_alias_suffix(spark: SparkSession) -> None:
     df_a = spark.createDataFrame([(1, "x", D(2025, 1, 1))], "k long, note string, RecDate date")
     df_b = spark.createDataFrame([(1, "y", D(2025, 1, 1))], "k long, note string, RecDate date")
-    out = inc_join(df_a, df_b, "left", ["k"], None, 0, 0, "2025-01-01", "2025-01-01",
-                   IncJoinSettings(alias_a="L", alias_b="R"))
+    out = inc_join(
+        df_a, df_b, "left", ["k"], None, 0, 0, "2025-01-01", "2025-01-01", IncJoinSettings(alias_a="L", alias_b="R")
+    )
     assert out.columns == ["k", "RecDate", "note_L", "RecDate_L", "note_R", "RecDate_R", "DiffArrivalTime", "JoinType"]
     assert out.collect()[0]["note_R"] == "y"
 
@@ -160,8 +181,18 @@ def test_unmatched_a_rows_keep_their_key_through_the_coalesce(spark: SparkSessio
 
 def test_output_select_takes_tokens_and_explicit_columns_in_order(spark: SparkSession) -> None:
     df_a, df_b = sources(spark, [(1, 0)], [(1, 0)])
-    out = inc_join(df_a, df_b, "left", ["k"], None, 0, 0, day(0), day(0),
-                   IncJoinSettings(output_select="JoinType, vb, inc_col_b, inc_col_a, join_cols, k"))
+    out = inc_join(
+        df_a,
+        df_b,
+        "left",
+        ["k"],
+        None,
+        0,
+        0,
+        day(0),
+        day(0),
+        IncJoinSettings(output_select="JoinType, vb, inc_col_b, inc_col_a, join_cols, k"),
+    )
     assert out.columns == ["JoinType", "vb", "RecDate_B", "RecDate_A", "k"]
 
 
@@ -195,16 +226,27 @@ def test_hour_time_uom_counts_in_hours(spark: SparkSession) -> None:
     ts = dt.datetime
     df_a = spark.createDataFrame([(1, ts(2025, 1, 1, 10, 30)), (2, ts(2025, 1, 1, 10, 0))], "k long, RecDate timestamp")
     df_b = spark.createDataFrame([(1, ts(2025, 1, 1, 13, 5))], "k long, RecDate timestamp")
-    out = inc_join(df_a, df_b, "left", ["k"], None, 0, 3, "2025-01-01T00:00", "2025-01-01T23:00",
-                   IncJoinSettings(time_uom="hour"))
+    out = inc_join(
+        df_a, df_b, "left", ["k"], None, 0, 3, "2025-01-01T00:00", "2025-01-01T23:00", IncJoinSettings(time_uom="hour")
+    )
     rows = sorted((r.k, r.RecDate, r.DiffArrivalTime, r.JoinType) for r in out.collect())
     assert rows == [(1, ts(2025, 1, 1, 13), 3, JoinType.B_LATE), (2, ts(2025, 1, 1, 13), None, JoinType.A_TIMED_OUT)]
 
 
 def test_without_a_window_end_the_latest_recdate_in_both_sources_is_the_end(spark: SparkSession) -> None:
     df_a, df_b = sources(spark, [(1, 0), (2, 4)], [(1, 2), (9, 6)])
-    out = inc_join(df_a, df_b, "left", ["k"], None, 0, 5, None, None,
-                   IncJoinSettings(include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType"))
+    out = inc_join(
+        df_a,
+        df_b,
+        "left",
+        ["k"],
+        None,
+        0,
+        5,
+        None,
+        None,
+        IncJoinSettings(include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType"),
+    )
     rows = sorted((r.k, (r.RecDate - DAY0).days, r.WaitingTime, r.JoinType) for r in out.collect())
     # latest in A = 4, in B = 6: the end is 4; B of day 6 is not seen.
     assert rows == [(1, 2, None, JoinType.B_LATE), (2, 4, 0, JoinType.A_WAITING)]

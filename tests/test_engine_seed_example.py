@@ -52,8 +52,14 @@ def _expected(spark: SparkSession, rows: list[tuple]) -> DataFrame:
 
 def _march(a: DataFrame, b: DataFrame, lb: int, mw: int, **settings: object) -> DataFrame:
     return inc_join(
-        a, b, "left", ["TrxId"], look_back_time=lb, max_waiting_time=mw,
-        output_window_start="2025-03-01", output_window_end="2025-03-31",
+        a,
+        b,
+        "left",
+        ["TrxId"],
+        look_back_time=lb,
+        max_waiting_time=mw,
+        output_window_start="2025-03-01",
+        output_window_end="2025-03-31",
         other_settings=IncJoinSettings(output_select=OUT, **settings),  # type: ignore[arg-type]
     )
 
@@ -106,7 +112,15 @@ def test_daily_run_on_2025_03_08_shows_trx_5_and_6_waiting(
 ) -> None:
     a, b = seed
     out = inc_join(
-        a, b, "left", ["TrxId"], None, 2, 11, "2025-03-08", "2025-03-08",
+        a,
+        b,
+        "left",
+        ["TrxId"],
+        None,
+        2,
+        11,
+        "2025-03-08",
+        "2025-03-08",
         IncJoinSettings(include_waiting=True, output_select="TrxId, RecDate, WaitingTime, JoinType"),
     )
     rows = sorted((r.TrxId, r.RecDate, r.WaitingTime, r.JoinType) for r in out.collect())
@@ -128,9 +142,25 @@ def test_wait_0_times_out_every_late_b_at_once(spark: SparkSession, seed: tuple[
 
 def test_default_output_columns_follow_the_seed(spark: SparkSession, seed: tuple[DataFrame, DataFrame]) -> None:
     a, b = seed
-    out = inc_join(a, b, join_cols=["TrxId"], look_back_time=2, max_waiting_time=11,
-                   output_window_start="2025-03-01", output_window_end="2025-03-31")
+    out = inc_join(
+        a,
+        b,
+        join_cols=["TrxId"],
+        look_back_time=2,
+        max_waiting_time=11,
+        output_window_start="2025-03-01",
+        output_window_end="2025-03-31",
+    )
     assert out.columns == [
-        "TrxId", "RecDate", "TrxDT", "CreditDebit", "AmountEuro", "AccountName", "RecDate_A",
-        "CountryCode", "RecDate_B", "DiffArrivalTime", "JoinType",
+        "TrxId",
+        "RecDate",
+        "TrxDT",
+        "CreditDebit",
+        "AmountEuro",
+        "AccountName",
+        "RecDate_A",
+        "CountryCode",
+        "RecDate_B",
+        "DiffArrivalTime",
+        "JoinType",
     ]

@@ -231,13 +231,17 @@ def test_key_types_long_vs_int_are_accepted_and_match(spark: SparkSession, a: Da
 
 def test_key_types_long_vs_double_are_rejected_naming_the_key(spark: SparkSession, a: DataFrame) -> None:
     b = spark.createDataFrame([(1.0, "NL", D1)], "TrxId double, Country string, RecDate date")
-    with pytest.raises(SchemaError, match=r"^join_cols: key 'TrxId' has type bigint in source_a but double in source_b"):
+    with pytest.raises(
+        SchemaError, match=r"^join_cols: key 'TrxId' has type bigint in source_a but double in source_b"
+    ):
         _join(a, b)
 
 
 @pytest.mark.parametrize("cond", ["A.Nope = B.TrxId", "A.TrxId = = B.TrxId"])
 def test_a_join_cond_that_does_not_resolve_is_rejected_naming_the_field(a: DataFrame, b: DataFrame, cond: str) -> None:
-    with pytest.raises(ConfigError, match=r"^join_cond: cannot be resolved against source_a as 'A' and source_b as 'B'"):
+    with pytest.raises(
+        ConfigError, match=r"^join_cond: cannot be resolved against source_a as 'A' and source_b as 'B'"
+    ):
         _join(a, b, join_cond=cond)
 
 
@@ -319,7 +323,12 @@ def test_null_keys_never_match(spark: SparkSession) -> None:
     a = spark.createDataFrame([(None, 10.0, D1), (1, 20.0, D1)], A_SCHEMA)
     b = spark.createDataFrame([(None, "NL", D1), (1, "UK", D1)], B_SCHEMA)
     out = _join(
-        a, b, look_back_time=0, max_waiting_time=0, output_window_start=D1, output_window_end=D1,
+        a,
+        b,
+        look_back_time=0,
+        max_waiting_time=0,
+        output_window_start=D1,
+        output_window_end=D1,
         other_settings=IncJoinSettings(output_select=OUT),
     )
     expected = spark.createDataFrame(
@@ -345,13 +354,25 @@ def test_rows_with_a_null_rec_date_are_never_joined_nor_output(spark: SparkSessi
     )
     settings = IncJoinSettings(output_select=OUT)
     windowed = _join(
-        a, b, how="full_outer", look_back_time=0, max_waiting_time=0,
-        output_window_start=D1, output_window_end=D1, other_settings=settings,
+        a,
+        b,
+        how="full_outer",
+        look_back_time=0,
+        max_waiting_time=0,
+        output_window_start=D1,
+        output_window_end=D1,
+        other_settings=settings,
     )
     assert_df_equality(windowed, expected, ignore_row_order=True, ignore_nullable=True)
     unbounded = _join(
-        a, b, how="full_outer", look_back_time=0, max_waiting_time=0,
-        output_window_start=None, output_window_end=None, other_settings=settings,
+        a,
+        b,
+        how="full_outer",
+        look_back_time=0,
+        max_waiting_time=0,
+        output_window_start=None,
+        output_window_end=None,
+        other_settings=settings,
     )
     assert_df_equality(unbounded, expected, ignore_row_order=True, ignore_nullable=True)
 

@@ -21,7 +21,9 @@ rows = st.lists(
 )
 
 
-def _frames(spark: SparkSession, pairs: list[tuple[int, int, int]], orphans: list[tuple[int, int]]) -> tuple[DataFrame, DataFrame]:
+def _frames(
+    spark: SparkSession, pairs: list[tuple[int, int, int]], orphans: list[tuple[int, int]]
+) -> tuple[DataFrame, DataFrame]:
     a = [(k, i, DAY0 + dt.timedelta(days=d)) for i, (k, d, _) in enumerate(pairs)]
     b = [(k, i, DAY0 + dt.timedelta(days=d + delay)) for i, (k, d, delay) in enumerate(pairs) if i % 4 != 3]
     b += [(k, 100 + i, DAY0 + dt.timedelta(days=d)) for i, (k, d) in enumerate(orphans)]

@@ -1,0 +1,227 @@
+"""The MERGE writer: applies one window's join output to the Delta target, forward-only, in one commit.
+
+Row identity (DESIGN.md 4): a matched row is (A keys, A's RecDate, B keys, B's RecDate); an unmatched
+row is (A keys, A's RecDate). Per A row the target moves only forward:
+absent -> waiting | timed_out | matched; waiting -> later waiting | timed_out | matched; matched and
+timed_out are final. The actions are decided here from the target's current state, so that the MERGE
+itself only inserts, updates and deletes exactly identified rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from deltainc.config import TableRef
+from deltainc.errors import AmbiguousRowsError
+from deltainc.join_types import JoinType
+from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
+from deltainc.sources import delta_table, table_exists
+
+__all__ = ["Identity", "MergeResult", "check_unambiguous", "plan_actions", "merge_window", "ensure_target"]
+
+ACTION = f"{RESERVED_PREFIX}action"
+_MATCHED = [int(JoinType.SAME_TIME), int(JoinType.A_LATE), int(JoinType.B_LATE)]
+_USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Output column names that identify a target row."""
+
+    a_keys: tuple[str, ...]
+    a_rec: str
+    b_keys: tuple[str, ...]
+    b_rec: str | None  # None when the output has no B columns (left_anti)
+
+    @property
+    def a_columns(self) -> list[str]:
+        return [*self.a_keys, self.a_rec]
+
+    @property
+    def b_columns(self) -> list[str]:
+        return [*self.b_keys, *([self.b_rec] if self.b_rec else [])]
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.a_columns, *self.b_columns]
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """What one MERGE did to the target, as Delta reports it."""
+
+    inserted: int
+    updated: int
+    deleted: int
+    files_rewritten: int
+    version: int | None
+
+
+def check_unambiguous(output: DataFrame, identity: Identity, sample: int = 5) -> None:
+    """Fail before writing when two output rows share one identity; name the keys and a sample."""
+    dups = (
+        output.groupBy(*[F.col(f"`{c}`") for c in identity.columns])
+        .count()
+        .where(F.col("count") > 1)
+        .limit(sample)
+        .collect()
+    )
+    if not dups:
+        return
+    shown = "; ".join(", ".join(f"{c}={row[c]}" for c in identity.columns) + f" ({row['count']} rows)" for row in dups)
+    hint = "two rows of source_a share these target.keys and RecDate, " + (
+        "or two rows of source_b share these target.b_keys and RecDate"
+        if identity.b_keys
+        else "or one A row matches several rows of source_b with one RecDate: set target.b_keys to the "
+        "columns that identify a B row"
+    )
+    raise AmbiguousRowsError(
+        f"target identity {', '.join(identity.columns)} is not unique in the join output: {shown}. "
+        f"{hint}. Nothing was written."
+    )
+
+
+def _null_safe(left: str, right: str, columns: Sequence[str]) -> Column:
+    condition = F.lit(True)
+    for c in columns:
+        condition = condition & F.col(f"{left}.`{c}`").eqNullSafe(F.col(f"{right}.`{c}`"))
+    return condition
+
+
+def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Identity) -> DataFrame:
+    """The output rows to apply, each with its action (insert, update or delete), from the target's state."""
+    jt = F.col(JOIN_TYPE)
+    has_wait = WAITING_TIME in output.columns
+    source = output.withColumn(ACTION, F.lit("insert"))
+    if target_rows is None:
+        return source
+    t_wait = F.col(WAITING_TIME) if has_wait and WAITING_TIME in target_rows.columns else F.lit(None).cast("int")
+    prefix = f"{RESERVED_PREFIX}t_"
+    state = target_rows.groupBy(*[F.col(f"`{c}`").alias(prefix + c) for c in identity.a_columns]).agg(
+        F.max(F.when(jt.isin(_MATCHED), 1).otherwise(0)).alias(f"{prefix}matched"),
+        F.max(F.when(jt == int(JoinType.A_TIMED_OUT), 1).otherwise(0)).alias(f"{prefix}timed_out"),
+        F.max(F.when(jt == int(JoinType.A_WAITING), 1).otherwise(0)).alias(f"{prefix}waiting"),
+        F.max(F.when(jt == int(JoinType.A_WAITING), t_wait)).alias(f"{prefix}wait"),
+    )
+    on = F.lit(True)
+    for c in identity.a_columns:
+        on = on & F.col(f"`{c}`").eqNullSafe(F.col(f"`{prefix}{c}`"))
+    joined = output.join(state, on, "left")
+    t_matched = F.coalesce(F.col(f"{prefix}matched"), F.lit(0)) == 1
+    t_timed_out = F.coalesce(F.col(f"{prefix}timed_out"), F.lit(0)) == 1
+    t_waiting = F.coalesce(F.col(f"{prefix}waiting"), F.lit(0)) == 1
+    newer_wait = F.col(WAITING_TIME) > F.col(f"{prefix}wait") if has_wait else F.lit(False)
+    s_matched = jt.isin(_MATCHED)
+    action = (
+        F.when(s_matched & t_timed_out, None)  # timed_out is final
+        .when(s_matched, "insert")  # a no-op when the target already has this pair
+        .when(t_matched | t_timed_out, None)  # a stale unmatched row never regresses a later state
+        .when(t_waiting & ((jt == int(JoinType.A_TIMED_OUT)) | newer_wait), "update")
+        .when(t_waiting, None)
+        .otherwise("insert")
+    )
+    rows = joined.withColumn(ACTION, action)
+    # A waiting row whose A now matched is deleted: one marker row per A identity, B identity null.
+    markers = (
+        rows.where(s_matched & t_waiting & ~t_timed_out)
+        .select(
+            *[
+                (F.col(f"`{f.name}`") if f.name in identity.a_columns else F.lit(None).cast(f.dataType)).alias(f.name)
+                for f in output.schema.fields
+            ]
+        )
+        .distinct()
+        .withColumn(ACTION, F.lit("delete"))
+    )
+    columns = [*[F.col(f"`{c}`") for c in output.columns], F.col(ACTION)]
+    seen = f"{RESERVED_PREFIX}e_"
+    existing = target_rows.select(*[F.col(f"`{c}`").alias(seen + c) for c in identity.columns])
+    present = F.lit(True)
+    for c in identity.columns:
+        present = present & F.col(f"`{c}`").eqNullSafe(F.col(f"`{seen}{c}`"))
+    # An insert whose exact row is already in the target is dropped, so that a re-run commits nothing.
+    inserts = rows.where(F.col(ACTION) == "insert").join(existing, present, "left_anti").select(*columns)
+    updates = rows.where(F.col(ACTION) == "update").select(*columns)
+    return inserts.unionByName(updates).unionByName(markers)
+
+
+def _literal(value: dt.date | dt.datetime, data_type: T.DataType) -> str:
+    if isinstance(data_type, T.DateType):
+        return f"DATE'{value.isoformat()}'"
+    stamp = value if isinstance(value, dt.datetime) else dt.datetime(value.year, value.month, value.day)
+    kind = "TIMESTAMP_NTZ" if isinstance(data_type, T.TimestampNTZType) else "TIMESTAMP"
+    return f"{kind}'{stamp.isoformat(sep=' ')}'"
+
+
+def ensure_target(spark: SparkSession, ref: TableRef, schema: T.StructType, partition_by: Sequence[str]) -> None:
+    """Create the target table (empty, with the output schema) if it does not exist yet."""
+    if table_exists(spark, ref):
+        return
+    writer = spark.createDataFrame([], schema).write.format("delta").mode("append")
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    if ref.path is not None:
+        writer.save(ref.path)
+    else:
+        writer.saveAsTable(ref.table or "")
+
+
+def merge_window(
+    spark: SparkSession,
+    ref: TableRef,
+    actions: DataFrame,
+    identity: Identity,
+    a_first: dt.date | dt.datetime,
+    a_after_last: dt.date | dt.datetime,
+    user_metadata: dict[str, str],
+) -> MergeResult:
+    """One MERGE of the planned actions into the target; its condition carries literal A RecDate bounds."""
+    table = delta_table(spark, ref)
+    target_columns = table.toDF().columns
+    a_type = table.toDF().schema[identity.a_rec].dataType
+    condition = " AND ".join(
+        [f"t.`{c}` <=> s.`{c}`" for c in identity.a_keys]
+        + [f"t.`{identity.a_rec}` = s.`{identity.a_rec}`"]
+        + [f"t.`{c}` <=> s.`{c}`" for c in identity.b_columns]
+        + [
+            f"t.`{identity.a_rec}` >= {_literal(a_first, a_type)}",
+            f"t.`{identity.a_rec}` < {_literal(a_after_last, a_type)}",
+        ]
+    )
+    values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in target_columns}
+    previous = spark.conf.get(_USER_METADATA, None)
+    spark.conf.set(_USER_METADATA, json.dumps(user_metadata, sort_keys=True))
+    try:
+        (
+            table.alias("t")
+            .merge(actions.alias("s"), condition)
+            .whenMatchedDelete(condition=f"s.{ACTION} = 'delete'")
+            .whenMatchedUpdate(condition=f"s.{ACTION} = 'update'", set=values)
+            .whenNotMatchedInsert(condition=f"s.{ACTION} = 'insert'", values=values)
+            .execute()
+        )
+    finally:
+        if previous is None:
+            spark.conf.unset(_USER_METADATA)
+        else:
+            spark.conf.set(_USER_METADATA, previous)
+    last = table.history(1).select("version", "operation", "operationMetrics").first()
+    metrics = {} if last is None or last["operation"] != "MERGE" else dict(last["operationMetrics"] or {})
+
+    def metric(name: str) -> int:
+        return int(metrics.get(name, 0) or 0)
+
+    return MergeResult(
+        inserted=metric("numTargetRowsInserted"),
+        updated=metric("numTargetRowsUpdated"),
+        deleted=metric("numTargetRowsDeleted"),
+        files_rewritten=metric("numTargetFilesRemoved"),
+        version=None if last is None else int(last["version"]),
+    )

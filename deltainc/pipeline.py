@@ -1,0 +1,513 @@
+"""The controller: which window to process next, and processing it (engine -> MERGE -> watermark -> run log).
+
+Data flows one way: job config -> controller -> engine -> MERGE writer. The watermark only moves
+forward and only after the MERGE committed, so a run killed at any point can simply be run again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from deltainc.config import JobConfig, load_job, resolve_job
+from deltainc.engine import JoinSpec, join_prepared, prepare_join, read_sources
+from deltainc.errors import ConfigError, SchemaError
+from deltainc.join_settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
+from deltainc.join_types import JoinType
+from deltainc.merge import Identity, MergeResult, check_unambiguous, ensure_target, merge_window, plan_actions
+from deltainc.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
+from deltainc.settings import Settings, load_settings
+from deltainc.sources import count_null_inc, latest_unit, read_table, scan_stats, table_exists
+from deltainc.spark import get_spark
+from deltainc.state import (
+    RunRecord,
+    StatePaths,
+    acquire_lock,
+    advance_watermark,
+    append_run,
+    ensure_state_tables,
+    read_runs,
+    read_watermark,
+    release_lock,
+    state_paths,
+)
+from deltainc.windows import Window, chunk_windows, from_index, next_window, parse_point, read_bounds, to_index
+
+__all__ = ["WindowReport", "PipelineResult", "JobStatus", "run", "rerun", "backfill", "status", "prepare_job"]
+
+log = logging.getLogger("deltainc")
+StepHook = Callable[[str], None]
+ProgressHook = Callable[[int, int, "WindowReport | None", Window], None]
+_COUNT_NAMES = {
+    JoinType.SAME_TIME: "same_time",
+    JoinType.A_LATE: "a_late",
+    JoinType.B_LATE: "b_late",
+    JoinType.A_TIMED_OUT: "a_timed_out",
+    JoinType.A_WAITING: "a_waiting",
+}
+
+
+@dataclass(frozen=True)
+class WindowReport:
+    """What processing one window did."""
+
+    window: str
+    counts: dict[str, int]
+    inserted: int
+    updated: int
+    deleted: int
+    files_read_a: int
+    bytes_read_a: int
+    files_read_b: int
+    bytes_read_b: int
+    files_read_target: int
+    bytes_read_target: int
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    """The outcome of one command: the windows processed and where the watermark stands."""
+
+    job: str
+    command: str
+    run_id: str | None
+    windows: tuple[WindowReport, ...]
+    watermark: str | None
+    message: str
+
+    @property
+    def nothing_pending(self) -> bool:
+        return not self.windows
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """Where a job stands: watermark, data available, what the next run would process, recent runs."""
+
+    job: str
+    watermark: str | None
+    latest_available: str | None
+    pending: str | None
+    runs: list[dict[str, object]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PreparedJob:
+    """A job validated against its sources: everything needed to process windows."""
+
+    spark: SparkSession
+    job: JobConfig
+    paths: StatePaths
+    df_a: DataFrame
+    df_b: DataFrame
+    spec: JoinSpec
+    identity: Identity
+    settings: Settings
+
+    @property
+    def uom(self) -> str:
+        return self.job.join.time_uom
+
+    def label(self, unit: int | None) -> str | None:
+        return None if unit is None else from_index(unit, self.uom).isoformat()
+
+
+def _output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: IncJoinSettings) -> tuple[str, Identity]:
+    """The engine's output_select for the target: the job's choice plus every column the MERGE needs."""
+    join = job.join
+    layout = plan_layout(a_cols, b_cols, join.join_cols, join.how, base)
+    for field_name, columns, source, side in (
+        ("target.keys", job.target.keys, a_cols, "source_a"),
+        ("target.b_keys", job.target.b_keys, b_cols, "source_b"),
+    ):
+        for column in columns:
+            if column not in source:
+                raise SchemaError(f"{field_name}: column {column!r} missing from {side} (columns: {', '.join(source)})")
+    if join.how == "left_anti" and job.target.b_keys:
+        raise ConfigError("target.b_keys: a left_anti job outputs no B columns; remove target.b_keys")
+    identity = Identity(
+        a_keys=tuple(layout.a_name(k) for k in job.target.keys),
+        a_rec=layout.a_name(join.inc_col),
+        b_keys=tuple(layout.b_name(k) for k in job.target.b_keys),
+        b_rec=None if join.how == "left_anti" else layout.b_name(join.inc_col),
+    )
+    required = [*identity.columns, *([WAITING_TIME] if join.include_waiting else []), JOIN_TYPE]
+    chosen = join.output_select or DEFAULT_OUTPUT_SELECT
+    select = ", ".join([chosen, *required])
+    selected = plan_layout(a_cols, b_cols, join.join_cols, join.how, base.model_copy(update={"output_select": select}))
+    for column in job.target.partition_by:
+        if column not in selected.selected:
+            raise ConfigError(
+                f"target.partition_by: {column!r} is not an output column (output: {', '.join(selected.selected)})"
+            )
+    return select, identity
+
+
+def prepare_job(
+    job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None
+) -> PreparedJob:
+    """Load and validate a job against its sources; raises before anything is written."""
+    settings = settings or load_settings()
+    if not isinstance(job, JobConfig):
+        job = load_job(resolve_job(str(job), settings.job_dir))
+    spark = spark or get_spark(settings)
+    df_a = read_table(spark, job.source_a, "source_a")
+    df_b = read_table(spark, job.source_b, "source_b")
+    join = job.join
+    base = IncJoinSettings(
+        alias_a=join.alias_a,
+        alias_b=join.alias_b,
+        include_waiting=join.include_waiting,
+        inc_col_name=join.inc_col,
+        time_uom=join.time_uom,
+        enforce_sliding_join_window=join.enforce_sliding_join_window,
+    )
+    spec = prepare_join(
+        df_a,
+        df_b,
+        join.how,
+        join.join_cols,
+        join.join_cond,
+        join.look_back_time,
+        join.max_waiting_time,
+        None,
+        None,
+        base,
+    )
+    select, identity = _output_select(job, df_a.columns, df_b.columns, base)
+    spec = prepare_join(
+        df_a,
+        df_b,
+        join.how,
+        join.join_cols,
+        join.join_cond,
+        join.look_back_time,
+        join.max_waiting_time,
+        None,
+        None,
+        base.model_copy(update={"output_select": select}),
+    )
+    paths = state_paths(job.state_path(settings.state_dir))
+    return PreparedJob(spark, job, paths, df_a, df_b, spec, identity, settings)
+
+
+def _latest_available(prepared: PreparedJob) -> int | None:
+    """The latest unit present in both sources."""
+    inc, uom = prepared.job.join.inc_col, prepared.uom
+    latest_a = latest_unit(prepared.df_a, inc, uom)
+    latest_b = latest_unit(prepared.df_b, inc, uom)
+    return None if latest_a is None or latest_b is None else min(latest_a, latest_b)
+
+
+def _pending(prepared: PreparedJob, latest: int | None, until: int | None) -> Window | None:
+    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+    start = to_index(prepared.job.start_date, prepared.uom)
+    return next_window(watermark, start, latest, until, prepared.job.max_window, prepared.uom)
+
+
+@contextmanager
+def _locked(prepared: PreparedJob) -> Iterator[str]:
+    run_id = uuid.uuid4().hex[:12]
+    ensure_state_tables(prepared.spark, prepared.paths)
+    acquire_lock(prepared.spark, prepared.paths, prepared.job.name, run_id, prepared.settings.lock_stale_after_minutes)
+    try:
+        yield run_id
+    finally:
+        release_lock(prepared.spark, prepared.paths, prepared.job.name, run_id)
+
+
+def _counts(output: DataFrame) -> dict[str, int]:
+    found = {int(r[JOIN_TYPE]): int(r["count"]) for r in output.groupBy(JOIN_TYPE).count().collect()}
+    return {name: found.get(int(code), 0) for code, name in _COUNT_NAMES.items()}
+
+
+def _process_window(
+    prepared: PreparedJob,
+    window: Window,
+    command: str,
+    run_id: str,
+    advance: bool,
+    on_step: StepHook | None,
+    null_counts: tuple[int, int],
+) -> WindowReport:
+    """Join one window, MERGE it into the target, move the watermark, log the run."""
+    spark, job, identity = prepared.spark, prepared.job, prepared.identity
+    uom = prepared.uom
+    started_at, clock = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), time.monotonic()
+    step = on_step or (lambda _name: None)
+    record = RunRecord(
+        job.name,
+        run_id,
+        command,
+        prepared.label(window.start),
+        prepared.label(window.end),
+        "failed",
+        None,
+        started_at,
+        0.0,
+        null_inc_a=null_counts[0],
+        null_inc_b=null_counts[1],
+    )
+    output: DataFrame | None = None
+    actions: DataFrame | None = None
+    try:
+        bounds = read_bounds(window, job.join.look_back_time, job.join.max_waiting_time)
+        spec = replace(prepared.spec, start=window.start, end=window.end)
+        scan_a, scan_b = read_sources(prepared.df_a, prepared.df_b, spec)
+        stats_a, stats_b = scan_stats(spark, scan_a), scan_stats(spark, scan_b)
+        output = join_prepared(prepared.df_a, prepared.df_b, spec).persist(StorageLevel.MEMORY_AND_DISK)
+        counts = _counts(output)
+        check_unambiguous(output, identity)
+        step("read")
+
+        ensure_target(spark, job.target, output.schema, job.target.partition_by)
+        target = read_table(spark, job.target, "target")
+        missing = [c for c in output.columns if c not in target.columns]
+        extra = [c for c in target.columns if c not in output.columns]
+        if missing or extra:
+            raise SchemaError(
+                f"target: {job.target.label} has other columns than the join output "
+                f"(missing in target: {missing}, not produced by the join: {extra}); "
+                "write to a new target or restore the job's output_select"
+            )
+        a_first = from_index(bounds.a_start, uom)
+        a_after = from_index(bounds.a_end + 1, uom)
+        a_rec = F.col(f"`{identity.a_rec}`")
+        target_rows = target.where((a_rec >= F.lit(a_first)) & (a_rec < F.lit(a_after)))
+        stats_target = scan_stats(spark, target_rows)
+        actions = plan_actions(output, target_rows, identity).persist(StorageLevel.MEMORY_AND_DISK)
+        metadata = {"job": job.name, "run_id": run_id, "command": command, "window": str(window)}
+        merged = (
+            merge_window(spark, job.target, actions, identity, a_first, a_after, metadata)
+            if not actions.isEmpty()
+            else MergeResult(0, 0, 0, 0, None)
+        )
+        step("merged")
+
+        if advance:
+            advance_watermark(
+                spark, prepared.paths, job.name, window.end, prepared.label(window.end) or "", uom, run_id
+            )
+        step("watermark")
+
+        report = WindowReport(
+            window=str(window),
+            counts=counts,
+            inserted=merged.inserted,
+            updated=merged.updated,
+            deleted=merged.deleted,
+            files_read_a=stats_a.files,
+            bytes_read_a=stats_a.bytes,
+            files_read_b=stats_b.files,
+            bytes_read_b=stats_b.bytes,
+            files_read_target=stats_target.files,
+            bytes_read_target=stats_target.bytes,
+            duration_s=time.monotonic() - clock,
+        )
+        append_run(
+            spark,
+            prepared.paths,
+            replace(
+                record,
+                status="succeeded",
+                duration_s=report.duration_s,
+                rows_same_time=counts["same_time"],
+                rows_a_late=counts["a_late"],
+                rows_b_late=counts["b_late"],
+                rows_a_timed_out=counts["a_timed_out"],
+                rows_a_waiting=counts["a_waiting"],
+                rows_inserted=merged.inserted,
+                rows_updated=merged.updated,
+                rows_deleted=merged.deleted,
+                files_read_a=stats_a.files,
+                bytes_read_a=stats_a.bytes,
+                files_read_b=stats_b.files,
+                bytes_read_b=stats_b.bytes,
+                files_read_target=stats_target.files,
+                bytes_read_target=stats_target.bytes,
+            ),
+        )
+        log.info(
+            "%s %s %s: %s, +%d ~%d -%d rows",
+            job.name,
+            command,
+            window,
+            counts,
+            merged.inserted,
+            merged.updated,
+            merged.deleted,
+        )
+        return report
+    except BaseException as exc:
+        try:
+            append_run(
+                spark,
+                prepared.paths,
+                replace(record, error=f"{type(exc).__name__}: {exc}"[:4000], duration_s=time.monotonic() - clock),
+            )
+        except Exception:  # the run log is best effort when the run already failed
+            log.exception("could not record the failed run of %s", job.name)
+        raise
+    finally:
+        for frame in (output, actions):
+            if frame is not None:
+                frame.unpersist()
+
+
+def _null_counts(prepared: PreparedJob) -> tuple[int, int]:
+    inc = prepared.job.join.inc_col
+    counts = count_null_inc(prepared.df_a, inc), count_null_inc(prepared.df_b, inc)
+    if any(counts):
+        log.warning(
+            "%s: rows with a NULL %s are never joined: %d in source_a, %d in source_b", prepared.job.name, inc, *counts
+        )
+    return counts
+
+
+def _result(
+    prepared: PreparedJob, command: str, run_id: str | None, reports: list[WindowReport], message: str
+) -> PipelineResult:
+    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+    return PipelineResult(prepared.job.name, command, run_id, tuple(reports), prepared.label(watermark), message)
+
+
+def run(
+    job: JobConfig | str | Path,
+    until: str | dt.date | None = None,
+    spark: SparkSession | None = None,
+    settings: Settings | None = None,
+    on_step: StepHook | None = None,
+) -> PipelineResult:
+    """Process every pending window: from the unit after the watermark to the latest RecDate in both sources."""
+    prepared = prepare_job(job, spark, settings)
+    until_unit = None if until is None else parse_point(until, "until", prepared.uom)
+    latest = _latest_available(prepared)
+    if _pending(prepared, latest, until_unit) is None:
+        watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+        message = (
+            f"nothing pending for {prepared.job.name}: watermark {prepared.label(watermark) or 'none'}, "
+            f"latest RecDate in both sources {prepared.label(latest) or 'none'}"
+        )
+        return PipelineResult(prepared.job.name, "run", None, (), prepared.label(watermark), message)
+    reports: list[WindowReport] = []
+    with _locked(prepared) as run_id:
+        nulls = _null_counts(prepared)
+        while (window := _pending(prepared, latest, until_unit)) is not None:
+            reports.append(_process_window(prepared, window, "run", run_id, True, on_step, nulls))
+    return _result(prepared, "run", run_id, reports, f"processed {len(reports)} window(s)")
+
+
+def rerun(
+    job: JobConfig | str | Path,
+    start: str | dt.date,
+    end: str | dt.date | None = None,
+    spark: SparkSession | None = None,
+    settings: Settings | None = None,
+    on_step: StepHook | None = None,
+) -> PipelineResult:
+    """Recompute an already processed window; the target changes only where the sources changed."""
+    prepared = prepare_job(job, spark, settings)
+    first = parse_point(start, "start", prepared.uom)
+    last = first if end is None else parse_point(end, "end", prepared.uom)
+    window = Window(first, last, prepared.uom)
+    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+    begin = to_index(prepared.job.start_date, prepared.uom)
+    if watermark is None:
+        raise ConfigError(f"rerun: job {prepared.job.name!r} has not run yet; use run")
+    if first < begin:
+        raise ConfigError(
+            f"rerun: start {prepared.label(first)} is before the job's start_date {prepared.job.start_date}"
+        )
+    if last > watermark:
+        raise ConfigError(
+            f"rerun: end {prepared.label(last)} is after the watermark {prepared.label(watermark)}; "
+            "only processed windows can be re-run (use run for the rest)"
+        )
+    with _locked(prepared) as run_id:
+        report = _process_window(prepared, window, "rerun", run_id, False, on_step, _null_counts(prepared))
+    return _result(prepared, "rerun", run_id, [report], f"re-ran {window}")
+
+
+def backfill(
+    job: JobConfig | str | Path,
+    start: str | dt.date,
+    end: str | dt.date,
+    chunk: str = "month",
+    spark: SparkSession | None = None,
+    settings: Settings | None = None,
+    on_progress: ProgressHook | None = None,
+    on_step: StepHook | None = None,
+) -> PipelineResult:
+    """Process a historic range in chunks (day, month, year, all); resumable: processed chunks are skipped."""
+    prepared = prepare_job(job, spark, settings)
+    first = parse_point(start, "start", prepared.uom)
+    last = parse_point(end, "end", prepared.uom)
+    whole = Window(first, last, prepared.uom)
+    chunks = chunk_windows(whole, chunk)
+    begin = to_index(prepared.job.start_date, prepared.uom)
+    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+    needed = begin if watermark is None else watermark + 1
+    if first < begin:
+        raise ConfigError(
+            f"backfill: start {prepared.label(first)} is before the job's start_date {prepared.job.start_date}"
+        )
+    if first > needed:
+        raise ConfigError(
+            f"backfill: start {prepared.label(first)} would leave {prepared.label(needed)}.."
+            f"{prepared.label(first - 1)} unprocessed; start at {prepared.label(needed)}"
+        )
+    latest = _latest_available(prepared)
+    if latest is None or last > latest:
+        raise ConfigError(
+            f"backfill: end {prepared.label(last)} is after the latest RecDate present in both sources "
+            f"({prepared.label(latest) or 'none'})"
+        )
+    reports: list[WindowReport] = []
+    with _locked(prepared) as run_id:
+        nulls = _null_counts(prepared)
+        for number, piece in enumerate(chunks, start=1):
+            done = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+            if done is not None and piece.end <= done:
+                if on_progress:
+                    on_progress(number, len(chunks), None, piece)
+                continue
+            todo = piece if done is None or piece.start > done else Window(done + 1, piece.end, piece.time_uom)
+            report = _process_window(prepared, todo, "backfill", run_id, True, on_step, nulls)
+            reports.append(report)
+            if on_progress:
+                on_progress(number, len(chunks), report, todo)
+    return _result(prepared, "backfill", run_id, reports, f"backfilled {len(reports)} of {len(chunks)} chunk(s)")
+
+
+def status(
+    job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None, runs: int = 5
+) -> JobStatus:
+    """The job's watermark, the latest data in both sources, the next window a run would take, recent runs."""
+    prepared = prepare_job(job, spark, settings)
+    latest = _latest_available(prepared)
+    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+    pending = _pending(prepared, latest, None)
+    recent = [row.asDict() for row in read_runs(prepared.spark, prepared.paths, prepared.job.name, runs)]
+    return JobStatus(
+        prepared.job.name,
+        prepared.label(watermark),
+        prepared.label(latest),
+        None if pending is None else str(pending),
+        recent,
+    )
+
+
+def target_exists(prepared: PreparedJob) -> bool:
+    """Whether the job's target table exists yet."""
+    return table_exists(prepared.spark, prepared.job.target)

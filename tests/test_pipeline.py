@@ -1,0 +1,337 @@
+"""The pipeline's contract (DESIGN.md 4-6) on real Delta tables: any schedule gives the engine's output."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chispa import assert_df_equality
+from delta.tables import DeltaTable
+from pyspark.sql import DataFrame, SparkSession
+
+from deltainc import AmbiguousRowsError, IncJoinSettings, JobLockedError, JoinType, inc_join
+from deltainc.config import JobConfig
+from deltainc.pipeline import backfill, prepare_job, rerun, run, status
+from deltainc.sample_data import SampleSpec, write_sources
+from deltainc.settings import Settings
+from deltainc.state import acquire_lock, ensure_state_tables, state_paths
+
+START = dt.date(2025, 3, 27)  # the history crosses a month boundary
+DAYS = 8
+LAST = START + dt.timedelta(days=DAYS - 1)
+SPEC = SampleSpec(
+    start=START, days=DAYS, rows_per_day=6, seed=11, p_no_b=0.15, p_orphan_b=0.2, p_two_b=0.15, p_corrected=0.1
+)
+
+
+@pytest.fixture(scope="module")
+def generated(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    root = tmp_path_factory.mktemp("generated")
+    path_a, path_b = str(root / "a"), str(root / "b")
+    write_sources(spark, SPEC, path_a, path_b)
+    return path_a, path_b
+
+
+def make_job(root: Path, path_a: str, path_b: str, name: str = "trx", **overrides: Any) -> JobConfig:
+    config: dict[str, Any] = {
+        "name": name,
+        "start_date": START,
+        "max_window": 0,
+        "source_a": {"path": path_a},
+        "source_b": {"path": path_b},
+        "join": {
+            "how": "left",
+            "join_cols": ["TrxId"],
+            "look_back_time": 2,
+            "max_waiting_time": 4,
+            "include_waiting": True,
+        },
+        "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"], "b_keys": ["SepaId"]},
+        "state": {"path": str(root / "state")},
+    }
+    for key, value in overrides.items():
+        if isinstance(value, dict):
+            config[key] = {**config[key], **value}
+        else:
+            config[key] = value
+    return JobConfig.model_validate(config)
+
+
+def target(spark: SparkSession, job: JobConfig) -> DataFrame:
+    return spark.read.format("delta").load(job.target.path)
+
+
+def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:
+    """What the contract says the target must hold: inc_join over [start_date, end], as a fresh call."""
+    prepared = prepare_job(job, spark)
+    settings = IncJoinSettings(
+        include_waiting=job.join.include_waiting, output_select=prepared.spec.settings.output_select
+    )
+    a = spark.read.format("delta").load(job.source_a.path)
+    b = spark.read.format("delta").load(job.source_b.path)
+    return inc_join(
+        a,
+        b,
+        job.join.how,
+        job.join.join_cols,
+        None,
+        job.join.look_back_time,
+        job.join.max_waiting_time,
+        job.start_date,
+        end,
+        settings,
+    )
+
+
+def same_rows(actual: DataFrame, expected: DataFrame) -> None:
+    assert_df_equality(actual, expected.select(*actual.columns), ignore_row_order=True, ignore_nullable=True)
+
+
+def test_daily_monthly_and_one_run_give_the_engine_output(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    daily = make_job(tmp_path, *generated, name="daily", max_window=1)
+    three = make_job(tmp_path, *generated, name="three", max_window=3)
+    once = make_job(tmp_path, *generated, name="once")
+    monthly = make_job(tmp_path, *generated, name="monthly")
+    result = run(daily, spark=spark)
+    assert len(result.windows) == DAYS and result.watermark == LAST.isoformat()
+    assert len(run(three, spark=spark).windows) == 3
+    assert len(run(once, spark=spark).windows) == 1
+    assert [w.window for w in backfill(monthly, START, LAST, chunk="month", spark=spark).windows] == [
+        "2025-03-27..2025-03-31",
+        "2025-04-01..2025-04-03",
+    ]
+    expected = engine_output(spark, daily, LAST)
+    kinds = {r.JoinType for r in expected.select("JoinType").distinct().collect()}
+    assert {JoinType.SAME_TIME, JoinType.A_LATE, JoinType.B_LATE, JoinType.A_TIMED_OUT, JoinType.A_WAITING} <= kinds
+    for job in (daily, three, once, monthly):
+        same_rows(target(spark, job), expected)
+
+
+def test_rerun_of_any_processed_window_leaves_target_and_watermark_unchanged(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated, max_window=3)
+    run(job, spark=spark)
+    before = target(spark, job).collect()
+    version = DeltaTable.forPath(spark, job.target.path).history(1).first()["version"]
+    for start, end in (
+        (START + dt.timedelta(days=2), None),
+        (START + dt.timedelta(days=5), LAST - dt.timedelta(days=1)),
+        (START, LAST),
+    ):
+        result = rerun(job, start, end, spark=spark)
+        assert result.watermark == LAST.isoformat()
+        assert result.windows[0].inserted == result.windows[0].updated == result.windows[0].deleted == 0
+    assert sorted(target(spark, job).collect()) == sorted(before)
+    assert DeltaTable.forPath(spark, job.target.path).history(1).first()["version"] == version
+
+
+@pytest.mark.parametrize("step", ["read", "merged", "watermark"])
+def test_a_run_that_fails_at_any_step_and_is_run_again_gives_the_uninterrupted_result(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str], step: str
+) -> None:
+    job = make_job(tmp_path, *generated, max_window=4)
+    calls: list[str] = []
+
+    def crash(name: str) -> None:
+        calls.append(name)
+        if name == step and calls.count(name) == 2:  # fail in the second window
+            raise RuntimeError(f"injected failure at {name}")
+
+    with pytest.raises(RuntimeError, match="injected failure"):
+        run(job, spark=spark, on_step=crash)
+    result = run(job, spark=spark)
+    assert result.watermark == LAST.isoformat()
+    same_rows(target(spark, job), engine_output(spark, job, LAST))
+    log = spark.read.format("delta").load(f"{job.state.path}/runs").where("status = 'failed'").collect()
+    assert [r.error for r in log] == [f"RuntimeError: injected failure at {step}"]
+
+
+def test_waiting_rows_move_forward_and_resolve_never_back(spark: SparkSession, tmp_path: Path) -> None:
+    d = [START + dt.timedelta(days=i) for i in range(8)]
+    # Key 8 on day 7 only makes day 7 available in A as well (the latest RecDate present in both sources).
+    a = spark.createDataFrame([(1, d[0]), (2, d[0]), (8, d[7])], "TrxId long, RecDate date")
+    b = spark.createDataFrame([(1, 11, d[2]), (9, 99, d[7])], "TrxId long, SepaId long, RecDate date")
+    a.write.format("delta").save(str(tmp_path / "a"))
+    b.write.format("delta").save(str(tmp_path / "b"))
+    job = make_job(
+        tmp_path,
+        str(tmp_path / "a"),
+        str(tmp_path / "b"),
+        max_window=1,
+        join={"look_back_time": 0, "max_waiting_time": 3},
+    )
+
+    def states() -> list[tuple[int, int, int | None, int]]:
+        return sorted(
+            (r.TrxId, (r.RecDate - START).days, r.WaitingTime, r.JoinType)
+            for r in target(spark, job).where("TrxId < 8").collect()
+        )
+
+    run(job, until=d[1], spark=spark)
+    assert states() == [(1, 1, 1, JoinType.A_WAITING), (2, 1, 1, JoinType.A_WAITING)]
+    run(job, until=d[2], spark=spark)
+    assert states() == [(1, 2, None, JoinType.B_LATE), (2, 2, 2, JoinType.A_WAITING)]
+    run(job, until=d[4], spark=spark)
+    final = [(1, 2, None, JoinType.B_LATE), (2, 3, 3, JoinType.A_TIMED_OUT)]
+    assert states() == final
+    rerun(job, d[0], d[1], spark=spark)  # stale: its waiting rows must not come back
+    assert states() == final
+
+
+def test_nothing_pending_returns_cleanly_and_writes_nothing(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated)
+    run(job, spark=spark)
+    versions = {
+        p: DeltaTable.forPath(spark, p).history(1).first()["version"]
+        for p in (job.target.path, f"{job.state.path}/watermarks", f"{job.state.path}/runs", f"{job.state.path}/locks")
+    }
+    result = run(job, spark=spark)
+    assert result.nothing_pending and "nothing pending" in result.message
+    assert {p: DeltaTable.forPath(spark, p).history(1).first()["version"] for p in versions} == versions
+
+
+def test_a_locked_job_fails_fast_and_writes_no_target(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated)
+    paths = state_paths(job.state.path or "")
+    ensure_state_tables(spark, paths)
+    acquire_lock(spark, paths, job.name, "other-run", stale_after_minutes=60)
+    with pytest.raises(JobLockedError, match="job 'trx' is locked by run other-run"):
+        run(job, spark=spark)
+    assert not DeltaTable.isDeltaTable(spark, job.target.path)
+
+
+def test_two_runs_started_together_do_not_double_write(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated, max_window=3)
+    outcomes: list[str] = []
+
+    def attempt() -> None:
+        try:
+            outcomes.append(f"ran {len(run(job, spark=spark).windows)}")
+        except JobLockedError:
+            outcomes.append("locked")
+        except Exception as exc:  # recorded, so that the assertion shows it
+            outcomes.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=attempt) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(outcomes) == 2 and any(o.startswith("ran") and o != "ran 0" for o in outcomes), outcomes
+    rows = target(spark, job)
+    assert rows.count() == rows.dropDuplicates().count()
+    same_rows(rows, engine_output(spark, job, LAST))
+
+
+def test_a_daily_run_reads_only_the_partitions_inside_the_read_bounds(spark: SparkSession, tmp_path: Path) -> None:
+    spec = SampleSpec(start=START, days=60, rows_per_day=3, seed=3)
+    write_sources(spark, spec, str(tmp_path / "a"), str(tmp_path / "b"))
+    job = make_job(tmp_path, str(tmp_path / "a"), str(tmp_path / "b"))
+    last = START + dt.timedelta(days=59)
+    run(job, until=last - dt.timedelta(days=1), spark=spark)
+    report = run(job, spark=spark).windows[0]
+
+    def files_between(table: str, first: dt.date, end: dt.date) -> int:
+        return sum(
+            len(list((tmp_path / table / f"RecDate={first + dt.timedelta(days=i)}").glob("*.parquet")))
+            for i in range((end - first).days + 1)
+        )
+
+    lb, mw = job.join.look_back_time, job.join.max_waiting_time
+    assert report.files_read_a == files_between("a", last - dt.timedelta(days=mw), last)
+    assert report.files_read_b == files_between("b", last - dt.timedelta(days=lb + mw), last)
+    assert report.files_read_a < files_between("a", START, last) / 5
+    logged = spark.read.format("delta").load(f"{job.state.path}/runs").orderBy("started_at").collect()[-1]
+    assert (logged.files_read_a, logged.files_read_b) == (report.files_read_a, report.files_read_b)
+    assert logged.bytes_read_a > 0 and logged.files_read_target >= 0
+
+
+def test_two_source_rows_with_one_identity_fail_before_writing(spark: SparkSession, tmp_path: Path) -> None:
+    a = spark.createDataFrame([(1, START), (1, START)], "TrxId long, RecDate date")
+    b = spark.createDataFrame([(1, 5, START)], "TrxId long, SepaId long, RecDate date")
+    a.write.format("delta").save(str(tmp_path / "a"))
+    b.write.format("delta").save(str(tmp_path / "b"))
+    job = make_job(tmp_path, str(tmp_path / "a"), str(tmp_path / "b"))
+    with pytest.raises(
+        AmbiguousRowsError, match=rf"TrxId=1, RecDate_A={START}, SepaId=5, RecDate_B={START} \(2 rows\)"
+    ):
+        run(job, spark=spark)
+    assert not DeltaTable.isDeltaTable(spark, job.target.path)
+    assert status(job, spark=spark).watermark is None
+
+
+def test_without_b_keys_one_a_matching_two_b_rows_of_one_recdate_fails_naming_the_keys(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    a = spark.createDataFrame([(1, START)], "TrxId long, RecDate date")
+    b = spark.createDataFrame([(1, 5, START), (1, 6, START)], "TrxId long, SepaId long, RecDate date")
+    a.write.format("delta").save(str(tmp_path / "a"))
+    b.write.format("delta").save(str(tmp_path / "b"))
+    job = make_job(tmp_path, str(tmp_path / "a"), str(tmp_path / "b"), target={"b_keys": []})
+    with pytest.raises(AmbiguousRowsError, match=f"TrxId=1, RecDate_A={START}, RecDate_B={START}.*set target.b_keys"):
+        run(job, spark=spark)
+    assert not DeltaTable.isDeltaTable(spark, job.target.path)
+
+
+def test_each_commit_records_the_job_and_window_in_user_metadata(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated, max_window=5)
+    run(job, spark=spark)
+    merges = DeltaTable.forPath(spark, job.target.path).history().where("operation = 'MERGE'").collect()
+    windows = sorted(json.loads(m.userMetadata)["window"] for m in merges)
+    assert windows == [f"{START}..{START + dt.timedelta(days=4)}", f"{START + dt.timedelta(days=5)}..{LAST}"]
+    assert all(json.loads(m.userMetadata)["job"] == "trx" for m in merges)
+
+
+def test_a_daily_merge_rewrites_no_file_of_unrelated_history(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated, max_window=4, target={"partition_by": ["RecDate_A"]})
+    run(job, until=LAST - dt.timedelta(days=1), spark=spark)
+    report = run(job, spark=spark).windows[0]
+    table = Path(job.target.path or "")
+    version = DeltaTable.forPath(spark, str(table)).history(1).first()["version"]
+    actions = [json.loads(line) for line in (table / "_delta_log" / f"{version:020d}.json").read_text().splitlines()]
+    touched = {a[kind]["partitionValues"]["RecDate_A"] for a in actions for kind in ("add", "remove") if kind in a}
+    first_a = LAST - dt.timedelta(days=job.join.max_waiting_time)  # A's read bounds: [s - mw, e]
+    assert touched and all(first_a.isoformat() <= day <= LAST.isoformat() for day in touched), touched
+    assert any("remove" in a for a in actions)  # a waiting row moved forward: its file was rewritten
+    partitions = {p.name for p in table.glob("RecDate_A=*")}
+    assert len(partitions) > len(touched)
+    assert 0 < report.files_read_target < len(list(table.glob("RecDate_A=*/*.parquet")))
+
+
+def test_status_reports_watermark_pending_window_and_runs(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated)
+    before = status(job, spark=spark)
+    assert (before.watermark, before.pending) == (None, f"{START}..{LAST}")
+    run(job, until=START + dt.timedelta(days=3), spark=spark)
+    after = status(job, spark=spark)
+    assert after.watermark == str(START + dt.timedelta(days=3))
+    assert after.pending == f"{START + dt.timedelta(days=4)}..{LAST}"
+    assert [r["status"] for r in after.runs] == ["succeeded"]
+
+
+def test_settings_state_dir_is_the_default_state_location(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated, state={"path": None})
+    settings = Settings(state_dir=tmp_path / "global_state")
+    run(job, spark=spark, settings=settings)
+    assert DeltaTable.isDeltaTable(spark, str(tmp_path / "global_state" / "watermarks"))

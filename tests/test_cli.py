@@ -1,0 +1,568 @@
+"""The `deltainc` command line through its real entry point, on tiny Delta tables under tmp_path.
+
+Every command runs in-process through `deltainc.cli.main` (the session `spark` fixture is reused by getOrCreate);
+`python -m deltainc` runs as a subprocess twice, to prove the installed entry point and the quiet Spark start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import importlib.util
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from deltainc import cli
+from deltainc.cli import main
+from deltainc.config import load_job
+from deltainc.settings import load_settings
+from deltainc.state import acquire_lock, ensure_state_tables, state_paths
+
+REPO = Path(__file__).resolve().parents[1]
+D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
+A_SCHEMA = "TrxId long, Amount double, RecDate date"
+B_SCHEMA = "SepaId long, TrxId long, Country string, RecDate date"
+A_ROWS = [(1, 10.0, D1), (2, 20.0, D1), (3, 30.0, D2), (4, 40.0, D2)]
+B_ROWS = [(10, 1, "NL", D1), (11, 2, "NL", D2), (12, 3, "DE", D2)]  # TrxId 2's B is a day late, 4 has none
+
+JOB = """\
+name = "{name}"
+start_date = 2025-03-01
+[source_a]
+path = "{a}"
+[source_b]
+path = "{b}"
+[join]
+how = "left"
+join_cols = ["TrxId"]
+look_back_time = 1
+max_waiting_time = 2
+[target]
+path = "{target}"
+keys = ["TrxId"]
+b_keys = ["SepaId"]
+"""
+
+
+@dataclass(frozen=True)
+class Sources:
+    a: str
+    b: str
+    b_string_key: str  # TrxId is a string in B
+    b_without_key: str  # no TrxId in B
+    a_duplicates: str  # one A row twice
+
+
+@pytest.fixture(scope="module")
+def sources(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Sources:
+    root = tmp_path_factory.mktemp("sources")
+
+    def write(name: str, rows: list[tuple[Any, ...]], schema: str) -> str:
+        path = str(root / name)
+        spark.createDataFrame(rows, schema).coalesce(1).write.format("delta").save(path)
+        return path
+
+    return Sources(
+        a=write("a", A_ROWS, A_SCHEMA),
+        b=write("b", B_ROWS, B_SCHEMA),
+        b_string_key=write("b_str", [(10, "1", "NL", D1)], "SepaId long, TrxId string, Country string, RecDate date"),
+        b_without_key=write("b_nokey", [(10, "NL", D1)], "SepaId long, Country string, RecDate date"),
+        a_duplicates=write("a_dup", [(1, 10.0, D1), (1, 10.0, D1)], A_SCHEMA),
+    )
+
+
+def settings_env(root: Path) -> dict[str, str]:
+    """DELTAINC_* variables pointing every setting under `root`, sized for the 2-core test session."""
+    return {
+        "DELTAINC_SETTINGS_FILE": str(root / "no-settings-file.toml"),  # absent: the defaults apply
+        "DELTAINC_STATE_DIR": str(root / "state"),
+        "DELTAINC_JOB_DIR": str(root / "jobs"),
+        "DELTAINC_WAREHOUSE_DIR": str(root / "warehouse"),
+        "DELTAINC_SPARK__MASTER": "local[2]",
+        "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
+    }
+
+
+@pytest.fixture(autouse=True)
+def settings_under_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, value in settings_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+
+
+def write_job(root: Path, sources: Sources, name: str = "trx", **paths: str) -> Path:
+    """The job file `root/jobs/<name>.toml`; its target under root; `paths` replaces a, b or target."""
+    values = {"name": name, "a": sources.a, "b": sources.b, "target": str(root / f"target_{name}"), **paths}
+    path = root / "jobs" / f"{name}.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(JOB.format(**values))
+    return path
+
+
+def edit(path: Path, old: str, new: str) -> Path:
+    text = path.read_text()
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def nothing_written(root: Path, name: str = "trx") -> bool:
+    return not (root / f"target_{name}").exists() and not (root / "state").exists()
+
+
+@pytest.fixture()
+def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if the command starts Spark."""
+
+    def refuse(*_args: object) -> None:
+        raise AssertionError("the command started Spark")
+
+    monkeypatch.setattr(cli, "_start_spark", refuse)
+
+
+# --- the real entry point ---------------------------------------------------------------------------------------
+
+
+def subprocess_env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DELTAINC_")}
+    return {**env, **settings_env(root)}
+
+
+def test_python_m_deltainc_help_lists_every_command(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "deltainc", "--help"], capture_output=True, text=True,
+                          env=subprocess_env(tmp_path), cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for command in ("run", "rerun", "backfill", "status", "validate", "unlock", "profile", "demo"):
+        assert re.search(rf"^\s+{command}\s", done.stdout, re.M), command
+    assert done.stderr == ""
+
+
+def test_validate_as_a_process_shows_pending_window_and_read_bounds_with_no_spark_noise(
+    tmp_path: Path, sources: Sources
+) -> None:
+    write_job(tmp_path, sources)
+    done = subprocess.run([sys.executable, "-m", "deltainc", "validate", "trx"], capture_output=True, text=True,
+                          env=subprocess_env(tmp_path), cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # no log4j WARN, no Ivy banner
+    assert done.stdout.startswith("trx: valid")
+    assert re.search(r"^  pending +2025-03-01\.\.2025-03-02$", done.stdout, re.M)
+    # A in [s - mw, e], B in [s - lb - mw, e] with lb = 1, mw = 2
+    assert "source_a RecDate 2025-02-27..2025-03-02, source_b RecDate 2025-02-26..2025-03-02" in done.stdout
+    assert nothing_written(tmp_path)
+
+
+# --- run, status, rerun, unlock on one processed job ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Processed:
+    root: Path
+    job: Path
+    outputs: tuple[str, ...]
+
+
+@pytest.fixture(scope="module")
+def processed(spark: SparkSession, sources: Sources, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Processed]:
+    """A job run twice through the CLI: `run --until 2025-03-01`, then `run` (2025-03-02)."""
+    root = tmp_path_factory.mktemp("processed")
+    job = write_job(root, sources)
+    outputs = []
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in settings_env(root).items():
+            patch.setenv(name, value)
+        for argv in (["run", str(job), "--until", "2025-03-01"], ["run", str(job)]):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                assert main(argv) == 0
+            outputs.append(out.getvalue())
+    yield Processed(root, job, tuple(outputs))
+
+
+def test_run_prints_one_line_per_window_with_join_type_counts_and_changes(processed: Processed) -> None:
+    first, second = processed.outputs
+    assert re.fullmatch(r"2025-03-01  same_time 1  a_late 0  b_late 0  a_timed_out 0  a_waiting 1  \|  "
+                        r"inserted 2  updated 0  deleted 0  \(\d+\.\d s\)\ntrx: processed 1 window\(s\); "
+                        r"watermark 2025-03-01\n", first)
+    # TrxId 2's B arrives: its waiting row is deleted and its b_late match inserted; TrxId 4 starts waiting
+    assert re.fullmatch(r"2025-03-02  same_time 1  a_late 0  b_late 1  a_timed_out 0  a_waiting 1  \|  "
+                        r"inserted 3  updated 0  deleted 1  \(\d+\.\d s\)\ntrx: processed 1 window\(s\); "
+                        r"watermark 2025-03-02\n", second)
+
+
+def test_run_with_nothing_pending_exits_0_with_one_line(processed: Processed, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(processed.root)
+    for name, value in settings_env(processed.root).items():
+        monkeypatch.setenv(name, value)
+    assert main(["run", "trx"]) == 0  # by name, from the job directory
+    out, err = capsys.readouterr()
+    assert out == "nothing pending for trx: watermark 2025-03-02, latest RecDate in both sources 2025-03-02\n"
+    assert err == ""
+
+
+def test_status_json_shows_watermark_latest_pending_and_last_runs(
+    processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DELTAINC_STATE_DIR", str(processed.root / "state"))
+    assert main(["status", str(processed.job), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert (status["job"], status["watermark"], status["latest_available"], status["pending"]) == (
+        "trx", "2025-03-02", "2025-03-02", None)
+    runs = [(r["command"], r["window_start"], r["status"]) for r in status["runs"] if r["command"] == "run"]
+    assert runs[:2] == [("run", "2025-03-02", "succeeded"), ("run", "2025-03-01", "succeeded")]
+
+
+def test_status_prints_watermark_pending_and_a_table_of_runs(
+    processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DELTAINC_STATE_DIR", str(processed.root / "state"))
+    assert main(["status", str(processed.job), "--runs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  watermark +2025-03-02$", out, re.M)
+    assert re.search(r"^  pending +nothing pending$", out, re.M)
+    assert re.search(r"run +2025-03-02 +succeeded +3 +3 / 0 / 1", out)
+
+
+def test_rerun_of_processed_days_changes_no_row_and_keeps_the_watermark(
+    processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DELTAINC_STATE_DIR", str(processed.root / "state"))
+    assert main(["rerun", str(processed.job), "--start", "2025-03-01", "--end", "2025-03-02", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["watermark"] == "2025-03-02"
+    [window] = result["windows"]
+    assert (window["window"], window["inserted"], window["updated"], window["deleted"]) == (
+        "2025-03-01..2025-03-02", 0, 0, 0)
+
+
+def test_a_locked_job_exits_3_and_unlock_removes_the_dead_runs_lock(
+    spark: SparkSession, processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DELTAINC_STATE_DIR", str(processed.root / "state"))
+    paths = state_paths(str(processed.root / "state"))
+    ensure_state_tables(spark, paths)
+    acquire_lock(spark, paths, "trx", "dead-run", 360)
+    job = str(processed.job)
+
+    assert main(["rerun", job, "--start", "2025-03-02"]) == 3
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert re.fullmatch(r"deltainc: error: job 'trx' is locked by run dead-run \(.*\) since .*`deltainc unlock trx`\n",
+                        err)
+
+    assert main(["unlock", job, "--run-id", "other-run"]) == 2
+    assert re.search(r"--run-id: job 'trx' is locked by run dead-run .*, not by run 'other-run'",
+                     capsys.readouterr().err)
+
+    assert main(["unlock", job, "--run-id", "dead-run"]) == 0
+    assert re.fullmatch(r"trx: removed the lock of run dead-run \(.*\), taken at .* UTC, \d+ minute\(s\) ago\n",
+                        capsys.readouterr().out)
+    assert main(["unlock", job]) == 0
+    assert capsys.readouterr().out == "trx: no lock held, nothing to remove\n"
+
+
+# --- backfill -------------------------------------------------------------------------------------------------------
+
+
+def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deltainc import pipeline
+
+    write_job(tmp_path, sources)
+    real_merge, calls = pipeline.merge_window, []
+
+    def merge_failing_once_on_the_second_chunk(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("disk full\nmore detail")
+        return real_merge(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "merge_window", merge_failing_once_on_the_second_chunk)
+    argv = ["backfill", "trx", "--start", "2025-03-01", "--end", "2025-03-02", "--chunk", "day"]
+
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert re.search(r"^\[1/2\] 2025-03-01  same_time 1 .* inserted 2 ", out, re.M)
+    assert err == ("deltainc: error: RuntimeError: disk full (stopped after chunk 1 of 2; run the same command again "
+                   "to resume: processed chunks are skipped; --verbose for the full trace)\n")
+
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert re.search(r"^\[1/2\] 2025-03-01  already processed, skipped$", out, re.M)
+    assert re.search(r"^\[2/2\] 2025-03-02  same_time 1  a_late 0  b_late 1 .* inserted 3  updated 0  deleted 1 ",
+                     out, re.M)
+    assert out.rstrip().endswith("trx: backfilled 1 of 2 chunk(s); watermark 2025-03-02")
+    assert err == ""
+
+
+# --- exit codes 1 and 2 --------------------------------------------------------------------------------------------
+
+
+def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_verbose(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deltainc import pipeline
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(pipeline, "status", broken)
+    write_job(tmp_path, sources)
+    assert main(["status", "trx"]) == 1
+    assert capsys.readouterr().err == "deltainc: error: RuntimeError: boom (--verbose for the full trace)\n"
+    assert main(["status", "trx", "--verbose"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last):" in err
+    assert err.endswith("deltainc: error: RuntimeError: boom\n")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ('how = "left"', 'how = "left', r"jobs/trx\.toml: invalid TOML: "),
+        ("look_back_time = 1", "lookback_time = 1", r"jobs/trx\.toml: join\.lookback_time: unknown key"),
+        ("look_back_time = 1", "look_back_time = -1", r"jobs/trx\.toml: join\.look_back_time: must be >= 0 \(got -1\)"),
+        ('how = "left"', 'how = "full"', r"jobs/trx\.toml: join\.how: 'full' is not allowed in a job"),
+        ('keys = ["TrxId"]', "keys = []", r"jobs/trx\.toml: target\.keys: must list at least one column"),
+    ],
+    ids=["does_not_parse", "unknown_key", "negative_look_back_time", "full_outer_join", "empty_keys"],
+)
+def test_a_job_file_that_is_invalid_exits_2_naming_the_field_before_spark_starts(
+    tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None, old: str, new: str,
+    message: str
+) -> None:
+    edit(write_job(tmp_path, sources), old, new)
+    assert main(["run", "trx"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert re.match(rf"deltainc: error: .*{message}", err), err
+    assert nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("missing_source", r"source_a: no Delta table at path .*/missing"),
+        ("missing_key_column", r"join_cols: column 'TrxId' missing from source_b \(columns: SepaId, Country, "),
+        ("missing_target_key", r"target\.keys: column 'AccountId' missing from source_a \(columns: TrxId, Amount, "),
+        ("mismatched_key_types", r"join_cols: key 'TrxId' has type bigint in source_a but string in source_b"),
+        ("output_column_collision", r"output column collision: 'RecDate' from the output inc_col collides with "
+                                    r"join_cols"),
+    ],
+)
+def test_a_job_that_does_not_fit_its_sources_exits_2_naming_the_culprit_and_writes_nothing(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], case: str,
+    message: str
+) -> None:
+    job = write_job(tmp_path, sources)
+    if case == "missing_source":
+        edit(job, sources.a, str(tmp_path / "missing"))
+    elif case == "missing_key_column":
+        edit(job, sources.b, sources.b_without_key)
+    elif case == "missing_target_key":
+        edit(job, 'keys = ["TrxId"]', 'keys = ["AccountId"]')
+    elif case == "mismatched_key_types":
+        edit(job, sources.b, sources.b_string_key)
+    else:
+        edit(job, 'join_cols = ["TrxId"]', 'join_cols = ["TrxId", "RecDate"]')
+    assert main(["run", "trx"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert re.match(rf"deltainc: error: {message}", err), err
+    assert nothing_written(tmp_path)
+
+
+def test_ambiguous_source_rows_exit_2_before_the_target_is_written(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_job(tmp_path, sources, a=sources.a_duplicates)
+    assert main(["run", "trx"]) == 2
+    assert re.match(r"deltainc: error: target identity TrxId, RecDate_A, SepaId, RecDate_B is not unique in the join "
+                    r"output: TrxId=1, .*\(2 rows\)", capsys.readouterr().err)
+    assert not (tmp_path / "target_trx").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["rerun", "trx", "--start", "2025-03-02", "--end", "2025-03-01"],
+         r"deltainc: error: --start 2025-03-02 is after --end 2025-03-01: invalid window\n"),
+        (["backfill", "trx", "--start", "2025-03-02", "--end", "2025-03-01"],
+         r"deltainc: error: --start 2025-03-02 is after --end 2025-03-01: invalid window\n"),
+        (["run", "trx", "--until", "2025-13-01"],
+         r"usage: deltainc run .*\ndeltainc: error: argument --until: expected a date like 2025-03-07, "
+         r"got '2025-13-01'\n"),
+        (["run", "trx", "--conf", "spark.executor.memory"],
+         r"usage: .*\ndeltainc: error: argument --conf: expected key=value \(e\.g\. spark\.executor\.memory=4g\), got "
+         r"'spark\.executor\.memory'\n"),
+        (["run", "nosuchjob"], r"deltainc: error: job 'nosuchjob': no such job file and no .*jobs/nosuchjob\.toml "
+                               r"\(jobs in .*: trx\)\n"),
+        (["status", "trx", "--settings", "missing.toml"], r"deltainc: error: --settings: no such file missing\.toml\n"),
+    ],
+    ids=["rerun_window_start_after_end", "backfill_window_start_after_end", "bad_date", "bad_conf", "unknown_job",
+         "missing_settings_file"],
+)
+def test_invalid_command_line_input_exits_2_before_spark_starts(
+    tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None, argv: list[str],
+    message: str
+) -> None:
+    write_job(tmp_path, sources)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert re.fullmatch(message, err, re.S), err
+    assert nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[spark\n", r"deltainc: error: settings\.toml: invalid TOML: "),
+        ('[spark]\nmastr = "local[1]"\n', r"deltainc: error: settings \(settings\.toml or DELTAINC_\* variables\): "
+                                          r"spark\.mastr: Extra inputs are not permitted"),
+        ("lock_stale_after_minutes = 0\n", r"deltainc: error: settings \(.*\): lock_stale_after_minutes: Input should "
+                                           r"be greater than or equal to 1 \(got 0\)"),
+    ],
+    ids=["does_not_parse", "unknown_key", "out_of_range"],
+)
+def test_an_invalid_settings_file_exits_2_naming_the_file_and_field(
+    tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None, text: str, message: str
+) -> None:
+    write_job(tmp_path, sources)
+    (tmp_path / "settings.toml").write_text(text)
+    assert main(["--settings", "settings.toml", "validate", "trx"]) == 2
+    assert re.match(message, capsys.readouterr().err)
+    assert os.environ["DELTAINC_SETTINGS_FILE"].endswith("no-settings-file.toml")  # restored after the command
+
+
+# --- global options ----------------------------------------------------------------------------------------------
+
+
+def test_settings_master_and_conf_options_reach_the_spark_session(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, Any] = {}
+
+    def start(settings: Any, extra_conf: dict[str, str], verbose: bool) -> tuple[SparkSession, None]:
+        seen.update(settings=settings, conf=extra_conf, verbose=verbose, file=os.environ["DELTAINC_SETTINGS_FILE"])
+        return spark, None
+
+    monkeypatch.setattr(cli, "_start_spark", start)
+    write_job(tmp_path, sources)
+    (tmp_path / "settings.toml").write_text('[spark]\nmaster = "local[2]"\nexecutor_memory = "1g"\n')
+    argv = ["--settings", "settings.toml", "--conf", "spark.x.a=1", "validate", "trx", "--master", "local[1]",
+            "--conf", "spark.x.b=k=v"]
+    monkeypatch.delenv("DELTAINC_SPARK__MASTER")
+    assert main(argv) == 0
+    assert seen["file"] == "settings.toml"
+    assert (seen["settings"].spark.master, seen["settings"].spark.executor_memory) == ("local[1]", "1g")
+    assert seen["conf"] == {"spark.x.a": "1", "spark.x.b": "k=v"}
+    assert seen["verbose"] is False
+    assert capsys.readouterr().out.startswith("trx: valid")
+
+
+# --- every job of the job directory ------------------------------------------------------------------------------
+
+
+def test_status_and_validate_without_job_cover_every_job_and_exit_2_naming_the_bad_one(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_job(tmp_path, sources, name="good")
+    edit(write_job(tmp_path, sources, name="bad"), "max_waiting_time = 2", "max_wait = 2")
+
+    assert main(["status", "--json"]) == 2
+    out, err = capsys.readouterr()
+    jobs = {entry["job"]: entry for entry in json.loads(out)["jobs"]}
+    assert jobs["good"]["pending"] == "2025-03-01..2025-03-02"
+    assert jobs["bad"]["exit_code"] == 2 and "join.max_wait: unknown key" in jobs["bad"]["error"]
+    assert re.fullmatch(r"deltainc: error: .*jobs/bad\.toml: join\.max_wait: unknown key\n", err)
+
+    assert main(["validate"]) == 2
+    out, err = capsys.readouterr()
+    assert re.search(r"^good: valid", out, re.M) and "bad" not in out
+    assert re.fullmatch(r"deltainc: error: .*jobs/bad\.toml: join\.max_wait: unknown key\n", err)
+    assert nothing_written(tmp_path, "good")
+
+
+def test_validate_json_gives_pending_window_read_bounds_and_target_state(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = write_job(tmp_path, sources)
+    assert main(["validate", str(job), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document == {
+        "job": "trx", "file": str(job), "valid": True, "watermark": None, "latest_available": "2025-03-02",
+        "pending": "2025-03-01..2025-03-02", "target_exists": False,
+        "read_bounds": {"source_a": ["2025-02-27", "2025-03-02"], "source_b": ["2025-02-26", "2025-03-02"]},
+    }
+    assert nothing_written(tmp_path)
+
+
+# --- profile and demo ----------------------------------------------------------------------------------------------
+
+
+def test_profile_prints_the_delay_profile_and_draws_the_chart(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("deltainc.profile")
+    write_job(tmp_path, sources)
+    assert main(["profile", "trx", "--chart", "chart.png", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["pairs"], document["unmatched_a"], document["chart"]) == (3, 1, "chart.png")
+    assert (tmp_path / "chart.png").stat().st_size > 0
+    assert main(["profile", "trx", "--start", "2025-03-02"]) == 0
+    assert capsys.readouterr().out.startswith("Delay profile of job trx:")
+    assert nothing_written(tmp_path)
+
+
+def test_demo_loads_days_one_at_a_time_and_shows_rerun_and_reload_agree(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("deltainc.demo")
+    assert main(["demo", "--root", "demo", "--days", "2", "--rows-per-day", "3"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"target rows unchanged: yes", out) and re.search(r"equal to the daily target: yes", out)
+    assert (tmp_path / "demo" / "target_demo_daily").is_dir()
+
+
+# --- the example job and the spark-submit entry point ----------------------------------------------------------------
+
+
+def test_the_example_bank_trx_job_loads() -> None:
+    job = load_job(REPO / "conf" / "jobs" / "bank_trx.toml")
+    assert (job.name, job.start_date, job.source_a.path, job.source_b.path, job.target.path) == (
+        "bank_trx", D1, "data/finance_trx", "data/sepa_trx", "data/trx_joined")
+    assert (job.target.keys, job.target.b_keys, job.join.join_cols) == (["TrxId"], ["SepaId"], ["TrxId"])
+    assert (job.join.look_back_time, job.join.max_waiting_time, job.join.include_waiting) == (2, 11, True)
+
+
+def test_run_job_leaves_the_master_to_spark_submit_and_returns_the_exit_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = importlib.util.spec_from_file_location("run_job", REPO / "jobs" / "run_job.py")
+    assert spec is not None and spec.loader is not None
+    run_job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_job)
+    seen: dict[str, Any] = {}
+
+    def fake_main(argv: list[str]) -> int:
+        seen.update(argv=argv, master=load_settings().spark.master)
+        return 3
+
+    monkeypatch.setattr(cli, "main", fake_main)
+    assert run_job.run(["run", "bank_trx"]) == 3
+    assert seen == {"argv": ["run", "bank_trx"], "master": ""}

@@ -42,9 +42,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from deltainc.pipeline import PipelineResult, WindowReport
-    from deltainc.state import StatePaths
 
-__all__ = ["main", "build_parser", "remove_lock", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID", "EXIT_LOCKED"]
+__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID", "EXIT_LOCKED"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -105,14 +104,37 @@ class _Parser(argparse.ArgumentParser):
 def _global_options(parser: argparse.ArgumentParser, prefix: str, default: Any) -> None:
     """--settings, --master, --conf, --verbose: accepted before the command (prefix 'g_') and after it."""
     group = parser.add_argument_group("global options")
-    group.add_argument("--settings", dest=f"{prefix}settings", metavar="FILE", default=default,
-                       help=f"settings file (default: ${SETTINGS_ENV} or {DEFAULT_SETTINGS_FILE})")
-    group.add_argument("--master", dest=f"{prefix}master", metavar="URL", default=default,
-                       help="Spark master URL, overrides spark.master of the settings")
-    group.add_argument("--conf", dest=f"{prefix}conf", metavar="KEY=VALUE", type=_conf, action="append",
-                       default=default, help="extra Spark configuration (repeatable)")
-    group.add_argument("--verbose", "-v", dest=f"{prefix}verbose", action="store_true", default=default,
-                       help="full traceback on errors and Spark's own log output on the terminal")
+    group.add_argument(
+        "--settings",
+        dest=f"{prefix}settings",
+        metavar="FILE",
+        default=default,
+        help=f"settings file (default: ${SETTINGS_ENV} or {DEFAULT_SETTINGS_FILE})",
+    )
+    group.add_argument(
+        "--master",
+        dest=f"{prefix}master",
+        metavar="URL",
+        default=default,
+        help="Spark master URL, overrides spark.master of the settings",
+    )
+    group.add_argument(
+        "--conf",
+        dest=f"{prefix}conf",
+        metavar="KEY=VALUE",
+        type=_conf,
+        action="append",
+        default=default,
+        help="extra Spark configuration (repeatable)",
+    )
+    group.add_argument(
+        "--verbose",
+        "-v",
+        dest=f"{prefix}verbose",
+        action="store_true",
+        default=default,
+        help="full traceback on errors and Spark's own log output on the terminal",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -142,45 +164,60 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("job", metavar="JOB")
     sub.add_argument("--until", type=_point, metavar="DATE", help="process nothing after this date")
 
-    sub = command("rerun", "recompute an already processed window (the watermark never moves back)", _cmd_rerun,
-                  True)
+    sub = command("rerun", "recompute an already processed window (the watermark never moves back)", _cmd_rerun, True)
     sub.add_argument("job", metavar="JOB")
     sub.add_argument("--start", type=_point, metavar="DATE", required=True)
     sub.add_argument("--end", type=_point, metavar="DATE", help="default: --start (one day)")
 
-    sub = command("backfill", "process a historic range in chunks; run it again to resume after a failure",
-                  _cmd_backfill, True)
+    sub = command(
+        "backfill", "process a historic range in chunks; run it again to resume after a failure", _cmd_backfill, True
+    )
     sub.add_argument("job", metavar="JOB")
     sub.add_argument("--start", type=_point, metavar="DATE", required=True)
     sub.add_argument("--end", type=_point, metavar="DATE", required=True)
-    sub.add_argument("--chunk", choices=("day", "month", "year", "all"), default="month",
-                     help="window of one chunk (default: month)")
+    sub.add_argument(
+        "--chunk", choices=("day", "month", "year", "all"), default="month", help="window of one chunk (default: month)"
+    )
 
     sub = command("status", "watermark, latest RecDate available, pending window and last runs", _cmd_status, True)
     sub.add_argument("job", metavar="JOB", nargs="?", help="default: every job in the job directory")
     sub.add_argument("--runs", type=_positive, default=5, metavar="N", help="how many recent runs (default: 5)")
 
-    sub = command("validate", "check a job against its sources and show what the next run would read; "
-                  "writes nothing", _cmd_validate, True)
+    sub = command(
+        "validate",
+        "check a job against its sources and show what the next run would read; writes nothing",
+        _cmd_validate,
+        True,
+    )
     sub.add_argument("job", metavar="JOB", nargs="?", help="default: every job in the job directory")
 
     sub = command("unlock", "remove the lock a dead run left behind", _cmd_unlock, False)
     sub.add_argument("job", metavar="JOB")
     sub.add_argument("--run-id", metavar="ID", help="remove the lock only if run ID holds it")
 
-    sub = command("profile", "how late B arrives relative to A: a delay profile to choose look_back_time and "
-                  "max_waiting_time", _cmd_profile, True)
+    sub = command(
+        "profile",
+        "how late B arrives relative to A: a delay profile to choose look_back_time and max_waiting_time",
+        _cmd_profile,
+        True,
+    )
     sub.add_argument("job", metavar="JOB")
     sub.add_argument("--start", type=_date, metavar="DATE")
     sub.add_argument("--end", type=_date, metavar="DATE")
     sub.add_argument("--chart", type=Path, metavar="PATH", help="also draw the profile into this image file")
 
     sub = command("demo", "a month of generated bank transactions loaded and joined day by day", _cmd_demo, False)
-    sub.add_argument("--root", type=Path, default=Path("data/demo"), metavar="DIR",
-                     help="folder for the demo's tables, emptied first (default: data/demo)")
+    sub.add_argument(
+        "--root",
+        type=Path,
+        default=Path("data/demo"),
+        metavar="DIR",
+        help="folder for the demo's tables, emptied first (default: data/demo)",
+    )
     sub.add_argument("--days", type=_positive, default=30, metavar="N", help="days of data (default: 30)")
-    sub.add_argument("--rows-per-day", type=_positive, default=200, metavar="N",
-                     help="ledger transactions per day (default: 200)")
+    sub.add_argument(
+        "--rows-per-day", type=_positive, default=200, metavar="N", help="ledger transactions per day (default: 200)"
+    )
     return parser
 
 
@@ -230,8 +267,9 @@ def _start_spark(settings: Settings, extra_conf: dict[str, str], verbose: bool) 
 
     if verbose:
         spark = get_spark(settings, extra_conf)
-        log.info("Spark %s, master %s; Spark's log output goes to this terminal", spark.version,
-                 spark.sparkContext.master)
+        log.info(
+            "Spark %s, master %s; Spark's log output goes to this terminal", spark.version, spark.sparkContext.master
+        )
         return spark, None
     from pyspark.sql import SparkSession
 
@@ -430,8 +468,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _window_line(report: WindowReport) -> str:
     counts = "  ".join(f"{name} {report.counts.get(name, 0)}" for name in COUNT_NAMES)
-    return (f"{report.window}  {counts}  |  inserted {report.inserted}  updated {report.updated}  "
-            f"deleted {report.deleted}  ({report.duration_s:.1f} s)")
+    return (
+        f"{report.window}  {counts}  |  inserted {report.inserted}  updated {report.updated}  "
+        f"deleted {report.deleted}  ({report.duration_s:.1f} s)"
+    )
 
 
 def _result_document(result: PipelineResult) -> dict[str, Any]:
@@ -486,8 +526,14 @@ def _cmd_backfill(ctx: Context) -> int:
     job, _ = ctx.job(ctx.args.job)
     spark = ctx.spark()
     done = {"chunks": 0, "total": 0}
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=ctx.out, disable=ctx.json)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=ctx.out,
+        disable=ctx.json,
+    )
 
     def on_progress(number: int, total: int, report: WindowReport | None, window: Window) -> None:
         done.update(chunks=number, total=total)
@@ -500,12 +546,21 @@ def _cmd_backfill(ctx: Context) -> int:
     with progress:
         task = progress.add_task(f"backfill {job.name}", total=None)
         try:
-            result = pipeline.backfill(job, ctx.args.start, ctx.args.end, chunk=ctx.args.chunk, spark=spark,
-                                       settings=ctx.settings, on_progress=on_progress)
+            result = pipeline.backfill(
+                job,
+                ctx.args.start,
+                ctx.args.end,
+                chunk=ctx.args.chunk,
+                spark=spark,
+                settings=ctx.settings,
+                on_progress=on_progress,
+            )
         except Exception:
             if done["total"]:
-                ctx.hint = (f"stopped after chunk {done['chunks']} of {done['total']}; run the same command again "
-                            "to resume: processed chunks are skipped")
+                ctx.hint = (
+                    f"stopped after chunk {done['chunks']} of {done['total']}; run the same command again "
+                    "to resume: processed chunks are skipped"
+                )
             raise
     if ctx.json:
         _emit_json(_result_document(result))
@@ -534,8 +589,7 @@ def _for_each_job(ctx: Context, check: Callable[[JobConfig, Path], dict[str, Any
         except Exception as exc:
             job_code = _report(ctx, exc, ctx.verbose)
             code = code or job_code
-            documents.append({"job": path.stem, "file": str(path), "error": _classify(exc)[1],
-                              "exit_code": job_code})
+            documents.append({"job": path.stem, "file": str(path), "error": _classify(exc)[1], "exit_code": job_code})
     if ctx.json:
         _emit_json({"jobs": documents})
     return code
@@ -543,9 +597,16 @@ def _for_each_job(ctx: Context, check: Callable[[JobConfig, Path], dict[str, Any
 
 def _runs_table(runs: list[dict[str, Any]]) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False)
-    for heading, justify in (("started (UTC)", "left"), ("command", "left"), ("window", "left"),
-                             ("status", "left"), ("rows", "right"), ("+ / ~ / -", "right"), ("s", "right"),
-                             ("error", "left")):
+    for heading, justify in (
+        ("started (UTC)", "left"),
+        ("command", "left"),
+        ("window", "left"),
+        ("status", "left"),
+        ("rows", "right"),
+        ("+ / ~ / -", "right"),
+        ("s", "right"),
+        ("error", "left"),
+    ):
         table.add_column(heading, justify=justify)  # type: ignore[arg-type]
     for run in runs:
         start, end = run.get("window_start"), run.get("window_end")
@@ -556,8 +617,13 @@ def _runs_table(runs: list[dict[str, Any]]) -> Table:
         error = (str(run.get("error") or "").splitlines() or [""])[0][:80]
         table.add_row(
             started.strftime("%Y-%m-%d %H:%M:%S") if isinstance(started, dt.datetime) else str(started),
-            str(run.get("command")), window, str(run.get("status")), str(rows), changes,
-            f"{float(run.get('duration_s') or 0):.1f}", error,
+            str(run.get("command")),
+            window,
+            str(run.get("status")),
+            str(rows),
+            changes,
+            f"{float(run.get('duration_s') or 0):.1f}",
+            error,
         )
     return table
 
@@ -586,43 +652,55 @@ def _cmd_status(ctx: Context) -> int:
 def _cmd_validate(ctx: Context) -> int:
     from deltainc import pipeline
     from deltainc.sources import table_exists
-    from deltainc.windows import Window, read_bounds
+    from deltainc.windows import read_bounds
 
     def check(job: JobConfig, path: Path) -> dict[str, Any]:
         spark = ctx.spark()
         state = pipeline.status(job, spark=spark, settings=ctx.settings, runs=1)  # validates; writes nothing
         uom, join = job.join.time_uom, job.join
         bounds: dict[str, list[str]] | None = None
-        if state.pending is not None:
-            first, _, last = state.pending.partition("..")
-            window = Window(parse_point(first, "pending", uom), parse_point(last or first, "pending", uom), uom)
-            read = read_bounds(window, join.look_back_time, join.max_waiting_time)
+        if state.pending_window is not None:
+            read = read_bounds(state.pending_window, join.look_back_time, join.max_waiting_time)
 
             def label(unit: int) -> str:
                 return from_index(unit, uom).isoformat()
 
-            bounds = {"source_a": [label(read.a_start), label(read.a_end)],
-                      "source_b": [label(read.b_start), label(read.b_end)]}
+            bounds = {
+                "source_a": [label(read.a_start), label(read.a_end)],
+                "source_b": [label(read.b_start), label(read.b_end)],
+            }
         target = table_exists(spark, job.target)
-        document = {"job": job.name, "file": str(path), "valid": True, "watermark": state.watermark,
-                    "latest_available": state.latest_available, "pending": state.pending, "read_bounds": bounds,
-                    "target_exists": target}
+        document = {
+            "job": job.name,
+            "file": str(path),
+            "valid": True,
+            "watermark": state.watermark,
+            "latest_available": state.latest_available,
+            "pending": state.pending,
+            "read_bounds": bounds,
+            "target_exists": target,
+        }
         if not ctx.json:
             ctx.print(f"{job.name}: valid  ({path})")
-            ctx.print(f"  sources          {job.source_a.label} (A), {job.source_b.label} (B): "
-                      f"join {join.how} on {', '.join(join.join_cols) or join.join_cond}, {join.inc_col} present, "
-                      "types compatible")
-            ctx.print(f"  target           {job.target.label} "
-                      f"({'exists' if target else 'created by the first run'})")
-            ctx.print(f"  watermark        {state.watermark or 'none (never run)'}; latest {join.inc_col} in both "
-                      f"sources {state.latest_available or 'none'}")
+            ctx.print(
+                f"  sources          {job.source_a.label} (A), {job.source_b.label} (B): "
+                f"join {join.how} on {', '.join(join.join_cols) or join.join_cond}, {join.inc_col} present, "
+                "types compatible"
+            )
+            ctx.print(f"  target           {job.target.label} ({'exists' if target else 'created by the first run'})")
+            ctx.print(
+                f"  watermark        {state.watermark or 'none (never run)'}; latest {join.inc_col} in both "
+                f"sources {state.latest_available or 'none'}"
+            )
             if bounds is None:
                 ctx.print("  pending          nothing pending")
             else:
                 ctx.print(f"  pending          {state.pending}")
                 (a_first, a_last), (b_first, b_last) = bounds["source_a"], bounds["source_b"]
-                ctx.print(f"  next run reads   source_a {join.inc_col} {a_first}..{a_last}, "
-                          f"source_b {join.inc_col} {b_first}..{b_last}")
+                ctx.print(
+                    f"  next run reads   source_a {join.inc_col} {a_first}..{a_last}, "
+                    f"source_b {join.inc_col} {b_first}..{b_last}"
+                )
         return document
 
     return _for_each_job(ctx, check)
@@ -631,28 +709,8 @@ def _cmd_validate(ctx: Context) -> int:
 # --- unlock -------------------------------------------------------------------------------------------------------
 
 
-def remove_lock(spark: SparkSession, paths: StatePaths, job: str, run_id: str | None = None) -> list[dict[str, Any]]:
-    """Delete the lock row(s) of `job` (only run `run_id`'s, when given); returns the rows removed."""
-    from delta.tables import DeltaTable
-    from pyspark.sql import functions as F
-
-    if not DeltaTable.isDeltaTable(spark, paths.locks):
-        return []
-    held = spark.read.format("delta").load(paths.locks).where(F.col("job") == job).collect()
-    if run_id is not None:
-        matching = [row for row in held if row["run_id"] == run_id]
-        if held and not matching:
-            holders = ", ".join(f"{row['run_id']} ({row['owner']})" for row in held)
-            raise ConfigError(f"--run-id: job {job!r} is locked by run {holders}, not by run {run_id!r}")
-        held = matching
-    if held:
-        ids = [row["run_id"] for row in held]
-        DeltaTable.forPath(spark, paths.locks).delete((F.col("job") == job) & F.col("run_id").isin(ids))
-    return [row.asDict() for row in held]
-
-
 def _cmd_unlock(ctx: Context) -> int:
-    from deltainc.state import state_paths
+    from deltainc.state import remove_lock, state_paths
 
     job, _ = ctx.job(ctx.args.job)
     paths = state_paths(job.state_path(ctx.settings.state_dir))
@@ -697,8 +755,9 @@ def _cmd_profile(ctx: Context) -> int:
 def _cmd_demo(ctx: Context) -> int:
     from deltainc.demo import run_demo
 
-    result = run_demo(ctx.args.root, ctx.spark(), days=ctx.args.days, rows_per_day=ctx.args.rows_per_day,
-                      echo=ctx.print)
+    result = run_demo(
+        ctx.args.root, ctx.spark(), days=ctx.args.days, rows_per_day=ctx.args.rows_per_day, echo=ctx.print
+    )
     ok = getattr(result, "ok", True)
     if not ok:
         _error("demo: the daily schedule, the re-run and the one-shot reload did not agree (see above)")

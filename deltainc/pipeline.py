@@ -100,6 +100,7 @@ class JobStatus:
     latest_available: str | None
     pending: str | None
     runs: list[dict[str, object]] = field(default_factory=list)
+    pending_window: Window | None = None
 
 
 @dataclass(frozen=True)
@@ -505,6 +506,7 @@ def status(
         prepared.label(latest),
         None if pending is None else str(pending),
         recent,
+        pending,
     )
 
 

@@ -13,7 +13,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, Row, SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.errors import JobLockedError
+from deltainc.errors import ConfigError, JobLockedError
 
 __all__ = [
     "StatePaths",
@@ -26,6 +26,7 @@ __all__ = [
     "read_runs",
     "acquire_lock",
     "release_lock",
+    "remove_lock",
 ]
 
 WATERMARK_SCHEMA = (
@@ -129,7 +130,9 @@ def advance_watermark(
         [(job, time_uom, label, unit, run_id)],
         "job STRING, time_uom STRING, watermark STRING, watermark_unit BIGINT, run_id STRING",
     ).withColumn("updated_at", F.current_timestamp())
-    values: dict[str, str | Column] = {c: f"s.{c}" for c in ("job", "time_uom", "watermark", "watermark_unit", "updated_at", "run_id")}
+    values: dict[str, str | Column] = {
+        c: f"s.{c}" for c in ("job", "time_uom", "watermark", "watermark_unit", "updated_at", "run_id")
+    }
     (
         DeltaTable.forPath(spark, paths.watermarks)
         .alias("t")
@@ -213,3 +216,20 @@ def acquire_lock(spark: SparkSession, paths: StatePaths, job: str, run_id: str, 
 def release_lock(spark: SparkSession, paths: StatePaths, job: str, run_id: str) -> None:
     """Give the lock back (only if this run still holds it)."""
     DeltaTable.forPath(spark, paths.locks).delete((F.col("job") == job) & (F.col("run_id") == run_id))
+
+
+def remove_lock(spark: SparkSession, paths: StatePaths, job: str, run_id: str | None = None) -> list[dict[str, object]]:
+    """Delete the lock row(s) of `job` (only run `run_id`'s, when given); returns the rows removed."""
+    if not DeltaTable.isDeltaTable(spark, paths.locks):
+        return []
+    held = spark.read.format("delta").load(paths.locks).where(F.col("job") == job).collect()
+    if run_id is not None:
+        matching = [row for row in held if row["run_id"] == run_id]
+        if held and not matching:
+            holders = ", ".join(f"{row['run_id']} ({row['owner']})" for row in held)
+            raise ConfigError(f"--run-id: job {job!r} is locked by run {holders}, not by run {run_id!r}")
+        held = matching
+    if held:
+        ids = [row["run_id"] for row in held]
+        DeltaTable.forPath(spark, paths.locks).delete((F.col("job") == job) & F.col("run_id").isin(ids))
+    return [row.asDict() for row in held]

@@ -33,8 +33,14 @@ demo: jars
 	$(PY) -m deltainc demo
 
 lint: install
-	$(PY) -m ruff check deltainc tests jobs
+	$(PY) -m ruff check deltainc tests jobs benchmarks
 	$(PY) -m mypy
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache spark-warehouse metastore_db derby.log
+
+# Benchmarks (benchmarks/README.md): `make bench` runs the defaults and writes benchmarks/RESULTS.md;
+# options pass through ARGS, e.g. `make bench ARGS="--rows-per-day 2000 --days 40"`.
+.PHONY: bench
+bench: jars
+	$(PY) -m benchmarks.run $(ARGS)

@@ -210,9 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--root",
         type=Path,
-        default=Path("data/demo"),
+        default=Path("demo-data"),
         metavar="DIR",
-        help="folder for the demo's tables, emptied first (default: data/demo)",
+        help="folder for the demo's tables, emptied first (default: demo-data)",
     )
     sub.add_argument("--days", type=_positive, default=30, metavar="N", help="days of data (default: 30)")
     sub.add_argument(

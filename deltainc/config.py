@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import sys
 from pathlib import Path
@@ -59,6 +60,20 @@ def _unique(columns: list[str]) -> list[str]:
 
 
 Text = Annotated[str, AfterValidator(_not_blank)]
+
+
+def absolute_location(location: str) -> str:
+    """A local path made absolute against the current directory; a URI (s3://, file:/...) is kept as is.
+
+    Spark resolves relative paths against the directory its JVM started in, which need not be the
+    directory the command runs in; absolute paths make a job mean the same wherever it is run from.
+    """
+    if "://" in location or location.startswith(("file:", "dbfs:")):
+        return location
+    return os.path.abspath(os.path.expanduser(location))
+
+
+Location = Annotated[str, AfterValidator(_not_blank), AfterValidator(absolute_location)]
 Columns = Annotated[list[Text], AfterValidator(_unique)]
 NonNegativeInt = Annotated[int, Field(ge=0, strict=True)]
 StrictBool = Annotated[bool, Field(strict=True)]
@@ -71,7 +86,7 @@ class _Section(BaseModel):
 class TableRef(_Section):
     """A Delta table given by exactly one of `path` (a Delta path) or `table` (a catalog name)."""
 
-    path: Text | None = None
+    path: Location | None = None
     table: Text | None = None
 
     @model_validator(mode="after")
@@ -152,7 +167,7 @@ class TargetConfig(TableRef):
 class StateConfig(_Section):
     """Where the watermark table and the run log live; None = the settings' state_dir."""
 
-    path: Text | None = None
+    path: Location | None = None
 
 
 class JobConfig(_Section):
@@ -176,7 +191,7 @@ class JobConfig(_Section):
 
     def state_path(self, default: Path) -> str:
         """The state location: the job's own `state.path`, else `default`."""
-        return self.state.path if self.state.path is not None else str(default)
+        return self.state.path if self.state.path is not None else absolute_location(str(default))
 
 
 def _where(loc: tuple[int | str, ...]) -> str:

@@ -176,7 +176,8 @@ def test_a_job_on_a_standalone_cluster_gives_the_local_target(
         timeout=900,
     )
     assert submitted.returncode == 0, submitted.stderr[-4000:]
-    result = json.loads(submitted.stdout)
+    # spark-submit prints Ivy's resolution report on stdout before our program starts; the JSON comes last.
+    result = json.loads(submitted.stdout[submitted.stdout.index("\n{") :])
     assert [w["window"] for w in result["windows"]] == [str(START + dt.timedelta(days=d)) for d in range(4)]
     assert result["watermark"] == str(START + dt.timedelta(days=3))
 

@@ -70,23 +70,24 @@ def replace_line(base: str, old: str, new: str) -> str:
     return base.replace(old, new)
 
 
-def test_the_example_job_loads_as_written(tmp_path: Path) -> None:
+def test_the_example_job_loads_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     job = load_job(write(tmp_path, EXAMPLE))
     assert job.name == "bank_trx"
     assert job.start_date == dt.date(2025, 3, 1)
     assert job.max_window == 0
-    assert job.source_a == TableRef(path="data/finance_trx")
-    assert job.source_b.path == "data/sepa_trx"
+    assert job.source_a == TableRef(path=str(tmp_path / "data/finance_trx"))
+    assert job.source_b.path == str(tmp_path / "data/sepa_trx")
     assert job.join.how == "left"
     assert job.join.join_cols == ["TrxId"]
     assert job.join.inc_col == "RecDate"
     assert (job.join.look_back_time, job.join.max_waiting_time) == (2, 11)
     assert job.join.include_waiting is True
     assert job.join.enforce_sliding_join_window is True
-    assert job.target.path == "data/trx_joined"
+    assert job.target.path == str(tmp_path / "data/trx_joined")
     assert job.target.keys == ["TrxId"]
     assert job.target.b_keys == ["SepaId"]
-    assert job.state.path == "data/_deltainc"
+    assert job.state.path == str(tmp_path / "data/_deltainc")
 
 
 def test_defaults_fill_what_a_minimal_job_leaves_out(tmp_path: Path) -> None:
@@ -113,11 +114,28 @@ def test_a_loaded_job_is_frozen(tmp_path: Path) -> None:
         job.join.look_back_time = 5  # type: ignore[misc]
 
 
-def test_state_path_is_the_jobs_own_or_the_default(tmp_path: Path) -> None:
+def test_state_path_is_the_jobs_own_or_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     own = load_job(write(tmp_path, EXAMPLE, "own.toml"))
     default = load_job(write(tmp_path, MINIMAL, "default.toml"))
-    assert own.state_path(Path("elsewhere")) == "data/_deltainc"
-    assert default.state_path(Path("data/_state")) == "data/_state"
+    assert own.state_path(Path("elsewhere")) == str(tmp_path / "data/_deltainc")
+    assert default.state_path(Path("data/_state")) == str(tmp_path / "data/_state")
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("data/x", "{cwd}/data/x"),
+        ("/abs/x", "/abs/x"),
+        ("s3://bucket/x", "s3://bucket/x"),
+        ("file:/tmp/x", "file:/tmp/x"),
+    ],
+)
+def test_relative_paths_are_made_absolute_against_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str, expected: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert TableRef(path=given).path == expected.format(cwd=tmp_path)
 
 
 # --- file-level problems --------------------------------------------------------------------------
@@ -222,9 +240,7 @@ def test_a_table_needs_exactly_one_of_path_or_table_not_both(tmp_path: Path, sec
 
 
 @pytest.mark.parametrize(("section", "line"), [("source_a", 'path = "a"'), ("source_b", 'path = "b"')])
-def test_a_table_needs_exactly_one_of_path_or_table_not_neither(
-    tmp_path: Path, section: str, line: str
-) -> None:
+def test_a_table_needs_exactly_one_of_path_or_table_not_neither(tmp_path: Path, section: str, line: str) -> None:
     text = replace_line(MINIMAL, f"[{section}]\n{line}\n", f"[{section}]\n")
     expected = rf"job\.toml: {section}: give exactly one of 'path' or 'table' \(got neither\)"
     with pytest.raises(ConfigError, match=expected):
@@ -240,7 +256,7 @@ def test_a_table_may_be_a_catalog_name(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("ref", "label"),
-    [(TableRef(path="data/x"), "path data/x"), (TableRef(table="db.x"), "table db.x")],
+    [(TableRef(path="/data/x"), "path /data/x"), (TableRef(table="db.x"), "table db.x")],
 )
 def test_a_table_has_a_human_label(ref: TableRef, label: str) -> None:
     assert ref.label == label
@@ -444,9 +460,7 @@ def test_resolve_job_uses_an_existing_toml_path_as_is(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("given", ["bank_trx", "bank_trx.toml"])
-def test_resolve_job_finds_a_name_in_the_job_dir(
-    tmp_path: Path, given: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_resolve_job_finds_a_name_in_the_job_dir(tmp_path: Path, given: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     job_dir = tmp_path / "jobs"
     job_dir.mkdir()

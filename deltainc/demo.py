@@ -1,0 +1,269 @@
+"""The end-to-end demo: a month of ledger and payment-engine loads, joined day by day into a Delta target.
+
+`run_demo` plays a real daily schedule on generated data (`deltainc.sample_data`): every day it appends
+that day's partitions of A (ledger transactions) and B (payment-engine records) and runs the job with
+`max_window = 1`, so the target grows exactly as it would in production. It then shows the two
+promises of DESIGN.md section 6 on the result: re-running a processed day leaves the target's rows
+unchanged, and reloading every day in one run into a second target gives the same rows as the daily
+schedule.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from delta.tables import DeltaTable
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from rich.console import Console
+from rich.table import Table
+
+from deltainc import pipeline
+from deltainc.config import JobConfig
+from deltainc.errors import ConfigError
+from deltainc.sample_data import SampleSpec, generate
+
+__all__ = ["DemoDay", "DemoResult", "run_demo", "demo_job", "DEMO_START", "COUNT_NAMES"]
+
+DEMO_START = dt.date(2025, 3, 1)
+LOOK_BACK_TIME = 2  # the seed's example: B arrives up to 2 days before A ...
+MAX_WAITING_TIME = 11  # ... and up to 11 days after it
+COUNT_NAMES: tuple[str, ...] = ("same_time", "a_late", "b_late", "a_timed_out", "a_waiting")
+_MARKER = ".deltainc-demo"  # marks a folder as the demo's own, so that a re-run may empty it
+
+
+@dataclass(frozen=True)
+class DemoDay:
+    """One day of the schedule: the rows loaded, and what the job's run that day did."""
+
+    day: dt.date
+    rows_a: int  # rows appended to A (the ledger) for this day
+    rows_b: int  # rows appended to B (the payment engine) for this day
+    windows: tuple[str, ...]  # output windows the run processed (none when a source had no rows yet)
+    counts: dict[str, int]  # output rows of those windows by JoinType name (COUNT_NAMES)
+    inserted: int
+    updated: int
+    deleted: int
+    load_s: float  # seconds spent appending the day's partitions
+    run_s: float  # seconds spent in pipeline.run
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """What the demo did and whether the two promises held."""
+
+    root: Path
+    days: tuple[DemoDay, ...]
+    target_rows: int  # rows of the daily target at the end
+    rerun_day: dt.date
+    rerun_unchanged: bool  # re-running rerun_day left every row of the daily target as it was
+    reload_equal: bool  # the one-shot reload of all days gave exactly the daily target's rows
+    reload_s: float
+    total_s: float
+
+    @property
+    def ok(self) -> bool:
+        """Both promises held."""
+        return self.rerun_unchanged and self.reload_equal
+
+    @property
+    def seconds_per_day(self) -> float:
+        """Average wall time of one scheduled day (load plus run)."""
+        return sum(d.load_s + d.run_s for d in self.days) / max(len(self.days), 1)
+
+
+def demo_job(root: Path, name: str, max_window: int, start: dt.date = DEMO_START) -> JobConfig:
+    """The demo's job: A = ledger, B = payment engine, joined on TrxId with the seed's tolerances."""
+    return JobConfig.model_validate(
+        {
+            "name": name,
+            "start_date": start,
+            "max_window": max_window,
+            "source_a": {"path": str(root / "ledger")},
+            "source_b": {"path": str(root / "payments")},
+            "join": {
+                "how": "left",
+                "join_cols": ["TrxId"],
+                "look_back_time": LOOK_BACK_TIME,
+                "max_waiting_time": MAX_WAITING_TIME,
+                "include_waiting": True,
+            },
+            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"], "b_keys": ["SepaId"]},
+            "state": {"path": str(root / "_deltainc")},
+        }
+    )
+
+
+def _start_clean(root: Path) -> None:
+    """Empty `root` when it is the demo's own folder (or empty); refuse to wipe anything else."""
+    if root.exists():
+        if not root.is_dir():
+            raise ConfigError(f"demo root: {root} exists and is not a folder")
+        if any(root.iterdir()) and not (root / _MARKER).exists():
+            raise ConfigError(
+                f"demo root: {root} is not empty and was not made by the demo ({_MARKER} missing); "
+                "choose an empty or new folder"
+            )
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    (root / _MARKER).write_text("made by `deltainc demo`; its contents are removed on the next demo run\n")
+
+
+def _per_day(frame: DataFrame) -> dict[dt.date, int]:
+    return {row["RecDate"]: int(row["count"]) for row in frame.groupBy("RecDate").count().collect()}
+
+
+def _append(frame: DataFrame, day: dt.date, path: Path) -> None:
+    (
+        frame.where(F.col("RecDate") == F.lit(day))
+        .coalesce(1)
+        .write.format("delta")
+        .mode("append")
+        .partitionBy("RecDate")
+        .save(str(path))
+    )
+
+
+def _same_rows(left: DataFrame, right: DataFrame) -> bool:
+    """Equal as multisets of rows (duplicates count), columns matched by name."""
+    right = right.select(*left.columns)
+    return left.exceptAll(right).isEmpty() and right.exceptAll(left).isEmpty()
+
+
+def _version(spark: SparkSession, path: str) -> int:
+    last = DeltaTable.forPath(spark, path).history(1).select("version").first()
+    return 0 if last is None else int(last["version"])
+
+
+def _day_row(report_counts: list[dict[str, int]]) -> dict[str, int]:
+    return {name: sum(c.get(name, 0) for c in report_counts) for name in COUNT_NAMES}
+
+
+def _table(result_days: tuple[DemoDay, ...]) -> str:
+    table = Table(title="Daily schedule: one run per day, max_window = 1", title_justify="left")
+    table.add_column("day")
+    for heading in ("A rows", "B rows", *COUNT_NAMES, "inserted", "updated", "deleted", "run s"):
+        table.add_column(heading, justify="right")
+    for d in result_days:
+        counts = [str(d.counts[name]) for name in COUNT_NAMES] if d.windows else ["-"] * len(COUNT_NAMES)
+        table.add_row(
+            d.day.isoformat(), str(d.rows_a), str(d.rows_b), *counts,
+            str(d.inserted), str(d.updated), str(d.deleted), f"{d.run_s:.1f}",
+        )
+    buffer = io.StringIO()
+    Console(file=buffer, width=160, force_terminal=False, color_system=None).print(table)
+    return buffer.getvalue().rstrip("\n")
+
+
+def run_demo(
+    root: Path,
+    spark: SparkSession,
+    days: int = 30,
+    rows_per_day: int = 200,
+    echo: Callable[[str], None] = print,
+) -> DemoResult:
+    """Load `days` days of sample data one day at a time under `root`, join them daily, then check re-run and reload.
+
+    `root` is emptied first (only if it is empty or was made by an earlier demo). Under it: `ledger` (A) and
+    `payments` (B), Delta tables partitioned by RecDate; `target_demo_daily` (the daily job's target),
+    `target_demo_reload` (the one-shot reload's target) and `_deltainc` (watermarks, run log, locks).
+    """
+    clock = time.monotonic()
+    root = Path(root).absolute()
+    spec = SampleSpec(start=DEMO_START, days=days, rows_per_day=rows_per_day)
+    _start_clean(root)
+    daily, reload = demo_job(root, "demo_daily", 1), demo_job(root, "demo_reload", 0)
+    echo(
+        f"deltainc demo: {days} days x {rows_per_day} ledger transactions from {spec.start} under {root}\n"
+        f"  A = ledger, B = payment engine; join on TrxId, look_back_time {LOOK_BACK_TIME}, "
+        f"max_waiting_time {MAX_WAITING_TIME} (days)"
+    )
+
+    source_a, source_b = generate(spark, spec, partitions=2)
+    source_a = source_a.persist(StorageLevel.MEMORY_AND_DISK)
+    source_b = source_b.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        rows_a, rows_b = _per_day(source_a), _per_day(source_b)
+        schedule: list[DemoDay] = []
+        watermark: str | None = None
+        for offset in range(days):
+            day = spec.start + dt.timedelta(days=offset)
+            started = time.monotonic()
+            _append(source_a, day, root / "ledger")
+            _append(source_b, day, root / "payments")
+            loaded = time.monotonic()
+            outcome = pipeline.run(daily, spark=spark)
+            ran = time.monotonic()
+            windows, watermark = outcome.windows, outcome.watermark
+            entry = DemoDay(
+                day=day,
+                rows_a=rows_a.get(day, 0),
+                rows_b=rows_b.get(day, 0),
+                windows=tuple(w.window for w in windows),
+                counts=_day_row([w.counts for w in windows]),
+                inserted=sum(w.inserted for w in windows),
+                updated=sum(w.updated for w in windows),
+                deleted=sum(w.deleted for w in windows),
+                load_s=loaded - started,
+                run_s=ran - loaded,
+            )
+            schedule.append(entry)
+            what = ", ".join(entry.windows) if entry.windows else "nothing pending"
+            echo(
+                f"  {day}: loaded A {entry.rows_a:>5} / B {entry.rows_b:>5} rows ({entry.load_s:.1f} s); "
+                f"run: {what} ({entry.run_s:.1f} s) +{entry.inserted} ~{entry.updated} -{entry.deleted}"
+            )
+    finally:
+        source_a.unpersist()
+        source_b.unpersist()
+    echo(_table(tuple(schedule)))
+
+    daily_path = str(root / f"target_{daily.name}")
+    target_rows = spark.read.format("delta").load(daily_path).count()
+    if watermark is None:
+        raise ConfigError(f"demo: no day was processed (days={days}, rows_per_day={rows_per_day} is too small)")
+    rerun_day = min(spec.start + dt.timedelta(days=days // 2), dt.date.fromisoformat(watermark))
+    version = _version(spark, daily_path)
+    rerun_result = pipeline.rerun(daily, rerun_day, spark=spark)
+    snapshot = spark.read.format("delta").option("versionAsOf", version).load(daily_path)
+    rerun_unchanged = _same_rows(spark.read.format("delta").load(daily_path), snapshot)
+    changed = rerun_result.windows[0]
+    echo(
+        f"Re-run of {rerun_day}: +{changed.inserted} ~{changed.updated} -{changed.deleted} rows; "
+        f"all {target_rows} target rows unchanged: {'yes' if rerun_unchanged else 'NO'}"
+    )
+
+    started = time.monotonic()
+    reloaded = pipeline.run(reload, spark=spark)
+    reload_s = time.monotonic() - started
+    reload_path = str(root / f"target_{reload.name}")
+    reload_equal = _same_rows(
+        spark.read.format("delta").load(daily_path), spark.read.format("delta").load(reload_path)
+    )
+    reloaded_windows = ", ".join(w.window for w in reloaded.windows) or "nothing"
+    echo(
+        f"One-shot reload of {reloaded_windows} into a second target ({reload_s:.1f} s): "
+        f"equal to the daily target: {'yes' if reload_equal else 'NO'}"
+    )
+    result = DemoResult(
+        root=root,
+        days=tuple(schedule),
+        target_rows=target_rows,
+        rerun_day=rerun_day,
+        rerun_unchanged=rerun_unchanged,
+        reload_equal=reload_equal,
+        reload_s=reload_s,
+        total_s=time.monotonic() - clock,
+    )
+    echo(
+        f"Done in {result.total_s:.0f} s ({result.seconds_per_day:.1f} s per scheduled day). "
+        f"Tables under {root}: ledger, payments, target_{daily.name}, target_{reload.name}, _deltainc"
+    )
+    return result

@@ -1,0 +1,69 @@
+"""The demo end to end on a tiny size: a daily schedule, a re-run that changes nothing, an equal reload."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from deltainc.demo import COUNT_NAMES, DEMO_START, DemoResult, run_demo
+from deltainc.errors import ConfigError
+
+DAYS = 4
+
+
+@pytest.fixture(scope="module")
+def demo(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoResult, list[str], Path]:
+    root = tmp_path_factory.mktemp("demo") / "demo-data"
+    root.mkdir()
+    (root / ".deltainc-demo").write_text("left by an earlier demo\n")
+    (root / "stale-table").mkdir()  # an earlier demo's leftovers are removed first
+    lines: list[str] = []
+    result = run_demo(root, spark, days=DAYS, rows_per_day=10, echo=lines.append)
+    return result, lines, root
+
+
+def test_the_schedule_runs_one_window_per_day(demo: tuple[DemoResult, list[str], Path]) -> None:
+    result, _, root = demo
+    assert [d.day for d in result.days] == [DEMO_START + dt.timedelta(days=i) for i in range(DAYS)]
+    processed = [w for d in result.days for w in d.windows]
+    assert processed == [str(d.day) for d in result.days if d.windows]  # one day per window, in order
+    assert processed[-1] == str(DEMO_START + dt.timedelta(days=DAYS - 1))
+    assert all(d.rows_a > 0 for d in result.days)
+    assert sum(d.inserted for d in result.days) - sum(d.deleted for d in result.days) == result.target_rows
+    assert sum(d.counts["same_time"] for d in result.days) > 0
+    assert all(set(d.counts) == set(COUNT_NAMES) for d in result.days)
+    assert not (root / "stale-table").exists()
+    partitions = sorted(p.name for p in (root / "ledger").glob("RecDate=*"))
+    assert partitions == [f"RecDate={DEMO_START + dt.timedelta(days=i)}" for i in range(DAYS)]
+    assert (root / "target_demo_daily" / "_delta_log").is_dir()
+    assert (root / "target_demo_reload" / "_delta_log").is_dir()
+
+
+def test_rerun_changes_nothing_and_the_reload_equals_the_daily_target(
+    demo: tuple[DemoResult, list[str], Path],
+) -> None:
+    result, _, _ = demo
+    assert result.rerun_unchanged and result.reload_equal and result.ok
+    assert DEMO_START <= result.rerun_day <= DEMO_START + dt.timedelta(days=DAYS - 1)
+    assert result.total_s > result.reload_s > 0
+
+
+def test_the_demo_prints_progress_a_table_and_the_checks(demo: tuple[DemoResult, list[str], Path]) -> None:
+    _, lines, _ = demo
+    text = "\n".join(lines)
+    assert text.startswith(f"deltainc demo: {DAYS} days x 10 ledger transactions from {DEMO_START}")
+    for heading in ("A rows", "B rows", *COUNT_NAMES, "inserted", "updated", "deleted"):
+        assert heading in text
+    assert f"{DEMO_START}: loaded A" in text
+    assert "target rows unchanged: yes" in text
+    assert "equal to the daily target: yes" in text
+
+
+def test_a_folder_the_demo_did_not_make_is_never_emptied(spark: SparkSession, tmp_path: Path) -> None:
+    (tmp_path / "precious.txt").write_text("keep me")
+    with pytest.raises(ConfigError, match="demo root: .* is not empty and was not made by the demo"):
+        run_demo(tmp_path, spark, days=1, rows_per_day=1)
+    assert (tmp_path / "precious.txt").read_text() == "keep me"

@@ -174,31 +174,13 @@ def prepare_job(
         time_uom=join.time_uom,
         enforce_sliding_join_window=join.enforce_sliding_join_window,
     )
-    spec = prepare_join(
-        df_a,
-        df_b,
-        join.how,
-        join.join_cols,
-        join.join_cond,
-        join.look_back_time,
-        join.max_waiting_time,
-        None,
-        None,
-        base,
-    )
+    def validated(options: IncJoinSettings) -> JoinSpec:
+        return prepare_join(df_a, df_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
+                            join.max_waiting_time, None, None, options)  # fmt: skip
+
+    validated(base)  # the sources and the join first, so that their errors come before the target's
     select, identity = _output_select(job, df_a.columns, df_b.columns, base)
-    spec = prepare_join(
-        df_a,
-        df_b,
-        join.how,
-        join.join_cols,
-        join.join_cond,
-        join.look_back_time,
-        join.max_waiting_time,
-        None,
-        None,
-        base.model_copy(update={"output_select": select}),
-    )
+    spec = validated(base.model_copy(update={"output_select": select}))
     paths = state_paths(job.state_path(settings.state_dir))
     return PreparedJob(spark, job, paths, df_a, df_b, spec, identity, settings)
 
@@ -211,8 +193,8 @@ def _latest_available(prepared: PreparedJob) -> int | None:
     return None if latest_a is None or latest_b is None else min(latest_a, latest_b)
 
 
-def _pending(prepared: PreparedJob, latest: int | None, until: int | None) -> Window | None:
-    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+def _pending(prepared: PreparedJob, watermark: int | None, latest: int | None, until: int | None) -> Window | None:
+    """The next window after `watermark`, up to the latest unit in both sources (and `until`)."""
     start = to_index(prepared.job.start_date, prepared.uom)
     return next_window(watermark, start, latest, until, prepared.job.max_window, prepared.uom)
 
@@ -377,9 +359,13 @@ def _null_counts(prepared: PreparedJob) -> tuple[int, int]:
 
 
 def _result(
-    prepared: PreparedJob, command: str, run_id: str | None, reports: list[WindowReport], message: str
+    prepared: PreparedJob,
+    command: str,
+    run_id: str | None,
+    reports: list[WindowReport],
+    message: str,
+    watermark: int | None,
 ) -> PipelineResult:
-    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
     return PipelineResult(prepared.job.name, command, run_id, tuple(reports), prepared.label(watermark), message)
 
 
@@ -394,8 +380,8 @@ def run(
     prepared = prepare_job(job, spark, settings)
     until_unit = None if until is None else parse_point(until, "until", prepared.uom)
     latest = _latest_available(prepared)
-    if _pending(prepared, latest, until_unit) is None:
-        watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+    if _pending(prepared, watermark, latest, until_unit) is None:
         message = (
             f"nothing pending for {prepared.job.name}: watermark {prepared.label(watermark) or 'none'}, "
             f"latest RecDate in both sources {prepared.label(latest) or 'none'}"
@@ -403,10 +389,12 @@ def run(
         return PipelineResult(prepared.job.name, "run", None, (), prepared.label(watermark), message)
     reports: list[WindowReport] = []
     with _locked(prepared) as run_id:
+        watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)  # as of holding the lock
         nulls = _null_counts(prepared)
-        while (window := _pending(prepared, latest, until_unit)) is not None:
+        while (window := _pending(prepared, watermark, latest, until_unit)) is not None:
             reports.append(_process_window(prepared, window, "run", run_id, True, on_step, nulls))
-    return _result(prepared, "run", run_id, reports, f"processed {len(reports)} window(s)")
+            watermark = window.end  # only this run moves it while it holds the lock
+    return _result(prepared, "run", run_id, reports, f"processed {len(reports)} window(s)", watermark)
 
 
 def rerun(
@@ -437,7 +425,7 @@ def rerun(
         )
     with _locked(prepared) as run_id:
         report = _process_window(prepared, window, "rerun", run_id, False, on_step, _null_counts(prepared))
-    return _result(prepared, "rerun", run_id, [report], f"re-ran {window}")
+    return _result(prepared, "rerun", run_id, [report], f"re-ran {window}", watermark)
 
 
 def backfill(
@@ -476,9 +464,9 @@ def backfill(
         )
     reports: list[WindowReport] = []
     with _locked(prepared) as run_id:
+        done = read_watermark(prepared.spark, prepared.paths, prepared.job.name)  # as of holding the lock
         nulls = _null_counts(prepared)
         for number, piece in enumerate(chunks, start=1):
-            done = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
             if done is not None and piece.end <= done:
                 if on_progress:
                     on_progress(number, len(chunks), None, piece)
@@ -486,9 +474,11 @@ def backfill(
             todo = piece if done is None or piece.start > done else Window(done + 1, piece.end, piece.time_uom)
             report = _process_window(prepared, todo, "backfill", run_id, True, on_step, nulls)
             reports.append(report)
+            done = todo.end
             if on_progress:
                 on_progress(number, len(chunks), report, todo)
-    return _result(prepared, "backfill", run_id, reports, f"backfilled {len(reports)} of {len(chunks)} chunk(s)")
+    message = f"backfilled {len(reports)} of {len(chunks)} chunk(s)"
+    return _result(prepared, "backfill", run_id, reports, message, done)
 
 
 def status(
@@ -498,7 +488,7 @@ def status(
     prepared = prepare_job(job, spark, settings)
     latest = _latest_available(prepared)
     watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
-    pending = _pending(prepared, latest, None)
+    pending = _pending(prepared, watermark, latest, None)
     recent = [row.asDict() for row in read_runs(prepared.spark, prepared.paths, prepared.job.name, runs)]
     return JobStatus(
         prepared.job.name,

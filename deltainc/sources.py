@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from urllib.parse import unquote, urlparse
 
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
@@ -63,6 +65,9 @@ def scan_stats(spark: SparkSession, scan: DataFrame) -> ScanStats:
     files = scan.inputFiles()
     if not files:
         return ScanStats(0, 0)
+    local = [urlparse(f) for f in files]
+    if all(u.scheme in ("", "file") for u in local):  # local disk: the file system answers without a Spark job
+        return ScanStats(len(files), sum(os.path.getsize(unquote(u.path)) for u in local))
     sizes = spark.read.format("binaryFile").load(files).agg(F.sum("length").alias("bytes")).first()
     total = 0 if sizes is None or sizes["bytes"] is None else int(sizes["bytes"])
     return ScanStats(len(files), total)

@@ -125,22 +125,18 @@ def read_watermark(spark: SparkSession, paths: StatePaths, job: str) -> int | No
 def advance_watermark(
     spark: SparkSession, paths: StatePaths, job: str, unit: int, label: str, time_uom: str, run_id: str
 ) -> None:
-    """Move the job's watermark to `unit`, never backwards (a MERGE that only updates forward)."""
-    update = spark.createDataFrame(
+    """Record that `job` has processed everything up to `unit`.
+
+    The table is append-only: each move is one row, and a job's watermark is the greatest `watermark_unit`
+    among its rows, so it can never move backwards. A blind append is Delta's cheapest commit: it reads no
+    data, where an upsert would scan and rewrite the table on every run.
+    """
+    row = spark.createDataFrame(
         [(job, time_uom, label, unit, run_id)],
         "job STRING, time_uom STRING, watermark STRING, watermark_unit BIGINT, run_id STRING",
     ).withColumn("updated_at", F.current_timestamp())
-    values: dict[str, str | Column] = {
-        c: f"s.{c}" for c in ("job", "time_uom", "watermark", "watermark_unit", "updated_at", "run_id")
-    }
-    (
-        DeltaTable.forPath(spark, paths.watermarks)
-        .alias("t")
-        .merge(update.alias("s"), "t.job = s.job")
-        .whenMatchedUpdate(condition="t.watermark_unit < s.watermark_unit", set=values)
-        .whenNotMatchedInsert(values=values)
-        .execute()
-    )
+    columns = ["job", "time_uom", "watermark", "watermark_unit", "updated_at", "run_id"]
+    row.select(*columns).write.format("delta").mode("append").save(paths.watermarks)
 
 
 def append_run(spark: SparkSession, paths: StatePaths, record: RunRecord) -> None:

@@ -59,41 +59,23 @@ def test_matched_output_recdate_is_the_later_of_a_and_b(spark: SparkSession) -> 
     assert [(k, rec) for k, rec, _, _ in run(df_a, df_b, 0, 10, lb=2, mw=5)] == [(1, 3), (2, 5)]
 
 
+def unmatched(df_a: DataFrame, df_b: DataFrame, mw: int, start: int, end: int) -> list[tuple]:
+    """(key, output day, WaitingTime, JoinType) of a left join with include_waiting."""
+    settings = IncJoinSettings(include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType")
+    out = inc_join(df_a, df_b, "left", ["k"], None, 0, mw, day(start), day(end), settings)
+    return sorted((r.k, (r.RecDate - DAY0).days, r.WaitingTime, r.JoinType) for r in out.collect())
+
+
 def test_waiting_time_is_the_time_since_a_capped_by_max_waiting_time(spark: SparkSession) -> None:
     df_a, df_b = sources(spark, [(1, 0), (2, 3), (3, 6), (4, 8)], [])
-    out = inc_join(
-        df_a,
-        df_b,
-        "left",
-        ["k"],
-        None,
-        0,
-        4,
-        day(8),
-        day(8),
-        IncJoinSettings(include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType"),
-    )
-    rows = sorted((r.k, (r.RecDate - DAY0).days, r.WaitingTime, r.JoinType) for r in out.collect())
-    # e = 8: A at 3 has waited 5 -> capped at 4, timed out at 7 (outside W = [8, 8]); A at 6 waits 2; A at 8 waits 0.
-    assert rows == [(3, 7, 4, JoinType.A_TIMED_OUT), (3, 8, 2, JoinType.A_WAITING), (4, 8, 0, JoinType.A_WAITING)][1:]
+    # W = [8, 8], mw = 4: A of day 3 waited 5, capped at 4 -> timed out on day 7, outside W (so is A of day 0);
+    # A of day 6 has waited 2, A of day 8 has waited 0: both still waiting, output on day 8.
+    assert unmatched(df_a, df_b, 4, 8, 8) == [(3, 8, 2, JoinType.A_WAITING), (4, 8, 0, JoinType.A_WAITING)]
 
 
 def test_unmatched_output_recdate_is_a_plus_waiting_time(spark: SparkSession) -> None:
     df_a, df_b = sources(spark, [(1, 0), (2, 4)], [])
-    out = inc_join(
-        df_a,
-        df_b,
-        "left",
-        ["k"],
-        None,
-        0,
-        3,
-        day(0),
-        day(5),
-        IncJoinSettings(include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType"),
-    )
-    rows = sorted((r.k, (r.RecDate - DAY0).days, r.WaitingTime, r.JoinType) for r in out.collect())
-    assert rows == [(1, 3, 3, JoinType.A_TIMED_OUT), (2, 5, 1, JoinType.A_WAITING)]
+    assert unmatched(df_a, df_b, 3, 0, 5) == [(1, 3, 3, JoinType.A_TIMED_OUT), (2, 5, 1, JoinType.A_WAITING)]
 
 
 def test_waiting_rows_appear_only_with_include_waiting(spark: SparkSession) -> None:

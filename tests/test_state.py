@@ -1,0 +1,71 @@
+"""The state tables: the watermark only moves forward; the lock admits one run and expires when stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from deltainc import JobLockedError
+from deltainc.state import (
+    acquire_lock,
+    advance_watermark,
+    ensure_state_tables,
+    read_watermark,
+    release_lock,
+    remove_lock,
+    state_paths,
+)
+
+
+def test_the_watermark_never_moves_backwards(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    assert read_watermark(spark, paths, "j") is None
+    advance_watermark(spark, paths, "j", 20150, "2025-03-03", "day", "r1")
+    advance_watermark(spark, paths, "j", 20140, "2025-02-21", "day", "r2")
+    advance_watermark(spark, paths, "other", 20200, "2025-04-22", "day", "r3")
+    assert read_watermark(spark, paths, "j") == 20150
+    assert read_watermark(spark, paths, "other") == 20200
+
+
+def test_a_held_lock_refuses_a_second_run_naming_the_holder(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    acquire_lock(spark, paths, "j", "first", stale_after_minutes=60)
+    with pytest.raises(JobLockedError, match=r"job 'j' is locked by run first \("):
+        acquire_lock(spark, paths, "j", "second", stale_after_minutes=60)
+    acquire_lock(spark, paths, "k", "second", stale_after_minutes=60)  # another job is not affected
+
+
+def test_a_run_releases_only_its_own_lock(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    acquire_lock(spark, paths, "j", "first", stale_after_minutes=60)
+    release_lock(spark, paths, "j", "second")
+    with pytest.raises(JobLockedError):
+        acquire_lock(spark, paths, "j", "third", stale_after_minutes=60)
+    release_lock(spark, paths, "j", "first")
+    acquire_lock(spark, paths, "j", "third", stale_after_minutes=60)
+
+
+def test_a_stale_lock_is_taken_over(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    spark.sql(
+        f"INSERT INTO delta.`{paths.locks}` VALUES ('j', 'dead', current_timestamp() - INTERVAL 2 HOURS, 'x@y:1')"
+    )
+    acquire_lock(spark, paths, "j", "alive", stale_after_minutes=60)
+    holders = [r.run_id for r in spark.read.format("delta").load(paths.locks).where("job = 'j'").collect()]
+    assert holders == ["alive"]
+
+
+def test_unlock_removes_a_lock_by_hand_and_checks_the_run_id(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    acquire_lock(spark, paths, "j", "first", stale_after_minutes=60)
+    with pytest.raises(ValueError, match="--run-id: job 'j' is locked by run first"):
+        remove_lock(spark, paths, "j", "nope")
+    assert [r["run_id"] for r in remove_lock(spark, paths, "j")] == ["first"]
+    acquire_lock(spark, paths, "j", "second", stale_after_minutes=60)

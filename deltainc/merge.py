@@ -88,11 +88,11 @@ def check_unambiguous(output: DataFrame, identity: Identity, sample: int = 5) ->
     )
 
 
-def _null_safe(left: str, right: str, columns: Sequence[str]) -> Column:
-    condition = F.lit(True)
-    for c in columns:
-        condition = condition & F.col(f"{left}.`{c}`").eqNullSafe(F.col(f"{right}.`{c}`"))
-    return condition
+def _all(conditions: Sequence[Column]) -> Column:
+    result = F.lit(True)
+    for condition in conditions:
+        result = result & condition
+    return result
 
 
 def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Identity) -> DataFrame:
@@ -109,10 +109,11 @@ def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Ide
         F.max(F.when(jt == int(JoinType.A_TIMED_OUT), 1).otherwise(0)).alias(f"{prefix}timed_out"),
         F.max(F.when(jt == int(JoinType.A_WAITING), 1).otherwise(0)).alias(f"{prefix}waiting"),
         F.max(F.when(jt == int(JoinType.A_WAITING), t_wait)).alias(f"{prefix}wait"),
+        F.collect_list(F.struct(*[F.col(f"`{c}`").alias(c) for c in identity.b_columns] or [F.lit(True)])).alias(
+            f"{prefix}rows"
+        ),
     )
-    on = F.lit(True)
-    for c in identity.a_columns:
-        on = on & F.col(f"`{c}`").eqNullSafe(F.col(f"`{prefix}{c}`"))
+    on = _all([F.col(f"`{c}`").eqNullSafe(F.col(f"`{prefix}{c}`")) for c in identity.a_columns])
     joined = output.join(state, on, "left")
     t_matched = F.coalesce(F.col(f"{prefix}matched"), F.lit(0)) == 1
     t_timed_out = F.coalesce(F.col(f"{prefix}timed_out"), F.lit(0)) == 1
@@ -141,13 +142,16 @@ def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Ide
         .withColumn(ACTION, F.lit("delete"))
     )
     columns = [*[F.col(f"`{c}`") for c in output.columns], F.col(ACTION)]
-    seen = f"{RESERVED_PREFIX}e_"
-    existing = target_rows.select(*[F.col(f"`{c}`").alias(seen + c) for c in identity.columns])
-    present = F.lit(True)
-    for c in identity.columns:
-        present = present & F.col(f"`{c}`").eqNullSafe(F.col(f"`{seen}{c}`"))
+    # The target rows of this A row, by B identity (one scan of the target serves both questions).
+    present = F.coalesce(
+        F.exists(
+            F.col(f"{prefix}rows"),
+            lambda row: _all([row[c].eqNullSafe(F.col(f"`{c}`")) for c in identity.b_columns]),
+        ),
+        F.lit(False),
+    )
     # An insert whose exact row is already in the target is dropped, so that a re-run commits nothing.
-    inserts = rows.where(F.col(ACTION) == "insert").join(existing, present, "left_anti").select(*columns)
+    inserts = rows.where((F.col(ACTION) == "insert") & ~present).select(*columns)
     updates = rows.where(F.col(ACTION) == "update").select(*columns)
     return inserts.unionByName(updates).unionByName(markers)
 
@@ -193,6 +197,9 @@ def merge_window(
         + [
             f"t.`{identity.a_rec}` >= {_literal(a_first, a_type)}",
             f"t.`{identity.a_rec}` < {_literal(a_after_last, a_type)}",
+            # Only waiting rows are ever updated or deleted, and plan_actions dropped every insert already
+            # present: so no other target row can match, and Delta skips files (or partitions) without any.
+            f"t.`{JOIN_TYPE}` = {int(JoinType.A_WAITING)}",
         ]
     )
     values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in target_columns}

@@ -40,6 +40,8 @@ __all__ = [
     "ReloadResult",
     "StreamResult",
     "OUTCOMES",
+    "PHASES",
+    "profiled_daily",
     "daily_phase",
     "reload_phase",
     "stream_phase",
@@ -107,13 +109,16 @@ class Bench:
             }
         )
 
-    def run(self, job: JobConfig, until: int) -> tuple[WindowReport, ...]:
+    def run(
+        self, job: JobConfig, until: int, on_step: Callable[[str], None] | None = None
+    ) -> tuple[WindowReport, ...]:
         """pipeline.run(job, until=day `until`); the windows it processed."""
-        return pipeline.run(job, until=self.sources.day(until), spark=self.spark, settings=self.settings).windows
+        day = self.sources.day(until)
+        return pipeline.run(job, until=day, spark=self.spark, settings=self.settings, on_step=on_step).windows
 
-    def daily(self, job: JobConfig, number: int) -> WindowReport:
+    def daily(self, job: JobConfig, number: int, on_step: Callable[[str], None] | None = None) -> WindowReport:
         """The scheduled run for day `number` (watermark at number - 1): exactly one window, that day."""
-        windows = self.run(job, number)
+        windows = self.run(job, number, on_step)
         label = self.sources.day(number).isoformat()
         if len(windows) != 1 or windows[0].window != label:
             raise RuntimeError(f"daily run of {job.name} for {label} processed {[w.window for w in windows]}")
@@ -197,6 +202,36 @@ def _restorer(bench: Bench, versions: dict[str, int]) -> Callable[[int], None]:
         restore(bench, versions)
 
     return setup
+
+
+# Where the time of one daily run goes, from the pipeline's step marks (see profiled_daily).
+PHASES = (
+    "before the window: sources, lock, state",
+    "join, counts, ambiguity check",
+    "MERGE plan + MERGE",
+    "watermark",
+    "run log + unlock",
+)
+
+
+def profiled_daily(bench: Bench, job: JobConfig, number: int, phases: list[dict[str, float]]) -> WindowReport:
+    """bench.daily, and the seconds of each of PHASES appended to `phases`.
+
+    The pipeline reports the steps "read" (join done, checked), "merged" and "watermark"; the window's own
+    duration (WindowReport.duration_s) ends just after "watermark", which gives where the window began.
+    """
+    marks: dict[str, float] = {}
+    started = time.perf_counter()
+
+    def mark(step: str) -> None:
+        marks.setdefault(step, time.perf_counter() - started)
+
+    report = bench.daily(job, number, on_step=mark)
+    total = time.perf_counter() - started
+    begin = max(0.0, marks["watermark"] - report.duration_s)
+    steps = [begin, marks["read"], marks["merged"], marks["watermark"], total]
+    phases.append({name: b - a for name, a, b in zip(PHASES, [0.0, *steps[:-1]], steps, strict=True)})
+    return report
 
 
 def _rerun(bench: Bench, job: JobConfig, which: dt.date) -> WindowReport:
@@ -309,6 +344,7 @@ class DailyPoint:
     naive_stats: tuple[ScanStats, ScanStats] | None = None
     naive_check: Comparison | None = None  # naive target vs. deltainc's target after day D
     counts: dict[str, int] = field(default_factory=dict)  # the deltainc target's rows per outcome after day D
+    phases: list[dict[str, float]] = field(default_factory=list)  # per daily repetition: seconds per PHASES
 
     @property
     def report(self) -> WindowReport:
@@ -336,9 +372,10 @@ def daily_phase(bench: Bench, sizes: list[int], naive: bool, floor: bool, check_
             started = time.perf_counter()
             bench.daily(job, number)
             echo(f"    warm-up: one untimed daily run, {time.perf_counter() - started:.2f} s")
+        phases: list[dict[str, float]] = []
         daily = measure(
             f"deltainc daily run, day {number}",
-            partial(bench.daily, job, number),
+            partial(profiled_daily, bench, job, number, phases),
             bench.repeat,
             bench.budget_s,
             setup=_restorer(bench, before),
@@ -354,7 +391,7 @@ def daily_phase(bench: Bench, sizes: list[int], naive: bool, floor: bool, check_
             echo=echo,
             counter=jobs,
         )
-        point = DailyPoint(number, build_s, daily, rerun)
+        point = DailyPoint(number, build_s, daily, rerun, phases=phases)
         target = _read(spark, str(job.target.path))
         point.counts = outcome_counts(target)
 

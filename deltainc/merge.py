@@ -109,9 +109,6 @@ def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Ide
         F.max(F.when(jt == int(JoinType.A_TIMED_OUT), 1).otherwise(0)).alias(f"{prefix}timed_out"),
         F.max(F.when(jt == int(JoinType.A_WAITING), 1).otherwise(0)).alias(f"{prefix}waiting"),
         F.max(F.when(jt == int(JoinType.A_WAITING), t_wait)).alias(f"{prefix}wait"),
-        F.collect_list(F.struct(*[F.col(f"`{c}`").alias(c) for c in identity.b_columns] or [F.lit(True)])).alias(
-            f"{prefix}rows"
-        ),
     )
     on = _all([F.col(f"`{c}`").eqNullSafe(F.col(f"`{prefix}{c}`")) for c in identity.a_columns])
     joined = output.join(state, on, "left")
@@ -142,16 +139,12 @@ def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Ide
         .withColumn(ACTION, F.lit("delete"))
     )
     columns = [*[F.col(f"`{c}`") for c in output.columns], F.col(ACTION)]
-    # The target rows of this A row, by B identity (one scan of the target serves both questions).
-    present = F.coalesce(
-        F.exists(
-            F.col(f"{prefix}rows"),
-            lambda row: _all([row[c].eqNullSafe(F.col(f"`{c}`")) for c in identity.b_columns]),
-        ),
-        F.lit(False),
-    )
+    seen = f"{RESERVED_PREFIX}e_"
+    existing = target_rows.select(*[F.col(f"`{c}`").alias(seen + c) for c in identity.columns])
+    present = _all([F.col(f"`{c}`").eqNullSafe(F.col(f"`{seen}{c}`")) for c in identity.columns])
     # An insert whose exact row is already in the target is dropped, so that a re-run commits nothing.
-    inserts = rows.where((F.col(ACTION) == "insert") & ~present).select(*columns)
+    # (A left-anti join: measured faster than collecting each A row's B identities in the aggregation above.)
+    inserts = rows.where(F.col(ACTION) == "insert").join(existing, present, "left_anti").select(*columns)
     updates = rows.where(F.col(ACTION) == "update").select(*columns)
     return inserts.unionByName(updates).unionByName(markers)
 

@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 from benchmarks.data import Sources
 from benchmarks.scenarios import OUTCOMES, PHASES, DailyPoint, ReloadResult, StreamResult
 from benchmarks.timing import Measurement, fmt_ratio, fmt_s, ratio
+from deltainc.sources import ScanStats
 
 __all__ = ["Results", "machine_info", "versions", "spark_conf", "render", "goals", "Goal"]
 
@@ -230,6 +231,14 @@ def _read_cell(point: DailyPoint) -> str:
     return f"{r.files_read_a} / {r.files_read_b} / {r.files_read_target} ({_mib(total)})"
 
 
+def _scans_cell(stats: tuple[ScanStats, ScanStats] | None) -> str:
+    """'files of A / files of B (their MiB)' for two planned scans, or '-'."""
+    if stats is None:
+        return "-"
+    a, b = stats
+    return f"{a.files} / {b.files} ({_mib(a.bytes + b.bytes)})"
+
+
 def _window_s(m: Measurement) -> str:
     """Median of the WindowReport durations: the time spent in the window itself (no set-up, no lock)."""
     durations = sorted(o.duration_s for o in m.outputs if o is not None)
@@ -263,10 +272,6 @@ def _scenario_1(results: Results) -> list[str]:
         return ["_Not run._"]
     rows = []
     for p in points:
-        naive_files = "-"
-        if p.naive_stats:
-            a, b = p.naive_stats
-            naive_files = f"{a.files} / {b.files} ({_mib(a.bytes + b.bytes)})"
         rows.append(
             [
                 str(p.days),
@@ -274,7 +279,7 @@ def _scenario_1(results: Results) -> list[str]:
                 p.naive.cell() if p.naive else "-",
                 fmt_ratio(ratio(p.naive, p.daily)),
                 _read_cell(p),
-                naive_files,
+                _scans_cell(p.naive_stats),
                 f"{p.daily.count_cell()} / {p.naive.count_cell() if p.naive else '-'}",
             ]
         )
@@ -454,10 +459,6 @@ def _scenario_5(results: Results) -> list[str]:
         return ["_Not run._"]
     rows = []
     for p in points:
-        files = "-"
-        if p.floor_stats:
-            a, b = p.floor_stats
-            files = f"{a.files} / {b.files} ({_mib(a.bytes + b.bytes)})"
         rows.append(
             [
                 str(p.days),
@@ -466,7 +467,7 @@ def _scenario_5(results: Results) -> list[str]:
                 p.daily.cell(),
                 fmt_ratio(ratio(p.daily, p.floor)),
                 fmt_ratio(ratio(p.daily, p.floor_target)),
-                files,
+                _scans_cell(p.floor_stats),
                 f"{p.report.files_read_a} / {p.report.files_read_b}",
             ]
         )

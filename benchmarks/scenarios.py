@@ -269,38 +269,29 @@ def naive_output(
         & (F.col("RecDate_B") <= F.date_add("RecDate_A", max_wait))
     )
     joined = left.join(right, condition, "left")
+    waiting = F.least(F.lit(max_wait), F.greatest(F.lit(0), F.datediff(F.lit(last), "RecDate_A")))
+    return a, b, joined.select(*_target_columns(waiting, max_wait))
+
+
+def _target_columns(waiting: Column, max_wait: int) -> list[Column]:
+    """The target's columns from a joined row (RecDate_B null when unmatched) and its days waited so far."""
     matched = F.col("RecDate_B").isNotNull()
     diff = F.datediff("RecDate_B", "RecDate_A")
-    waiting = F.least(F.lit(max_wait), F.greatest(F.lit(0), F.datediff(F.lit(last), "RecDate_A")))
-    output = joined.select(
-        "TrxId",
-        F.when(matched, F.greatest("RecDate_A", "RecDate_B"))
-        .otherwise(F.date_add("RecDate_A", waiting))
-        .alias("RecDate"),
-        "TrxDT",
-        "CreditDebit",
-        "AmountEuro",
-        "AccountName",
-        "RecDate_A",
-        "SepaId",
-        "CountryCode",
-        "RecDate_B",
-        F.when(matched, diff).cast("int").alias("DiffArrivalTime"),
-        F.when(~matched, waiting).cast("int").alias("WaitingTime"),
-        _join_type(matched, diff, F.when(~matched, waiting) == F.lit(max_wait)).alias("JoinType"),
-    )
-    return a, b, output
-
-
-def _join_type(matched: Column, diff: Column, timed_out: Column) -> Column:
-    return (
+    join_type = (
         F.when(matched & (diff == 0), 1)
         .when(matched & (diff < 0), 2)
         .when(matched, 3)
-        .when(timed_out, 4)
+        .when(waiting == F.lit(max_wait), 4)
         .otherwise(5)
         .cast("int")
     )
+    computed = {
+        "RecDate": F.when(matched, F.greatest("RecDate_A", "RecDate_B")).otherwise(F.date_add("RecDate_A", waiting)),
+        "DiffArrivalTime": F.when(matched, diff).cast("int"),
+        "WaitingTime": F.when(~matched, waiting).cast("int"),
+        "JoinType": join_type,
+    }
+    return [computed.get(name, F.col(name)).alias(name) for name in OUTPUT_COLUMNS]
 
 
 def _overwrite(frame: DataFrame, path: str, partition_by: tuple[str, ...]) -> None:
@@ -532,25 +523,7 @@ class StreamResult:
 
 def _stream_rows(batch: DataFrame, max_wait: int) -> DataFrame:
     """A micro-batch of the stream-stream join in the target's layout: a pair, or an A row that timed out."""
-    matched = F.col("RecDate_B").isNotNull()
-    diff = F.datediff("RecDate_B", "RecDate_A")
-    return batch.select(
-        "TrxId",
-        F.when(matched, F.greatest("RecDate_A", "RecDate_B"))
-        .otherwise(F.date_add("RecDate_A", max_wait))
-        .alias("RecDate"),
-        "TrxDT",
-        "CreditDebit",
-        "AmountEuro",
-        "AccountName",
-        "RecDate_A",
-        "SepaId",
-        "CountryCode",
-        "RecDate_B",
-        F.when(matched, diff).cast("int").alias("DiffArrivalTime"),
-        F.when(~matched, F.lit(max_wait)).cast("int").alias("WaitingTime"),
-        _join_type(matched, diff, F.lit(True)).alias("JoinType"),
-    )
+    return batch.select(*_target_columns(F.lit(max_wait), max_wait))
 
 
 def _start_stream(bench: Bench, path_a: str, path_b: str, target: str, checkpoint: str, delay: str) -> dict[str, Any]:

@@ -181,8 +181,9 @@ def merge_window(
 ) -> MergeResult:
     """One MERGE of the planned actions into the target; its condition carries literal A RecDate bounds."""
     table = delta_table(spark, ref)
-    target_columns = table.toDF().columns
-    a_type = table.toDF().schema[identity.a_rec].dataType
+    target_schema = table.toDF().schema
+    target_columns = target_schema.fieldNames()
+    a_type = target_schema[identity.a_rec].dataType
     condition = " AND ".join(
         [f"t.`{c}` <=> s.`{c}`" for c in identity.a_keys]
         + [f"t.`{identity.a_rec}` = s.`{identity.a_rec}`"]

@@ -6,7 +6,7 @@ import datetime as dt
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.merge import ACTION, Identity, plan_actions
+from deltainc.merge import Identity, plan_actions
 
 D = dt.date
 SCHEMA = "Id INT, RecDate_A DATE, SepaId STRING, RecDate_B DATE, WaitingTime INT, JoinType INT"
@@ -78,4 +78,3 @@ def test_without_b_columns_an_unmatched_row_already_in_the_target_is_not_written
     target = spark.createDataFrame([timed_out], schema)
     actions = plan_actions(spark.createDataFrame([timed_out, new], schema), target, identity)
     assert [tuple(row) for row in actions.collect()] == [(*new, "insert")]
-    assert ACTION in actions.columns

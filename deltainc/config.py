@@ -150,11 +150,15 @@ class JoinConfig(_Section):
 
 
 class TargetConfig(TableRef):
-    """The Delta target: where it lives, the identity of an A record and of a B record, its partitioning."""
+    """The Delta target: where it lives, the identity of an A record and of a B record, its layout."""
 
     keys: Columns
     b_keys: Columns = Field(default_factory=list)
-    partition_by: Columns = Field(default_factory=list)
+    # None = the default layout: partitioned by the output RecDate for day jobs, files sorted by it for hour
+    # jobs; [] = no partitioning. Applied when the target is created; an existing table keeps its own.
+    partition_by: Columns | None = None
+    deletion_vectors: StrictBool = True
+    forward_write: Literal["replace_where", "merge"] = "replace_where"
 
     @field_validator("keys")
     @classmethod

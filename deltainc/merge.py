@@ -10,7 +10,6 @@ itself only inserts, updates and deletes exactly identified rows.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,17 +17,19 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from deltainc.commit_metrics import CommitResult, last_commit
+from deltainc.commit_metrics import user_metadata as commit_metadata
 from deltainc.config import TableRef
 from deltainc.errors import AmbiguousRowsError
 from deltainc.join_types import JoinType
 from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
-from deltainc.sources import delta_table, table_exists
+from deltainc.slice_writer import sql_literal
+from deltainc.sources import delta_table
 
-__all__ = ["Identity", "MergeResult", "check_unambiguous", "plan_actions", "merge_window", "ensure_target"]
+__all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
 
 ACTION = f"{RESERVED_PREFIX}action"
 _MATCHED = [int(JoinType.SAME_TIME), int(JoinType.A_LATE), int(JoinType.B_LATE)]
-_USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 
 
 @dataclass(frozen=True)
@@ -53,15 +54,17 @@ class Identity:
         return [*self.a_columns, *self.b_columns]
 
 
-@dataclass(frozen=True)
-class MergeResult:
-    """What one MERGE did to the target, as Delta reports it."""
+def count_and_check(output: DataFrame, identity: Identity) -> dict[int, int]:
+    """Output rows per JoinType, and the ambiguity check of `check_unambiguous`, in one Spark job.
 
-    inserted: int
-    updated: int
-    deleted: int
-    files_rewritten: int
-    version: int | None
+    Two rows with one identity share their JoinType (it follows from the identity and the window), so
+    grouping by identity and JoinType and then by JoinType gives both the counts and the largest group.
+    """
+    per_identity = output.groupBy(*[F.col(f"`{c}`") for c in identity.columns], F.col(JOIN_TYPE)).count()
+    rows = per_identity.groupBy(JOIN_TYPE).agg(F.sum("count").alias("rows"), F.max("count").alias("most")).collect()
+    if any(int(r["most"]) > 1 for r in rows):
+        check_unambiguous(output, identity)
+    return {int(r[JOIN_TYPE]): int(r["rows"]) for r in rows}
 
 
 def check_unambiguous(output: DataFrame, identity: Identity, sample: int = 5) -> None:
@@ -149,27 +152,6 @@ def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Ide
     return inserts.unionByName(updates).unionByName(markers)
 
 
-def _literal(value: dt.date | dt.datetime, data_type: T.DataType) -> str:
-    if isinstance(data_type, T.DateType):
-        return f"DATE'{value.isoformat()}'"
-    stamp = value if isinstance(value, dt.datetime) else dt.datetime(value.year, value.month, value.day)
-    kind = "TIMESTAMP_NTZ" if isinstance(data_type, T.TimestampNTZType) else "TIMESTAMP"
-    return f"{kind}'{stamp.isoformat(sep=' ')}'"
-
-
-def ensure_target(spark: SparkSession, ref: TableRef, schema: T.StructType, partition_by: Sequence[str]) -> None:
-    """Create the target table (empty, with the output schema) if it does not exist yet."""
-    if table_exists(spark, ref):
-        return
-    writer = spark.createDataFrame([], schema).write.format("delta").mode("append")
-    if partition_by:
-        writer = writer.partitionBy(*partition_by)
-    if ref.path is not None:
-        writer.save(ref.path)
-    else:
-        writer.saveAsTable(ref.table or "")
-
-
 def merge_window(
     spark: SparkSession,
     ref: TableRef,
@@ -178,7 +160,7 @@ def merge_window(
     a_first: dt.date | dt.datetime,
     a_after_last: dt.date | dt.datetime,
     user_metadata: dict[str, str],
-) -> MergeResult:
+) -> CommitResult:
     """One MERGE of the planned actions into the target; its condition carries literal A RecDate bounds."""
     table = delta_table(spark, ref)
     target_schema = table.toDF().schema
@@ -189,17 +171,15 @@ def merge_window(
         + [f"t.`{identity.a_rec}` = s.`{identity.a_rec}`"]
         + [f"t.`{c}` <=> s.`{c}`" for c in identity.b_columns]
         + [
-            f"t.`{identity.a_rec}` >= {_literal(a_first, a_type)}",
-            f"t.`{identity.a_rec}` < {_literal(a_after_last, a_type)}",
+            f"t.`{identity.a_rec}` >= {sql_literal(a_first, a_type)}",
+            f"t.`{identity.a_rec}` < {sql_literal(a_after_last, a_type)}",
             # Only waiting rows are ever updated or deleted, and plan_actions dropped every insert already
             # present: so no other target row can match, and Delta skips files (or partitions) without any.
             f"t.`{JOIN_TYPE}` = {int(JoinType.A_WAITING)}",
         ]
     )
     values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in target_columns}
-    previous = spark.conf.get(_USER_METADATA, None)
-    spark.conf.set(_USER_METADATA, json.dumps(user_metadata, sort_keys=True))
-    try:
+    with commit_metadata(spark, user_metadata):
         (
             table.alias("t")
             .merge(actions.alias("s"), condition)
@@ -208,21 +188,4 @@ def merge_window(
             .whenNotMatchedInsert(condition=f"s.{ACTION} = 'insert'", values=values)
             .execute()
         )
-    finally:
-        if previous is None:
-            spark.conf.unset(_USER_METADATA)
-        else:
-            spark.conf.set(_USER_METADATA, previous)
-    last = table.history(1).select("version", "operation", "operationMetrics").first()
-    metrics = {} if last is None or last["operation"] != "MERGE" else dict(last["operationMetrics"] or {})
-
-    def metric(name: str) -> int:
-        return int(metrics.get(name, 0) or 0)
-
-    return MergeResult(
-        inserted=metric("numTargetRowsInserted"),
-        updated=metric("numTargetRowsUpdated"),
-        deleted=metric("numTargetRowsDeleted"),
-        files_rewritten=metric("numTargetFilesRemoved"),
-        version=None if last is None else int(last["version"]),
-    )
+    return last_commit(table, ("MERGE",))

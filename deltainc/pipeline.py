@@ -24,16 +24,17 @@ from deltainc.engine import JoinSpec, join_prepared, prepare_join, read_sources
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join_settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join_types import JoinType
-from deltainc.merge import Identity, MergeResult, check_unambiguous, ensure_target, merge_window, plan_actions
+from deltainc.commit_metrics import NO_COMMIT, CommitResult
+from deltainc.merge import Identity, count_and_check, merge_window, plan_actions
 from deltainc.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
 from deltainc.settings import Settings, load_settings
-from deltainc.sources import count_null_inc, latest_unit, read_table, scan_stats, table_exists
+from deltainc.slice_writer import forward_slices, merge_slices, replace_slices
+from deltainc.sources import ScanStats, count_null_inc, latest_unit, read_table, scan_stats
 from deltainc.spark import get_spark
 from deltainc.state import (
     RunRecord,
     StatePaths,
     acquire_lock,
-    advance_watermark,
     append_run,
     ensure_state_tables,
     read_runs,
@@ -41,6 +42,7 @@ from deltainc.state import (
     release_lock,
     state_paths,
 )
+from deltainc.target_layout import default_partitioning, ensure_target, lay_out
 from deltainc.windows import Window, chunk_windows, from_index, next_window, parse_point, read_bounds, to_index
 
 __all__ = ["WindowReport", "PipelineResult", "JobStatus", "run", "rerun", "backfill", "status", "prepare_job"]
@@ -73,6 +75,11 @@ class WindowReport:
     files_read_target: int
     bytes_read_target: int
     duration_s: float
+    target_write: str | None = None
+    target_files_added: int = 0
+    target_files_removed: int = 0
+    target_rows_copied: int = 0
+    target_deletion_vectors: int = 0
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,7 @@ class PreparedJob:
     spec: JoinSpec
     identity: Identity
     settings: Settings
+    partition_by: tuple[str, ...]  # of a target this job creates
 
     @property
     def uom(self) -> str:
@@ -143,11 +151,12 @@ def _output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: I
         b_keys=tuple(layout.b_name(k) for k in job.target.b_keys),
         b_rec=None if join.how == "left_anti" else layout.b_name(join.inc_col),
     )
-    required = [*identity.columns, *([WAITING_TIME] if join.include_waiting else []), JOIN_TYPE]
+    # The output RecDate places every row in time: the forward write replaces slices of it.
+    required = [*identity.columns, layout.inc_col, *([WAITING_TIME] if join.include_waiting else []), JOIN_TYPE]
     chosen = join.output_select or DEFAULT_OUTPUT_SELECT
     select = ", ".join([chosen, *required])
     selected = plan_layout(a_cols, b_cols, join.join_cols, join.how, base.model_copy(update={"output_select": select}))
-    for column in job.target.partition_by:
+    for column in job.target.partition_by or ():
         if column not in selected.selected:
             raise ConfigError(
                 f"target.partition_by: {column!r} is not an output column (output: {', '.join(selected.selected)})"
@@ -182,7 +191,8 @@ def prepare_job(
     select, identity = _output_select(job, df_a.columns, df_b.columns, base)
     spec = validated(base.model_copy(update={"output_select": select}))
     paths = state_paths(job.state_path(settings.state_dir))
-    return PreparedJob(spark, job, paths, df_a, df_b, spec, identity, settings)
+    partition_by = default_partitioning(job.target.partition_by, spec.layout.inc_col, join.time_uom)
+    return PreparedJob(spark, job, paths, df_a, df_b, spec, identity, settings, tuple(partition_by))
 
 
 def _latest_available(prepared: PreparedJob) -> int | None:
@@ -199,39 +209,110 @@ def _pending(prepared: PreparedJob, watermark: int | None, latest: int | None, u
     return next_window(watermark, start, latest, until, prepared.job.max_window, prepared.uom)
 
 
+@dataclass
+class _Lease:
+    """This run's hold on the job's lock; `released` once a committed run-log row has released it."""
+
+    run_id: str
+    released: bool = False
+
+
 @contextmanager
-def _locked(prepared: PreparedJob) -> Iterator[str]:
-    run_id = uuid.uuid4().hex[:12]
+def _locked(prepared: PreparedJob) -> Iterator[_Lease]:
+    """Hold the job's lock for the block; released by the run's last run-log row, or here if none was written."""
+    lease = _Lease(uuid.uuid4().hex[:12])
     ensure_state_tables(prepared.spark, prepared.paths)
-    acquire_lock(prepared.spark, prepared.paths, prepared.job.name, run_id, prepared.settings.lock_stale_after_minutes)
+    acquire_lock(
+        prepared.spark, prepared.paths, prepared.job.name, lease.run_id, prepared.settings.lock_stale_after_minutes
+    )
     try:
-        yield run_id
+        yield lease
     finally:
-        release_lock(prepared.spark, prepared.paths, prepared.job.name, run_id)
+        if not lease.released:
+            release_lock(prepared.spark, prepared.paths, prepared.job.name, lease.run_id)
 
 
-def _counts(output: DataFrame) -> dict[str, int]:
-    found = {int(r[JOIN_TYPE]): int(r["count"]) for r in output.groupBy(JOIN_TYPE).count().collect()}
+def _counts(found: dict[int, int]) -> dict[str, int]:
     return {name: found.get(int(code), 0) for code, name in _COUNT_NAMES.items()}
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What writing one window did to the target, and what of the target it read."""
+
+    how: str
+    commit: CommitResult
+    read: ScanStats
+
+
+def _check_target_columns(prepared: PreparedJob, target: DataFrame, output: DataFrame) -> None:
+    missing = [c for c in output.columns if c not in target.columns]
+    extra = [c for c in target.columns if c not in output.columns]
+    if missing or extra:
+        raise SchemaError(
+            f"target: {prepared.job.target.label} has other columns than the join output "
+            f"(missing in target: {missing}, not produced by the join: {extra}); "
+            "write to a new target or restore the job's output_select"
+        )
+
+
+def _write_forward(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> _Written:
+    """A window right after the watermark: replace the target's two slices by the window's output."""
+    spark, job = prepared.spark, prepared.job
+    target = read_table(spark, job.target, "target")
+    _check_target_columns(prepared, target, output)
+    rec = prepared.spec.layout.inc_col
+    slices = forward_slices(rec, from_index(window.start - 1, prepared.uom), target.schema[rec].dataType)
+    read = scan_stats(spark, target.where(slices.condition()))
+    if job.target.forward_write == "merge":
+        commit = merge_slices(spark, job.target, output, prepared.identity.columns, slices, metadata)
+    else:
+        commit = replace_slices(spark, job.target, output, slices, metadata)
+    return _Written(job.target.forward_write, commit, read)
+
+
+def _write_forward_only(
+    prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]
+) -> _Written:
+    """A re-run (or a job without the sliding join window): MERGE only what moves a target row forward."""
+    spark, job, identity = prepared.spark, prepared.job, prepared.identity
+    target = read_table(spark, job.target, "target")
+    _check_target_columns(prepared, target, output)
+    bounds = read_bounds(window, job.join.look_back_time, job.join.max_waiting_time)
+    a_first, a_after = from_index(bounds.a_start, prepared.uom), from_index(bounds.a_end + 1, prepared.uom)
+    a_rec = F.col(f"`{identity.a_rec}`")
+    target_rows = target.where((a_rec >= F.lit(a_first)) & (a_rec < F.lit(a_after)))
+    read = scan_stats(spark, target_rows)
+    actions = plan_actions(output, target_rows, identity).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        commit = (
+            NO_COMMIT
+            if actions.isEmpty()
+            else merge_window(spark, job.target, actions, identity, a_first, a_after, metadata)
+        )
+    finally:
+        actions.unpersist()
+    return _Written("forward_only_merge", commit, read)
 
 
 def _process_window(
     prepared: PreparedJob,
     window: Window,
     command: str,
-    run_id: str,
+    lease: _Lease,
     advance: bool,
+    last: bool,
     on_step: StepHook | None,
     null_counts: tuple[int, int],
 ) -> WindowReport:
-    """Join one window, MERGE it into the target, move the watermark, log the run."""
+    """Join one window, write it to the target, then one run-log row that moves the watermark (and on the
+    run's last window releases the lock)."""
     spark, job, identity = prepared.spark, prepared.job, prepared.identity
-    uom = prepared.uom
     started_at, clock = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), time.monotonic()
     step = on_step or (lambda _name: None)
     record = RunRecord(
         job.name,
-        run_id,
+        lease.run_id,
         command,
         prepared.label(window.start),
         prepared.label(window.end),
@@ -241,111 +322,101 @@ def _process_window(
         0.0,
         null_inc_a=null_counts[0],
         null_inc_b=null_counts[1],
+        time_uom=prepared.uom,
+        releases_lock=True,  # a failed window ends the run
     )
     output: DataFrame | None = None
-    actions: DataFrame | None = None
     try:
-        bounds = read_bounds(window, job.join.look_back_time, job.join.max_waiting_time)
         spec = replace(prepared.spec, start=window.start, end=window.end)
         scan_a, scan_b = read_sources(prepared.df_a, prepared.df_b, spec)
         stats_a, stats_b = scan_stats(spark, scan_a), scan_stats(spark, scan_b)
-        output = join_prepared(prepared.df_a, prepared.df_b, spec).persist(StorageLevel.MEMORY_AND_DISK)
-        counts = _counts(output)
-        check_unambiguous(output, identity)
+        # A forward write replaces slices by the output, which needs the sliding join window to be exact.
+        forward = advance and job.join.enforce_sliding_join_window
+        output = join_prepared(prepared.df_a, prepared.df_b, spec)
+        if forward:
+            output = lay_out(output, prepared.partition_by, prepared.spec.layout.inc_col)
+        output = output.persist(StorageLevel.MEMORY_AND_DISK)
+        counts = _counts(count_and_check(output, identity))
         step("read")
 
-        ensure_target(spark, job.target, output.schema, job.target.partition_by)
-        target = read_table(spark, job.target, "target")
-        missing = [c for c in output.columns if c not in target.columns]
-        extra = [c for c in target.columns if c not in output.columns]
-        if missing or extra:
-            raise SchemaError(
-                f"target: {job.target.label} has other columns than the join output "
-                f"(missing in target: {missing}, not produced by the join: {extra}); "
-                "write to a new target or restore the job's output_select"
-            )
-        a_first = from_index(bounds.a_start, uom)
-        a_after = from_index(bounds.a_end + 1, uom)
-        a_rec = F.col(f"`{identity.a_rec}`")
-        target_rows = target.where((a_rec >= F.lit(a_first)) & (a_rec < F.lit(a_after)))
-        stats_target = scan_stats(spark, target_rows)
-        actions = plan_actions(output, target_rows, identity).persist(StorageLevel.MEMORY_AND_DISK)
-        metadata = {"job": job.name, "run_id": run_id, "command": command, "window": str(window)}
-        merged = (
-            merge_window(spark, job.target, actions, identity, a_first, a_after, metadata)
-            if not actions.isEmpty()
-            else MergeResult(0, 0, 0, 0, None)
-        )
+        ensure_target(spark, job.target, output.schema, prepared.partition_by, job.target.deletion_vectors)
+        metadata = {"job": job.name, "run_id": lease.run_id, "command": command, "window": str(window)}
+        written = (_write_forward if forward else _write_forward_only)(prepared, window, output, metadata)
+        commit = written.commit
         step("merged")
-
-        if advance:
-            advance_watermark(
-                spark, prepared.paths, job.name, window.end, prepared.label(window.end) or "", uom, run_id
-            )
-        step("watermark")
 
         report = WindowReport(
             window=str(window),
             counts=counts,
-            inserted=merged.inserted,
-            updated=merged.updated,
-            deleted=merged.deleted,
+            inserted=commit.inserted,
+            updated=commit.updated,
+            deleted=commit.deleted,
             files_read_a=stats_a.files,
             bytes_read_a=stats_a.bytes,
             files_read_b=stats_b.files,
             bytes_read_b=stats_b.bytes,
-            files_read_target=stats_target.files,
-            bytes_read_target=stats_target.bytes,
+            files_read_target=written.read.files,
+            bytes_read_target=written.read.bytes,
             duration_s=time.monotonic() - clock,
+            target_write=written.how if commit.version is not None else None,
+            target_files_added=commit.files_added,
+            target_files_removed=commit.files_removed,
+            target_rows_copied=commit.rows_copied,
+            target_deletion_vectors=commit.deletion_vectors,
         )
-        append_run(
-            spark,
-            prepared.paths,
-            replace(
-                record,
-                status="succeeded",
-                duration_s=report.duration_s,
-                rows_same_time=counts["same_time"],
-                rows_a_late=counts["a_late"],
-                rows_b_late=counts["b_late"],
-                rows_a_timed_out=counts["a_timed_out"],
-                rows_a_waiting=counts["a_waiting"],
-                rows_inserted=merged.inserted,
-                rows_updated=merged.updated,
-                rows_deleted=merged.deleted,
-                files_read_a=stats_a.files,
-                bytes_read_a=stats_a.bytes,
-                files_read_b=stats_b.files,
-                bytes_read_b=stats_b.bytes,
-                files_read_target=stats_target.files,
-                bytes_read_target=stats_target.bytes,
-            ),
+        done = replace(
+            record,
+            status="succeeded",
+            duration_s=report.duration_s,
+            rows_same_time=counts["same_time"],
+            rows_a_late=counts["a_late"],
+            rows_b_late=counts["b_late"],
+            rows_a_timed_out=counts["a_timed_out"],
+            rows_a_waiting=counts["a_waiting"],
+            rows_inserted=commit.inserted,
+            rows_updated=commit.updated,
+            rows_deleted=commit.deleted,
+            files_read_a=stats_a.files,
+            bytes_read_a=stats_a.bytes,
+            files_read_b=stats_b.files,
+            bytes_read_b=stats_b.bytes,
+            files_read_target=written.read.files,
+            bytes_read_target=written.read.bytes,
+            target_write=report.target_write,
+            target_version=commit.version,
+            target_files_added=commit.files_added,
+            target_files_removed=commit.files_removed,
+            target_rows_copied=commit.rows_copied,
+            target_deletion_vectors=commit.deletion_vectors,
+            watermark=prepared.label(window.end) if advance else None,
+            watermark_unit=window.end if advance else None,
+            releases_lock=last,
         )
+        append_run(spark, prepared.paths, done)  # the one state commit: watermark, run log, lock release
+        lease.released = last
+        step("watermark")
         log.info(
             "%s %s %s: %s, +%d ~%d -%d rows",
             job.name,
             command,
             window,
             counts,
-            merged.inserted,
-            merged.updated,
-            merged.deleted,
+            commit.inserted,
+            commit.updated,
+            commit.deleted,
         )
         return report
     except BaseException as exc:
         try:
-            append_run(
-                spark,
-                prepared.paths,
-                replace(record, error=f"{type(exc).__name__}: {exc}"[:4000], duration_s=time.monotonic() - clock),
-            )
+            failed = replace(record, error=f"{type(exc).__name__}: {exc}"[:4000], duration_s=time.monotonic() - clock)
+            append_run(spark, prepared.paths, failed)
+            lease.released = True
         except Exception:  # the run log is best effort when the run already failed
             log.exception("could not record the failed run of %s", job.name)
         raise
     finally:
-        for frame in (output, actions):
-            if frame is not None:
-                frame.unpersist()
+        if output is not None:
+            output.unpersist()
 
 
 def _null_counts(prepared: PreparedJob) -> tuple[int, int]:
@@ -388,13 +459,15 @@ def run(
         )
         return PipelineResult(prepared.job.name, "run", None, (), prepared.label(watermark), message)
     reports: list[WindowReport] = []
-    with _locked(prepared) as run_id:
+    with _locked(prepared) as lease:
         watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)  # as of holding the lock
         nulls = _null_counts(prepared)
-        while (window := _pending(prepared, watermark, latest, until_unit)) is not None:
-            reports.append(_process_window(prepared, window, "run", run_id, True, on_step, nulls))
-            watermark = window.end  # only this run moves it while it holds the lock
-    return _result(prepared, "run", run_id, reports, f"processed {len(reports)} window(s)", watermark)
+        window = _pending(prepared, watermark, latest, until_unit)
+        while window is not None:
+            following = _pending(prepared, window.end, latest, until_unit)
+            reports.append(_process_window(prepared, window, "run", lease, True, following is None, on_step, nulls))
+            watermark, window = window.end, following  # only this run moves it while it holds the lock
+    return _result(prepared, "run", lease.run_id, reports, f"processed {len(reports)} window(s)", watermark)
 
 
 def rerun(
@@ -423,9 +496,9 @@ def rerun(
             f"rerun: end {prepared.label(last)} is after the watermark {prepared.label(watermark)}; "
             "only processed windows can be re-run (use run for the rest)"
         )
-    with _locked(prepared) as run_id:
-        report = _process_window(prepared, window, "rerun", run_id, False, on_step, _null_counts(prepared))
-    return _result(prepared, "rerun", run_id, [report], f"re-ran {window}", watermark)
+    with _locked(prepared) as lease:
+        report = _process_window(prepared, window, "rerun", lease, False, True, on_step, _null_counts(prepared))
+    return _result(prepared, "rerun", lease.run_id, [report], f"re-ran {window}", watermark)
 
 
 def backfill(
@@ -463,7 +536,7 @@ def backfill(
             f"({prepared.label(latest) or 'none'})"
         )
     reports: list[WindowReport] = []
-    with _locked(prepared) as run_id:
+    with _locked(prepared) as lease:
         done = read_watermark(prepared.spark, prepared.paths, prepared.job.name)  # as of holding the lock
         nulls = _null_counts(prepared)
         for number, piece in enumerate(chunks, start=1):
@@ -472,13 +545,14 @@ def backfill(
                     on_progress(number, len(chunks), None, piece)
                 continue
             todo = piece if done is None or piece.start > done else Window(done + 1, piece.end, piece.time_uom)
-            report = _process_window(prepared, todo, "backfill", run_id, True, on_step, nulls)
+            last = number == len(chunks)
+            report = _process_window(prepared, todo, "backfill", lease, True, last, on_step, nulls)
             reports.append(report)
             done = todo.end
             if on_progress:
                 on_progress(number, len(chunks), report, todo)
     message = f"backfilled {len(reports)} of {len(chunks)} chunk(s)"
-    return _result(prepared, "backfill", run_id, reports, message, done)
+    return _result(prepared, "backfill", lease.run_id, reports, message, done)
 
 
 def status(
@@ -498,8 +572,3 @@ def status(
         recent,
         pending,
     )
-
-
-def target_exists(prepared: PreparedJob) -> bool:
-    """Whether the job's target table exists yet."""
-    return table_exists(prepared.spark, prepared.job.target)

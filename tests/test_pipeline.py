@@ -192,7 +192,7 @@ def test_nothing_pending_returns_cleanly_and_writes_nothing(
     run(job, spark=spark)
     versions = {
         p: DeltaTable.forPath(spark, p).history(1).first()["version"]
-        for p in (job.target.path, f"{job.state.path}/watermarks", f"{job.state.path}/runs", f"{job.state.path}/locks")
+        for p in (job.target.path, f"{job.state.path}/runs", f"{job.state.path}/locks")
     }
     result = run(job, spark=spark)
     assert result.nothing_pending and "nothing pending" in result.message
@@ -291,28 +291,70 @@ def test_each_commit_records_the_job_and_window_in_user_metadata(
 ) -> None:
     job = make_job(tmp_path, *generated, max_window=5)
     run(job, spark=spark)
-    merges = DeltaTable.forPath(spark, job.target.path).history().where("operation = 'MERGE'").collect()
-    windows = sorted(json.loads(m.userMetadata)["window"] for m in merges)
+    writes = DeltaTable.forPath(spark, job.target.path).history().where("userMetadata IS NOT NULL").collect()
+    windows = sorted(json.loads(m.userMetadata)["window"] for m in writes)
     assert windows == [f"{START}..{START + dt.timedelta(days=4)}", f"{START + dt.timedelta(days=5)}..{LAST}"]
-    assert all(json.loads(m.userMetadata)["job"] == "trx" for m in merges)
+    assert all(json.loads(m.userMetadata)["job"] == "trx" for m in writes)
 
 
-def test_a_daily_merge_rewrites_no_file_of_unrelated_history(
+def commit_actions(table: Path, version: int) -> list[dict[str, Any]]:
+    lines = (table / "_delta_log" / f"{version:020d}.json").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_a_daily_run_of_a_default_job_changes_only_the_two_slices_of_the_target(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:
-    job = make_job(tmp_path, *generated, max_window=4, target={"partition_by": ["RecDate_A"]})
-    run(job, until=LAST - dt.timedelta(days=1), spark=spark)
+    job = make_job(tmp_path, *generated)  # no layout settings: the defaults
+    run(job, until=LAST - dt.timedelta(days=1), spark=spark)  # a one-shot reload of all but the last day
     report = run(job, spark=spark).windows[0]
     table = Path(job.target.path or "")
     version = DeltaTable.forPath(spark, str(table)).history(1).first()["version"]
-    actions = [json.loads(line) for line in (table / "_delta_log" / f"{version:020d}.json").read_text().splitlines()]
-    touched = {a[kind]["partitionValues"]["RecDate_A"] for a in actions for kind in ("add", "remove") if kind in a}
-    first_a = LAST - dt.timedelta(days=job.join.max_waiting_time)  # A's read bounds: [s - mw, e]
-    assert touched and all(first_a.isoformat() <= day <= LAST.isoformat() for day in touched), touched
-    assert any("remove" in a for a in actions)  # a waiting row moved forward: its file was rewritten
-    partitions = {p.name for p in table.glob("RecDate_A=*")}
-    assert len(partitions) > len(touched)
-    assert 0 < report.files_read_target < len(list(table.glob("RecDate_A=*/*.parquet")))
+    actions = commit_actions(table, version)
+    touched = {a[kind]["partitionValues"]["RecDate"] for a in actions for kind in ("add", "remove") if kind in a}
+    watermark = LAST - dt.timedelta(days=1)
+    assert touched == {watermark.isoformat(), LAST.isoformat()}, touched  # waiting rows at w, new rows after
+    rewritten = [a["remove"]["path"] for a in actions if "remove" in a]
+    kept_with_vector = [a["add"]["path"] for a in actions if "add" in a and a["add"].get("deletionVector")]
+    assert rewritten == kept_with_vector  # a file that lost its waiting rows got a deletion vector, no copy
+    assert report.target_rows_copied == report.target_files_removed == 0
+    assert report.deleted > 0 and report.files_read_target <= len(list((table / f"RecDate={watermark}").glob("*")))
+    same_rows(target(spark, job), engine_output(spark, job, LAST))
+
+
+def test_a_daily_run_costs_one_commit_each_of_lock_target_and_run_log(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated)
+    run(job, until=LAST - dt.timedelta(days=1), spark=spark)
+    tables = (job.target.path, f"{job.state.path}/runs", f"{job.state.path}/locks")
+
+    def versions() -> list[int]:
+        return [DeltaTable.forPath(spark, p).history(1).first()["version"] for p in tables]
+
+    before = versions()
+    run(job, spark=spark)
+    assert [after - was for after, was in zip(versions(), before)] == [1, 1, 1]
+    assert status(job, spark=spark).watermark == LAST.isoformat()
+    assert run(job, spark=spark).nothing_pending  # the lock was released by the run-log row
+
+
+def test_the_forward_write_as_one_merge_gives_the_same_target(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated, max_window=3, target={"forward_write": "merge"})
+    reports = run(job, spark=spark).windows
+    assert {r.target_write for r in reports} == {"merge"}
+    history = DeltaTable.forPath(spark, job.target.path).history().where("userMetadata IS NOT NULL")
+    assert {r.operation for r in history.collect()} == {"MERGE"}
+    same_rows(target(spark, job), engine_output(spark, job, LAST))
+
+
+def test_without_the_sliding_join_window_a_forward_run_uses_the_forward_only_merge(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated, max_window=4, join={"enforce_sliding_join_window": False})
+    assert {r.target_write for r in run(job, spark=spark).windows} == {"forward_only_merge"}
 
 
 def test_status_reports_watermark_pending_window_and_runs(
@@ -334,4 +376,4 @@ def test_settings_state_dir_is_the_default_state_location(
     job = make_job(tmp_path, *generated, state={"path": None})
     settings = Settings(state_dir=tmp_path / "global_state")
     run(job, spark=spark, settings=settings)
-    assert DeltaTable.isDeltaTable(spark, str(tmp_path / "global_state" / "watermarks"))
+    assert DeltaTable.isDeltaTable(spark, str(tmp_path / "global_state" / "runs"))

@@ -1,0 +1,121 @@
+"""The forward writer (DESIGN.md 4): a window after the watermark replaces two slices of the target.
+
+After the job processed up to watermark `w`, every waiting row sits at output RecDate `w` and every other
+row is final. So a forward window `[w+1, e]` can change only the waiting rows at `w` and rows after `w`
+(left by an attempt that committed and died before its watermark moved). The new target is the target
+minus those slices plus the window's output: one commit, idempotent, reading nothing else of the target.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from deltainc.commit_metrics import CommitResult, last_commit
+from deltainc.commit_metrics import user_metadata as commit_metadata
+from deltainc.config import TableRef
+from deltainc.join_types import JoinType
+from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX
+from deltainc.sources import delta_table
+
+__all__ = ["sql_literal", "Slices", "forward_slices", "replace_slices", "merge_slices"]
+
+_ACTION = f"{RESERVED_PREFIX}action"
+_SEEN = f"{RESERVED_PREFIX}seen_"
+
+
+def sql_literal(value: dt.date | dt.datetime, data_type: T.DataType) -> str:
+    """A SQL literal of `value` typed like the column it is compared with (so Delta can prune on it)."""
+    if isinstance(data_type, T.DateType):
+        day = value.date() if isinstance(value, dt.datetime) else value
+        return f"DATE'{day.isoformat()}'"
+    stamp = value if isinstance(value, dt.datetime) else dt.datetime(value.year, value.month, value.day)
+    kind = "TIMESTAMP_NTZ" if isinstance(data_type, T.TimestampNTZType) else "TIMESTAMP"
+    return f"{kind}'{stamp.isoformat(sep=' ')}'"
+
+
+@dataclass(frozen=True)
+class Slices:
+    """The two slices a forward window after the watermark may change, as a SQL condition on the target."""
+
+    rec: str  # the output RecDate column
+    watermark: str  # the watermark as a SQL literal of the column's type
+
+    def condition(self, prefix: str = "") -> str:
+        """Waiting rows at the watermark, and rows after it; columns qualified by `prefix` (e.g. 't.')."""
+        column, join_type = f"{prefix}`{self.rec}`", f"{prefix}`{JOIN_TYPE}`"
+        waiting = int(JoinType.A_WAITING)
+        # The leading bound repeats what the OR implies, as a conjunct on the RecDate column alone: that is
+        # what Delta turns into a partition filter (or file skipping), so history is never looked at.
+        w = self.watermark
+        return f"({column} >= {w} AND (({column} = {w} AND {join_type} = {waiting}) OR {column} > {w}))"
+
+
+def forward_slices(rec: str, watermark: dt.date | dt.datetime, rec_type: T.DataType) -> Slices:
+    """The slices for a window that starts the unit after `watermark`."""
+    return Slices(rec, sql_literal(watermark, rec_type))
+
+
+def replace_slices(
+    spark: SparkSession,
+    ref: TableRef,
+    output: DataFrame,
+    slices: Slices,
+    user_metadata: dict[str, str],
+) -> CommitResult:
+    """Overwrite exactly the rows of `slices` with `output`: one Delta commit (replaceWhere).
+
+    Delta deletes the matching rows (with deletion vectors, without rewriting their files) and appends the
+    output, and checks that every output row satisfies the condition, so nothing outside the slices moves.
+    """
+    writer = (
+        output.write.format("delta")
+        .mode("overwrite")
+        .option("replaceWhere", slices.condition())
+        .option("userMetadata", json.dumps(user_metadata, sort_keys=True))
+    )
+    if ref.path is not None:
+        writer.save(ref.path)
+    else:
+        writer.saveAsTable(ref.table or "")
+    return last_commit(delta_table(spark, ref))
+
+
+def merge_slices(
+    spark: SparkSession,
+    ref: TableRef,
+    output: DataFrame,
+    identity_columns: list[str],
+    slices: Slices,
+    user_metadata: dict[str, str],
+) -> CommitResult:
+    """The same change as `replace_slices` as one Delta MERGE: the slice rows the output does not hold are
+    deleted, the output rows inserted (or updated where an earlier attempt left them)."""
+    table = delta_table(spark, ref)
+    slice_rows = table.toDF().where(slices.condition())
+    seen = output.select(*[F.col(f"`{c}`").alias(f"{_SEEN}{c}") for c in identity_columns])
+    same = F.lit(True)
+    for c in identity_columns:
+        same = same & F.col(f"`{c}`").eqNullSafe(F.col(f"`{_SEEN}{c}`"))
+    gone = slice_rows.join(seen, same, "left_anti")
+    source = output.withColumn(_ACTION, F.lit("put")).unionByName(
+        gone.select(*[F.col(f"`{c}`") for c in output.columns]).withColumn(_ACTION, F.lit("delete"))
+    )
+    on = " AND ".join([f"t.`{c}` <=> s.`{c}`" for c in identity_columns] + [slices.condition("t.")])
+    values = {f"`{c}`": f"s.`{c}`" for c in output.columns}
+    with commit_metadata(spark, user_metadata):
+        (
+            table.alias("t")
+            .merge(source.alias("s"), on)
+            .whenMatchedDelete(condition=f"s.{_ACTION} = 'delete'")
+            .whenMatchedUpdate(set=values)
+            .whenNotMatchedInsert(condition=f"s.{_ACTION} = 'put'", values=values)
+            .execute()
+        )
+    return last_commit(table)
+

@@ -1,0 +1,95 @@
+"""The target's physical layout: how a new target is created, how a window's rows are laid out on write,
+and whether an existing target lets a forward run touch only its two slices (DESIGN.md 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from deltainc.config import TableRef
+from deltainc.sources import delta_table, table_exists
+
+__all__ = ["TargetLayout", "default_partitioning", "ensure_target", "lay_out", "read_layout", "layout_warnings"]
+
+DELETION_VECTORS = "delta.enableDeletionVectors"
+
+
+@dataclass(frozen=True)
+class TargetLayout:
+    """What an existing target's layout is: its partition columns and whether deletion vectors are on."""
+
+    partition_by: tuple[str, ...]
+    deletion_vectors: bool
+
+
+def default_partitioning(partition_by: Sequence[str] | None, rec: str, time_uom: str) -> list[str]:
+    """The job's partition columns; by default the output RecDate for day jobs, none for hour jobs.
+
+    A day partition holds one unit of output, so a forward run touches two partitions. An hour job would
+    get 24 partitions a day of small files; its rows are written sorted by RecDate instead (`lay_out`).
+    """
+    if partition_by is not None:
+        return list(partition_by)
+    return [rec] if time_uom == "day" else []
+
+
+def ensure_target(
+    spark: SparkSession, ref: TableRef, schema: T.StructType, partition_by: Sequence[str], deletion_vectors: bool
+) -> bool:
+    """Create the target table (empty, with the output schema and layout) unless it exists; True if created."""
+    if table_exists(spark, ref):
+        return False
+    writer = spark.createDataFrame([], schema).write.format("delta").mode("append")
+    writer = writer.option(DELETION_VECTORS, str(deletion_vectors).lower())
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    if ref.path is not None:
+        writer.save(ref.path)
+    else:
+        writer.saveAsTable(ref.table or "")
+    return True
+
+
+def read_layout(spark: SparkSession, ref: TableRef) -> TargetLayout:
+    """The partition columns and deletion-vector setting of the existing target (from its metadata only)."""
+    detail = delta_table(spark, ref).detail().select("partitionColumns", "properties").first()
+    if detail is None:
+        return TargetLayout((), False)
+    properties = dict(detail["properties"] or {})
+    return TargetLayout(
+        tuple(detail["partitionColumns"] or ()), properties.get(DELETION_VECTORS, "false").lower() == "true"
+    )
+
+
+def lay_out(output: DataFrame, partition_by: Sequence[str], rec: str) -> DataFrame:
+    """Group the window's rows so that each written file holds few output RecDates.
+
+    Partitioned: one task per partition value, so one file per partition and window. Not partitioned:
+    ranges of RecDate per task, so that each file's min/max RecDate is narrow and data skipping finds a
+    slice in few files (a reload of a year would otherwise give files that each span the whole year).
+    """
+    if partition_by:
+        return output.repartition(*[F.col(f"`{c}`") for c in partition_by])
+    return output.repartitionByRange(F.col(f"`{rec}`"))
+
+
+def layout_warnings(layout: TargetLayout, rec: str, time_uom: str) -> list[str]:
+    """Why a forward run on this target would read or rewrite more than its two slices, if it would."""
+    warnings: list[str] = []
+    if rec not in layout.partition_by and time_uom == "day":
+        laid = f"partitioned by {', '.join(layout.partition_by)}" if layout.partition_by else "not partitioned"
+        warnings.append(
+            f"target: the table is {laid}, not by the output {rec}: a daily run finds its two slices by file "
+            f"statistics, which is only cheap when each file holds few {rec} values; a target created by this "
+            f"version is partitioned by {rec} (set target.partition_by = [\"{rec}\"] for a new target)"
+        )
+    if not layout.deletion_vectors:
+        warnings.append(
+            "target: deletion vectors are off, so every daily run rewrites the files that hold the waiting rows "
+            f"it replaces; turn them on with ALTER TABLE ... SET TBLPROPERTIES ('{DELETION_VECTORS}' = 'true')"
+        )
+    return warnings

@@ -80,8 +80,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     run.add_argument("--max-wait", type=int, default=11, help="max_waiting_time of the job, days (default 11)")
     run.add_argument(
         "--partition-by",
-        default="RecDate_A",
-        help="target partition columns, comma-separated; '' = unpartitioned (default RecDate_A)",
+        default="default",
+        help="target partition columns, comma-separated; '' = unpartitioned; default: the job's default layout "
+        "(partitioned by the output RecDate)",
     )
     where = parser.add_argument_group("where")
     where.add_argument("--data", type=Path, default=Path("bench-data"), help="bench data folder (default bench-data)")
@@ -118,7 +119,9 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         args.stream_day = args.sizes[0]
     if not 2 <= args.stream_day <= args.days:
         parser.error(f"--stream-day: expected 2..{args.days}, got {args.stream_day}")
-    args.partition_by = [c.strip() for c in args.partition_by.split(",") if c.strip()]
+    args.partition_by = (
+        None if args.partition_by == "default" else [c.strip() for c in args.partition_by.split(",") if c.strip()]
+    )
 
 
 def _echo_factory(started: float) -> Callable[[str], None]:
@@ -226,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         budget_s=args.max_seconds,
         look_back=args.look_back,
         max_wait=args.max_wait,
-        partition_by=tuple(args.partition_by),
+        partition_by=None if args.partition_by is None else tuple(args.partition_by),
         echo=echo,
     )
     chosen = set(args.scenarios)

@@ -80,8 +80,13 @@ class Bench:
     budget_s: float
     look_back: int
     max_wait: int
-    partition_by: tuple[str, ...]
+    partition_by: tuple[str, ...] | None  # None = the job's default layout
     echo: Callable[[str], None]
+
+    @property
+    def target_partitioning(self) -> tuple[str, ...]:
+        """The partition columns of the deltainc target, which the naive and stream targets copy."""
+        return ("RecDate",) if self.partition_by is None else self.partition_by
 
     def job(self, name: str, max_window: int, path_a: str | None = None, path_b: str | None = None) -> JobConfig:
         """A left join of A and B on TrxId with the benchmark's tolerances; target and state under work/name."""
@@ -103,7 +108,7 @@ class Bench:
                     "path": str(self.work / name / "target"),
                     "keys": ["TrxId"],
                     "b_keys": ["SepaId"],
-                    "partition_by": list(self.partition_by),
+                    "partition_by": None if self.partition_by is None else list(self.partition_by),
                 },
                 "state": {"path": str(self.work / name / "state")},
             }
@@ -178,9 +183,10 @@ def _read(spark: SparkSession, path: str) -> DataFrame:
 
 
 def _job_tables(bench: Bench, job: JobConfig) -> list[str]:
-    """The tables a run changes and a repetition must find as before: the target and the watermark table."""
+    """The tables a run changes and a repetition must find as before: the target, the run log (which holds
+    the watermark) and the lock table."""
     paths = state_paths(job.state_path(bench.settings.state_dir))
-    return [str(job.target.path), paths.watermarks]
+    return [str(job.target.path), paths.runs, paths.locks]
 
 
 def snapshot(bench: Bench, job: JobConfig) -> dict[str, int]:
@@ -208,9 +214,9 @@ def _restorer(bench: Bench, versions: dict[str, int]) -> Callable[[int], None]:
 PHASES = (
     "before the window: sources, lock, state",
     "join, counts, ambiguity check",
-    "MERGE plan + MERGE",
-    "watermark",
-    "run log + unlock",
+    "target write (one commit)",
+    "run-log commit (watermark, lock release)",
+    "after the window",
 )
 
 
@@ -418,7 +424,7 @@ def daily_phase(bench: Bench, sizes: list[int], naive: bool, floor: bool, check_
             point.naive_stats = (scan_stats(spark, scan_a), scan_stats(spark, scan_b))
             point.naive = measure(
                 f"naive full recompute, days 1..{number}",
-                partial(_overwrite, output, naive_path, bench.partition_by),
+                partial(_overwrite, output, naive_path, bench.target_partitioning),
                 bench.repeat,
                 bench.budget_s,
                 echo=echo,
@@ -614,8 +620,8 @@ def stream_phase(bench: Bench, number: int, delay: str = "0 seconds") -> StreamR
     bench.run(job, number - 1)
     schema = _read(spark, str(job.target.path)).select(*OUTPUT_COLUMNS).schema
     writer = spark.createDataFrame([], schema).write.format("delta").mode("overwrite")
-    if bench.partition_by:
-        writer = writer.partitionBy(*bench.partition_by)
+    if bench.target_partitioning:
+        writer = writer.partitionBy(*bench.target_partitioning)
     writer.save(str(target))
     history = _start_stream(bench, path_a, path_b, str(target), str(checkpoint), delay)
     echo(f"    stream over the history: {history}")

@@ -470,7 +470,7 @@ def _window_line(report: WindowReport) -> str:
     counts = "  ".join(f"{name} {report.counts.get(name, 0)}" for name in COUNT_NAMES)
     return (
         f"{report.window}  {counts}  |  inserted {report.inserted}  updated {report.updated}  "
-        f"deleted {report.deleted}  ({report.duration_s:.1f} s)"
+        f"deleted {report.deleted}  files rewritten {report.target_files_removed}  ({report.duration_s:.1f} s)"
     )
 
 
@@ -670,6 +670,11 @@ def _cmd_validate(ctx: Context) -> int:
                 "source_b": [label(read.b_start), label(read.b_end)],
             }
         target = table_exists(spark, job.target)
+        warnings: list[str] = []
+        if target:
+            from deltainc.target_layout import layout_warnings, read_layout
+
+            warnings = layout_warnings(read_layout(spark, job.target), join.inc_col, uom)
         document = {
             "job": job.name,
             "file": str(path),
@@ -679,6 +684,7 @@ def _cmd_validate(ctx: Context) -> int:
             "pending": state.pending,
             "read_bounds": bounds,
             "target_exists": target,
+            "warnings": warnings,
         }
         if not ctx.json:
             ctx.print(f"{job.name}: valid  ({path})")
@@ -688,6 +694,8 @@ def _cmd_validate(ctx: Context) -> int:
                 "types compatible"
             )
             ctx.print(f"  target           {job.target.label} ({'exists' if target else 'created by the first run'})")
+            for warning in warnings:
+                ctx.print(f"  warning          {warning}")
             ctx.print(
                 f"  watermark        {state.watermark or 'none (never run)'}; latest {join.inc_col} in both "
                 f"sources {state.latest_available or 'none'}"

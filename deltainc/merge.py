@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from deltainc.commit_metrics import CommitResult, last_commit
 from deltainc.commit_metrics import user_metadata as commit_metadata

@@ -19,12 +19,12 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from deltainc.commit_metrics import NO_COMMIT, CommitResult
 from deltainc.config import JobConfig, load_job, resolve_job
 from deltainc.engine import JoinSpec, join_prepared, prepare_join, read_sources
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join_settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join_types import JoinType
-from deltainc.commit_metrics import NO_COMMIT, CommitResult
 from deltainc.merge import Identity, count_and_check, merge_window, plan_actions
 from deltainc.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
 from deltainc.settings import Settings, load_settings

@@ -12,7 +12,7 @@ import datetime as dt
 import json
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -107,7 +107,7 @@ def merge_slices(
         gone.select(*[F.col(f"`{c}`") for c in output.columns]).withColumn(_ACTION, F.lit("delete"))
     )
     on = " AND ".join([f"t.`{c}` <=> s.`{c}`" for c in identity_columns] + [slices.condition("t.")])
-    values = {f"`{c}`": f"s.`{c}`" for c in output.columns}
+    values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in output.columns}
     with commit_metadata(spark, user_metadata):
         (
             table.alias("t")

@@ -231,7 +231,9 @@ def acquire_lock(
         now = _holder(spark, paths, job)
         if now is not None and now["run_id"] == run_id:
             return
-    raise JobLockedError(f"job {job!r} is locked: the lock changed hands {attempts} times while this run tried to take it")
+    raise JobLockedError(
+        f"job {job!r} is locked: the lock changed hands {attempts} times while this run tried to take it"
+    )
 
 
 def release_lock(spark: SparkSession, paths: StatePaths, job: str, run_id: str) -> None:

@@ -193,11 +193,13 @@ def processed(spark: SparkSession, sources: Sources, tmp_path_factory: pytest.Te
 def test_run_prints_one_line_per_window_with_join_type_counts_and_changes(processed: Processed) -> None:
     first, second = processed.outputs
     assert re.fullmatch(r"2025-03-01  same_time 1  a_late 0  b_late 0  a_timed_out 0  a_waiting 1  \|  "
-                        r"inserted 2  updated 0  deleted 0  \(\d+\.\d s\)\ntrx: processed 1 window\(s\); "
+                        r"inserted 2  updated 0  deleted 0  files rewritten 0  \(\d+\.\d s\)\n"
+                        r"trx: processed 1 window\(s\); "
                         r"watermark 2025-03-01\n", first)
     # TrxId 2's B arrives: its waiting row is deleted and its b_late match inserted; TrxId 4 starts waiting
     assert re.fullmatch(r"2025-03-02  same_time 1  a_late 0  b_late 1  a_timed_out 0  a_waiting 1  \|  "
-                        r"inserted 3  updated 0  deleted 1  \(\d+\.\d s\)\ntrx: processed 1 window\(s\); "
+                        r"inserted 3  updated 0  deleted 1  files rewritten 0  \(\d+\.\d s\)\n"
+                        r"trx: processed 1 window\(s\); "
                         r"watermark 2025-03-02\n", second)
 
 
@@ -283,15 +285,15 @@ def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
     from deltainc import pipeline
 
     write_job(tmp_path, sources)
-    real_merge, calls = pipeline.merge_window, []
+    real_write, calls = pipeline.replace_slices, []
 
-    def merge_failing_once_on_the_second_chunk(*args: Any, **kwargs: Any) -> Any:
+    def write_failing_once_on_the_second_chunk(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         if len(calls) == 2:
             raise RuntimeError("disk full\nmore detail")
-        return real_merge(*args, **kwargs)
+        return real_write(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "merge_window", merge_failing_once_on_the_second_chunk)
+    monkeypatch.setattr(pipeline, "replace_slices", write_failing_once_on_the_second_chunk)
     argv = ["backfill", "trx", "--start", "2025-03-01", "--end", "2025-03-02", "--chunk", "day"]
 
     assert main(argv) == 1
@@ -508,7 +510,7 @@ def test_validate_json_gives_pending_window_read_bounds_and_target_state(
     document = json.loads(capsys.readouterr().out)
     assert document == {
         "job": "trx", "file": str(job), "valid": True, "watermark": None, "latest_available": "2025-03-02",
-        "pending": "2025-03-01..2025-03-02", "target_exists": False,
+        "pending": "2025-03-01..2025-03-02", "target_exists": False, "warnings": [],
         "read_bounds": {"source_a": ["2025-02-27", "2025-03-02"], "source_b": ["2025-02-26", "2025-03-02"]},
     }
     assert nothing_written(tmp_path)

@@ -102,7 +102,8 @@ def test_defaults_fill_what_a_minimal_job_leaves_out(tmp_path: Path) -> None:
     assert (job.join.alias_a, job.join.alias_b) == ("A", "B")
     assert job.join.output_select is None
     assert job.target.b_keys == []
-    assert job.target.partition_by == []
+    assert job.target.partition_by is None  # the default layout: by the output RecDate
+    assert (job.target.deletion_vectors, job.target.forward_write) == (True, "replace_where")
     assert job.state == StateConfig()
 
 

@@ -334,7 +334,7 @@ def test_a_daily_run_costs_one_commit_each_of_lock_target_and_run_log(
 
     before = versions()
     run(job, spark=spark)
-    assert [after - was for after, was in zip(versions(), before)] == [1, 1, 1]
+    assert [after - was for after, was in zip(versions(), before, strict=True)] == [1, 1, 1]
     assert status(job, spark=spark).watermark == LAST.isoformat()
     assert run(job, spark=spark).nothing_pending  # the lock was released by the run-log row
 

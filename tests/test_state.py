@@ -28,7 +28,9 @@ def record(paths: StatePaths, spark: SparkSession, job: str, run_id: str, unit: 
     append_run(
         spark,
         paths,
-        RunRecord(job, run_id, "run", None, None, "succeeded", None, started, 1.0, watermark_unit=unit, releases_lock=last),
+        RunRecord(
+            job, run_id, "run", None, None, "succeeded", None, started, 1.0, watermark_unit=unit, releases_lock=last
+        ),
     )
 
 

@@ -17,8 +17,10 @@ import decimal
 import json
 import logging
 import os
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -29,7 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from deltainc.config import JobConfig, load_job, resolve_job
-from deltainc.errors import AmbiguousRowsError, ConfigError, JobLockedError, SchemaError
+from deltainc.errors import AmbiguousRowsError, Cancelled, ConfigError, JobLockedError, SchemaError
 from deltainc.settings import DEFAULT_SETTINGS_FILE, Settings, load_settings
 from deltainc.windows import from_index, parse_point
 
@@ -50,6 +52,7 @@ EXIT_FAILURE = 1
 EXIT_INVALID = 2
 EXIT_LOCKED = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 PROG = "deltainc"
 SETTINGS_ENV = "DELTAINC_SETTINGS_FILE"
@@ -451,16 +454,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra_conf = dict([*(args.g_conf or []), *getattr(args, "conf", [])])
     ctx: Context | None = None
     try:
-        with _environment(settings_file):
+        with _environment(settings_file), _cancel_on_sigterm():
             settings = _settings(master)
             ctx = Context(args, settings, verbose, extra_conf, _make_console())
             with _logging(settings.log_level, verbose):
                 return int(args.handler(ctx))
-    except KeyboardInterrupt:
-        _error(f"interrupted ({ctx.hint})" if ctx is not None and ctx.hint else "interrupted")
-        return EXIT_INTERRUPTED
+    except (KeyboardInterrupt, Cancelled) as exc:
+        what = "cancelled (SIGTERM)" if isinstance(exc, Cancelled) else "interrupted"
+        _error(f"{what} ({ctx.hint})" if ctx is not None and ctx.hint else what)
+        return EXIT_TERMINATED if isinstance(exc, Cancelled) else EXIT_INTERRUPTED
     except Exception as exc:
         return _report(ctx, exc, verbose)
+
+
+@contextlib.contextmanager
+def _cancel_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM (a scheduler's timeout or cancel) into Cancelled, so that the run stops cleanly: its
+    run-log row says cancelled and releases the lock. Only in the main thread, where signals arrive."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signal_number: int, _frame: object) -> None:
+        raise Cancelled(signal_number)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 # --- run, rerun, backfill -----------------------------------------------------------------------------------------
@@ -639,6 +661,15 @@ def _cmd_status(ctx: Context) -> int:
             ctx.print(f"  watermark        {state.watermark or 'none (never run)'}")
             ctx.print(f"  latest RecDate   {state.latest_available or 'none'} (present in both sources)")
             ctx.print(f"  pending          {state.pending or 'nothing pending'}")
+            lock = state.lock
+            if lock is None:
+                ctx.print("  lock             free")
+            else:
+                verdict = "alive" if lock["alive"] else "dead: the next run takes it over"
+                ctx.print(
+                    f"  lock             held by run {lock['run_id']} ({lock['owner']}) for {lock['age_s']:.0f} s, "
+                    f"last heartbeat {lock['heartbeat_age_s']:.0f} s ago: {verdict} ({lock['reason']})"
+                )
             if state.runs:
                 ctx.print("  last runs:")
                 ctx.out.print(_runs_table(state.runs))
@@ -718,18 +749,24 @@ def _cmd_validate(ctx: Context) -> int:
 
 
 def _cmd_unlock(ctx: Context) -> int:
-    from deltainc.state import remove_lock, state_paths
+    from deltainc.lock import remove_lock
+    from deltainc.state import state_paths
 
     job, _ = ctx.job(ctx.args.job)
     paths = state_paths(job.state_path(ctx.settings.state_dir))
-    removed = remove_lock(ctx.spark(), paths, job.name, ctx.args.run_id)
+    removed = remove_lock(ctx.spark(), paths.locks, job.name, ctx.args.run_id)
     if not removed:
         ctx.print(f"{job.name}: no lock held, nothing to remove")
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)  # acquired_at is UTC (session time zone)
+    now = dt.datetime.now()  # pyspark gives acquired_at in local time
     for row in removed:
         taken = row["acquired_at"]
         age = f", {int((now - taken).total_seconds() // 60)} minute(s) ago" if isinstance(taken, dt.datetime) else ""
-        ctx.print(f"{job.name}: removed the lock of run {row['run_id']} ({row['owner']}), taken at {taken} UTC{age}")
+        ctx.print(f"{job.name}: removed the lock of run {row['run_id']} ({row['owner']}), taken at {taken}{age}")
+    if removed:
+        ctx.print(
+            "  (rarely needed: the next run takes over a dead run's lock by itself once its heartbeat is older "
+            f"than lock_expiry_seconds = {ctx.settings.lock_expiry_seconds}, at once on the same host)"
+        )
     return EXIT_OK
 
 

@@ -9,6 +9,7 @@ __all__ = [
     "AmbiguousRowsError",
     "JobLockedError",
     "InternalError",
+    "Cancelled",
 ]
 
 
@@ -34,3 +35,11 @@ class JobLockedError(DeltaincError, RuntimeError):
 
 class InternalError(DeltaincError, RuntimeError):
     """A bug in deltainc: an invariant the code relies on did not hold."""
+
+
+class Cancelled(BaseException):
+    """The run was stopped by a signal (SIGTERM from a scheduler); like KeyboardInterrupt, not an Exception."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(f"stopped by signal {signal_number}")
+        self.signal_number = signal_number

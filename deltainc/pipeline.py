@@ -22,9 +22,10 @@ from pyspark.sql import functions as F
 from deltainc.commit_metrics import NO_COMMIT, CommitResult
 from deltainc.config import JobConfig, load_job, resolve_job
 from deltainc.engine import JoinSpec, join_prepared, prepare_join, read_sources
-from deltainc.errors import ConfigError, SchemaError
+from deltainc.errors import Cancelled, ConfigError, JobLockedError, SchemaError
 from deltainc.join_settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join_types import JoinType
+from deltainc.lock import Heartbeat, judge, release_lock, start_heartbeat
 from deltainc.merge import Identity, count_and_check, merge_window, plan_actions
 from deltainc.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
 from deltainc.settings import Settings, load_settings
@@ -32,14 +33,14 @@ from deltainc.slice_writer import forward_slices, merge_slices, replace_slices
 from deltainc.sources import ScanStats, count_null_inc, latest_unit, read_table, scan_stats
 from deltainc.spark import get_spark
 from deltainc.state import (
+    JobState,
     RunRecord,
     StatePaths,
-    acquire_lock,
+    acquire,
     append_run,
     ensure_state_tables,
     read_runs,
-    read_watermark,
-    release_lock,
+    read_state,
     state_paths,
 )
 from deltainc.target_layout import default_partitioning, ensure_target, lay_out
@@ -108,6 +109,7 @@ class JobStatus:
     pending: str | None
     runs: list[dict[str, object]] = field(default_factory=list)
     pending_window: Window | None = None
+    lock: dict[str, object] | None = None  # the run holding the lock, if one does: owner, age, heartbeat, alive
 
 
 @dataclass(frozen=True)
@@ -214,22 +216,40 @@ class _Lease:
     """This run's hold on the job's lock; `released` once a committed run-log row has released it."""
 
     run_id: str
+    state: JobState  # as of taking the lock
+    took_over: str | None
+    heartbeat: Heartbeat
     released: bool = False
+
+    def check(self, job: str) -> None:
+        """Raise before a commit if another run took the lock (this run's heartbeats stopped reaching it)."""
+        if self.heartbeat.lost.is_set():
+            raise JobLockedError(
+                f"job {job!r}: run {self.run_id} lost its lock to another run (its heartbeat could not be renewed "
+                "in time); it stops before writing more"
+            )
 
 
 @contextmanager
-def _locked(prepared: PreparedJob) -> Iterator[_Lease]:
-    """Hold the job's lock for the block; released by the run's last run-log row, or here if none was written."""
-    lease = _Lease(uuid.uuid4().hex[:12])
-    ensure_state_tables(prepared.spark, prepared.paths)
-    acquire_lock(
-        prepared.spark, prepared.paths, prepared.job.name, lease.run_id, prepared.settings.lock_stale_after_minutes
+def _locked(prepared: PreparedJob, state: JobState | None = None) -> Iterator[_Lease]:
+    """Hold the job's lock for the block, renewing it; released by the run's last run-log row, or here."""
+    spark, paths, name = prepared.spark, prepared.paths, prepared.job.name
+    run_id = uuid.uuid4().hex[:12]
+    ensure_state_tables(spark, paths)
+    expiry = prepared.settings.lock_expiry_seconds
+    acquired = acquire(spark, paths, name, run_id, expiry, state)
+    if acquired.took_over:
+        log.warning("%s: took over the lock of run %s", name, acquired.took_over)
+    heartbeat = start_heartbeat(
+        spark, paths.locks, name, run_id, expiry / 4, lambda exc: log.warning("%s: heartbeat failed: %s", name, exc)
     )
+    lease = _Lease(run_id, acquired.state, acquired.took_over, heartbeat)
     try:
         yield lease
     finally:
+        heartbeat.end()
         if not lease.released:
-            release_lock(prepared.spark, prepared.paths, prepared.job.name, lease.run_id)
+            release_lock(spark, paths.locks, name, run_id)
 
 
 def _counts(found: dict[int, int]) -> dict[str, int]:
@@ -310,6 +330,7 @@ def _process_window(
     spark, job, identity = prepared.spark, prepared.job, prepared.identity
     started_at, clock = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), time.monotonic()
     step = on_step or (lambda _name: None)
+    step("start")
     record = RunRecord(
         job.name,
         lease.run_id,
@@ -324,6 +345,7 @@ def _process_window(
         null_inc_b=null_counts[1],
         time_uom=prepared.uom,
         releases_lock=True,  # a failed window ends the run
+        took_over=lease.took_over,
     )
     output: DataFrame | None = None
     try:
@@ -339,6 +361,8 @@ def _process_window(
         counts = _counts(count_and_check(output, identity))
         step("read")
 
+        lease.check(job.name)
+        step("writing")
         ensure_target(spark, job.target, output.schema, prepared.partition_by, job.target.deletion_vectors)
         metadata = {"job": job.name, "run_id": lease.run_id, "command": command, "window": str(window)}
         written = (_write_forward if forward else _write_forward_only)(prepared, window, output, metadata)
@@ -393,7 +417,7 @@ def _process_window(
             releases_lock=last,
         )
         append_run(spark, prepared.paths, done)  # the one state commit: watermark, run log, lock release
-        lease.released = last
+        lease.released, lease.took_over = last, None
         step("watermark")
         log.info(
             "%s %s %s: %s, +%d ~%d -%d rows",
@@ -408,7 +432,13 @@ def _process_window(
         return report
     except BaseException as exc:
         try:
-            failed = replace(record, error=f"{type(exc).__name__}: {exc}"[:4000], duration_s=time.monotonic() - clock)
+            cancelled = isinstance(exc, (KeyboardInterrupt, Cancelled))
+            failed = replace(
+                record,
+                status="cancelled" if cancelled else "failed",
+                error=f"{type(exc).__name__}: {exc}"[:4000],
+                duration_s=time.monotonic() - clock,
+            )
             append_run(spark, prepared.paths, failed)
             lease.released = True
         except Exception:  # the run log is best effort when the run already failed
@@ -451,7 +481,8 @@ def run(
     prepared = prepare_job(job, spark, settings)
     until_unit = None if until is None else parse_point(until, "until", prepared.uom)
     latest = _latest_available(prepared)
-    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+    state = read_state(prepared.spark, prepared.paths, prepared.job.name)
+    watermark = state.watermark
     if _pending(prepared, watermark, latest, until_unit) is None:
         message = (
             f"nothing pending for {prepared.job.name}: watermark {prepared.label(watermark) or 'none'}, "
@@ -459,8 +490,8 @@ def run(
         )
         return PipelineResult(prepared.job.name, "run", None, (), prepared.label(watermark), message)
     reports: list[WindowReport] = []
-    with _locked(prepared) as lease:
-        watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)  # as of holding the lock
+    with _locked(prepared, state) as lease:
+        watermark = lease.state.watermark  # as of holding the lock
         nulls = _null_counts(prepared)
         window = _pending(prepared, watermark, latest, until_unit)
         while window is not None:
@@ -483,7 +514,8 @@ def rerun(
     first = parse_point(start, "start", prepared.uom)
     last = first if end is None else parse_point(end, "end", prepared.uom)
     window = Window(first, last, prepared.uom)
-    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+    state = read_state(prepared.spark, prepared.paths, prepared.job.name)
+    watermark = state.watermark
     begin = to_index(prepared.job.start_date, prepared.uom)
     if watermark is None:
         raise ConfigError(f"rerun: job {prepared.job.name!r} has not run yet; use run")
@@ -496,7 +528,7 @@ def rerun(
             f"rerun: end {prepared.label(last)} is after the watermark {prepared.label(watermark)}; "
             "only processed windows can be re-run (use run for the rest)"
         )
-    with _locked(prepared) as lease:
+    with _locked(prepared, state) as lease:
         report = _process_window(prepared, window, "rerun", lease, False, True, on_step, _null_counts(prepared))
     return _result(prepared, "rerun", lease.run_id, [report], f"re-ran {window}", watermark)
 
@@ -518,7 +550,8 @@ def backfill(
     whole = Window(first, last, prepared.uom)
     chunks = chunk_windows(whole, chunk)
     begin = to_index(prepared.job.start_date, prepared.uom)
-    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
+    state = read_state(prepared.spark, prepared.paths, prepared.job.name)
+    watermark = state.watermark
     needed = begin if watermark is None else watermark + 1
     if first < begin:
         raise ConfigError(
@@ -536,8 +569,8 @@ def backfill(
             f"({prepared.label(latest) or 'none'})"
         )
     reports: list[WindowReport] = []
-    with _locked(prepared) as lease:
-        done = read_watermark(prepared.spark, prepared.paths, prepared.job.name)  # as of holding the lock
+    with _locked(prepared, state) as lease:
+        done = lease.state.watermark  # as of holding the lock
         nulls = _null_counts(prepared)
         for number, piece in enumerate(chunks, start=1):
             if done is not None and piece.end <= done:
@@ -555,20 +588,41 @@ def backfill(
     return _result(prepared, "backfill", lease.run_id, reports, message, done)
 
 
+def _lock_view(state: JobState, expiry_seconds: int) -> dict[str, object] | None:
+    """The lock as `status` shows it: None when free (its last run finished)."""
+    held = state.holder
+    if held is None or held.finished:
+        return None
+    now = dt.datetime.now()
+    life = judge(held, expiry_seconds, now)
+    beat = held.heartbeat_at or held.acquired_at
+    return {
+        "run_id": held.run_id,
+        "owner": held.owner,
+        "acquired_at": held.acquired_at.isoformat(sep=" ", timespec="seconds"),
+        "age_s": round((now - held.acquired_at).total_seconds(), 1),
+        "heartbeat_age_s": round((now - beat).total_seconds(), 1),
+        "alive": life.alive,
+        "reason": life.reason,
+    }
+
+
 def status(
     job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None, runs: int = 5
 ) -> JobStatus:
-    """The job's watermark, the latest data in both sources, the next window a run would take, recent runs."""
+    """The job's watermark, the latest data in both sources, the next window a run would take, recent runs,
+    and the lock if a run holds it."""
     prepared = prepare_job(job, spark, settings)
     latest = _latest_available(prepared)
-    watermark = read_watermark(prepared.spark, prepared.paths, prepared.job.name)
-    pending = _pending(prepared, watermark, latest, None)
+    state = read_state(prepared.spark, prepared.paths, prepared.job.name)
+    pending = _pending(prepared, state.watermark, latest, None)
     recent = [row.asDict() for row in read_runs(prepared.spark, prepared.paths, prepared.job.name, runs)]
     return JobStatus(
         prepared.job.name,
-        prepared.label(watermark),
+        prepared.label(state.watermark),
         prepared.label(latest),
         None if pending is None else str(pending),
         recent,
         pending,
+        _lock_view(state, prepared.settings.lock_expiry_seconds),
     )

@@ -48,7 +48,8 @@ class Settings(BaseSettings):
     state_dir: Path = Path("data/_deltainc")
     job_dir: Path = Path("conf/jobs")
     log_level: str = "INFO"
-    lock_stale_after_minutes: int = Field(default=360, ge=1)
+    # A run renews its lock every quarter of this; a lock not renewed for this long belongs to a dead run.
+    lock_expiry_seconds: int = Field(default=120, ge=10)
 
     @classmethod
     def settings_customise_sources(

@@ -8,36 +8,34 @@ that row moves the watermark (its `watermark_unit`) and, on the run's last windo
 from __future__ import annotations
 
 import datetime as dt
-import getpass
 import os
-import socket
 from dataclasses import asdict, dataclass
 from urllib.parse import unquote, urlparse
 
-from delta.exceptions import DeltaConcurrentModificationException
 from delta.tables import DeltaTable
-from pyspark.sql import Column, Row, SparkSession
+from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.errors import ConfigError, JobLockedError
+from deltainc.errors import JobLockedError
+from deltainc.lock import LOCK_SCHEMA, LockHolder, judge, locked_message, take_lock
 
 __all__ = [
     "StatePaths",
     "RunRecord",
+    "JobState",
+    "Acquired",
     "state_paths",
     "ensure_state_tables",
+    "read_state",
     "read_watermark",
+    "acquire",
     "append_run",
     "read_runs",
-    "acquire_lock",
-    "release_lock",
-    "remove_lock",
 ]
 
 LEGACY_WATERMARK_SCHEMA = (
     "job STRING, time_uom STRING, watermark STRING, watermark_unit BIGINT, updated_at TIMESTAMP, run_id STRING"
 )
-LOCK_SCHEMA = "job STRING, run_id STRING, acquired_at TIMESTAMP, owner STRING"
 RUN_SCHEMA = (
     "job STRING, run_id STRING, command STRING, window_start STRING, window_end STRING, status STRING, "
     "error STRING, started_at TIMESTAMP, duration_s DOUBLE, "
@@ -47,7 +45,7 @@ RUN_SCHEMA = (
     "files_read_target BIGINT, bytes_read_target BIGINT, null_inc_a BIGINT, null_inc_b BIGINT, "
     "target_write STRING, target_version BIGINT, target_files_added BIGINT, target_files_removed BIGINT, "
     "target_rows_copied BIGINT, target_deletion_vectors BIGINT, "
-    "time_uom STRING, watermark STRING, watermark_unit BIGINT, releases_lock BOOLEAN"
+    "time_uom STRING, watermark STRING, watermark_unit BIGINT, releases_lock BOOLEAN, took_over STRING"
 )
 
 
@@ -106,10 +104,11 @@ class RunRecord:
     watermark: str | None = None  # set when this window moved the watermark
     watermark_unit: int | None = None
     releases_lock: bool = False  # the run's last row: the lock is free once it is committed
+    took_over: str | None = None  # the dead run whose lock this run took, and why it was judged dead
 
 
 def _create(spark: SparkSession, path: str, schema: str) -> None:
-    if DeltaTable.isDeltaTable(spark, path):
+    if _exists(spark, path):
         return
     try:
         spark.createDataFrame([], schema).write.format("delta").mode("append").save(path)
@@ -119,9 +118,11 @@ def _create(spark: SparkSession, path: str, schema: str) -> None:
 
 
 def ensure_state_tables(spark: SparkSession, paths: StatePaths) -> None:
-    """Create the run-log and lock tables if they do not exist yet."""
+    """Create the run-log and lock tables if they do not exist yet (and bring a 0.1 lock table up to date)."""
     _create(spark, paths.runs, RUN_SCHEMA)
     _create(spark, paths.locks, LOCK_SCHEMA)
+    if "heartbeat_at" not in spark.read.format("delta").load(paths.locks).columns:
+        spark.sql(f"ALTER TABLE delta.`{paths.locks}` ADD COLUMNS (heartbeat_at TIMESTAMP)")
 
 
 def _exists(spark: SparkSession, path: str) -> bool:
@@ -131,16 +132,93 @@ def _exists(spark: SparkSession, path: str) -> bool:
     return bool(DeltaTable.isDeltaTable(spark, path))
 
 
+@dataclass(frozen=True)
+class JobState:
+    """A job's watermark and its lock's holder, read together (two small reads, no commit)."""
+
+    watermark: int | None
+    holder: LockHolder | None
+
+
+def _legacy_watermark(spark: SparkSession, paths: StatePaths, job: str) -> int | None:
+    if not _exists(spark, paths.legacy_watermarks):
+        return None
+    legacy = spark.read.format("delta").load(paths.legacy_watermarks).where(F.col("job") == job)
+    row = legacy.agg(F.max("watermark_unit")).first()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def read_state(spark: SparkSession, paths: StatePaths, job: str) -> JobState:
+    """The job's watermark (the greatest one its run log records) and who holds its lock.
+
+    The lock row is read first, then the run log once, for both the watermark and whether the holder's
+    run wrote its last row: so a holder seen finished has no more rows to come, and the watermark is
+    current as long as nobody takes the lock after this read (which the lock's compare and swap checks).
+    """
+    held = None
+    if _exists(spark, paths.locks):
+        held = spark.read.format("delta").load(paths.locks).where(F.col("job") == job).first()
+    watermark, finished = None, False
+    if _exists(spark, paths.runs):
+        runs = spark.read.format("delta").load(paths.runs).where(F.col("job") == job)
+        if "releases_lock" not in runs.columns:  # a run log of deltainc 0.1: no watermark, no lock release
+            runs = runs.withColumn("watermark_unit", F.lit(None).cast("bigint"))
+            runs = runs.withColumn("releases_lock", F.lit(False))
+        holder_done = F.lit(False) if held is None else (F.col("run_id") == held["run_id"]) & F.col("releases_lock")
+        row = runs.agg(F.max("watermark_unit"), F.max(F.when(holder_done, 1).otherwise(0))).first()
+        if row is not None:
+            watermark = None if row[0] is None else int(row[0])
+            finished = bool(row[1])
+    legacy = _legacy_watermark(spark, paths, job)
+    if legacy is not None:
+        watermark = legacy if watermark is None else max(watermark, legacy)
+    holder = None
+    if held is not None:
+        heartbeat = held.asDict().get("heartbeat_at")  # absent from lock tables of deltainc 0.1
+        holder = LockHolder(held["run_id"], held["owner"], held["acquired_at"], heartbeat, finished)
+    return JobState(watermark, holder)
+
+
 def read_watermark(spark: SparkSession, paths: StatePaths, job: str) -> int | None:
-    """The last unit fully processed by `job` (the greatest watermark its run log records), or None."""
-    units: list[int] = []
-    for path in (paths.runs, paths.legacy_watermarks):
-        if not _exists(spark, path):
-            continue
-        row = spark.read.format("delta").load(path).where(F.col("job") == job).agg(F.max("watermark_unit")).first()
-        if row is not None and row[0] is not None:
-            units.append(int(row[0]))
-    return max(units) if units else None
+    """The last unit fully processed by `job`, or None before its first run."""
+    return read_state(spark, paths, job).watermark
+
+
+@dataclass(frozen=True)
+class Acquired:
+    """The lock is this run's: the job's state as of taking it, and the dead run it took over, if any."""
+
+    state: JobState
+    took_over: str | None
+
+
+def acquire(
+    spark: SparkSession,
+    paths: StatePaths,
+    job: str,
+    run_id: str,
+    expiry_seconds: int,
+    state: JobState | None = None,
+    attempts: int = 8,
+) -> Acquired:
+    """Take the job's lock in one commit, or raise JobLockedError when a live run holds it.
+
+    `state` (read just before) saves a read; after a lost race or a write conflict with another job of
+    the same state folder, the state is read again and the holder judged again.
+    """
+    for _attempt in range(attempts):
+        state = state or read_state(spark, paths, job)
+        held, took_over = state.holder, None
+        if held is not None and held.run_id != run_id:
+            life = judge(held, expiry_seconds)
+            if life.alive:
+                raise JobLockedError(locked_message(job, held, life))
+            if not held.finished:
+                took_over = f"{held.run_id} ({held.owner}): {life.reason}"
+        if take_lock(spark, paths.locks, job, run_id, held):
+            return Acquired(state, took_over)
+        state = None
+    raise JobLockedError(f"job {job!r} is locked: the lock changed hands {attempts} times while this run tried")
 
 
 def append_run(spark: SparkSession, paths: StatePaths, record: RunRecord) -> None:
@@ -159,100 +237,3 @@ def read_runs(spark: SparkSession, paths: StatePaths, job: str, limit: int = 10)
         return []
     runs = spark.read.format("delta").load(paths.runs).where(F.col("job") == job)
     return runs.orderBy(F.col("started_at").desc()).limit(limit).collect()
-
-
-def _owner() -> str:
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = "unknown"
-    return f"{user}@{socket.gethostname()}:{os.getpid()}"
-
-
-def _is_write_conflict(exc: Exception) -> bool:
-    """Whether `exc` is Delta's optimistic-concurrency conflict (another writer committed first)."""
-    return (
-        isinstance(exc, DeltaConcurrentModificationException)
-        or "Concurrent" in type(exc).__name__
-        or ("ConcurrentAppendException" in str(exc) or "ConcurrentModificationException" in str(exc))
-    )
-
-
-def _finished(spark: SparkSession, paths: StatePaths, job: str, run_id: str) -> bool:
-    """Whether run `run_id` of `job` committed its last run-log row, which releases its lock."""
-    rows = spark.read.format("delta").load(paths.runs)
-    done = rows.where((F.col("job") == job) & (F.col("run_id") == run_id) & F.col("releases_lock")).limit(1)
-    return bool(done.collect())
-
-
-def _holder(spark: SparkSession, paths: StatePaths, job: str) -> Row | None:
-    return spark.read.format("delta").load(paths.locks).where(F.col("job") == job).first()
-
-
-def acquire_lock(
-    spark: SparkSession, paths: StatePaths, job: str, run_id: str, stale_after_minutes: int, attempts: int = 5
-) -> None:
-    """Take the job's lock in one commit, or raise JobLockedError when another live run holds it.
-
-    The lock is one row per job, swapped with a MERGE that only replaces the row this run saw (compare and
-    swap): a lock row whose run committed its last run-log row, or that is older than
-    `stale_after_minutes`, is free. Two runs racing for it are serialised by Delta's optimistic
-    concurrency; the loser sees a conflict, reads the lock again and finds it held. A conflict with a run
-    of another job that shares the state folder is simply retried.
-    """
-    for _attempt in range(attempts):
-        held = _holder(spark, paths, job)
-        if held is not None and held["run_id"] != run_id:
-            age = dt.datetime.now() - held["acquired_at"]  # pyspark gives timestamps as naive local time
-            stale = age > dt.timedelta(minutes=stale_after_minutes)
-            if not stale and not _finished(spark, paths, job, held["run_id"]):
-                raise JobLockedError(
-                    f"job {job!r} is locked by run {held['run_id']} ({held['owner']}) since {held['acquired_at']}; "
-                    f"wait for it to finish. If that run died, the lock expires {stale_after_minutes} minutes "
-                    f"after it was taken, or remove it with `deltainc unlock {job}`"
-                )
-        seen = "NULL" if held is None else "'" + str(held["run_id"]).replace("'", "''") + "'"
-        claim = spark.createDataFrame([(job, run_id, _owner())], "job STRING, run_id STRING, owner STRING")
-        claim = claim.withColumn("acquired_at", F.current_timestamp())
-        values: dict[str, str | Column] = {c: f"s.{c}" for c in ("job", "run_id", "acquired_at", "owner")}
-        try:
-            (
-                DeltaTable.forPath(spark, paths.locks)
-                .alias("t")
-                .merge(claim.alias("s"), "t.job = s.job")
-                .whenMatchedUpdate(condition=f"t.run_id <=> {seen}", set=values)
-                .whenNotMatchedInsert(values=values)
-                .execute()
-            )
-        except Exception as exc:
-            if not _is_write_conflict(exc):
-                raise
-            continue  # someone committed to the lock table meanwhile: look again
-        now = _holder(spark, paths, job)
-        if now is not None and now["run_id"] == run_id:
-            return
-    raise JobLockedError(
-        f"job {job!r} is locked: the lock changed hands {attempts} times while this run tried to take it"
-    )
-
-
-def release_lock(spark: SparkSession, paths: StatePaths, job: str, run_id: str) -> None:
-    """Give the lock back (only if this run still holds it): for a run that ends without a run-log row."""
-    DeltaTable.forPath(spark, paths.locks).delete((F.col("job") == job) & (F.col("run_id") == run_id))
-
-
-def remove_lock(spark: SparkSession, paths: StatePaths, job: str, run_id: str | None = None) -> list[dict[str, object]]:
-    """Delete the lock row(s) of `job` (only run `run_id`'s, when given); returns the rows removed."""
-    if not DeltaTable.isDeltaTable(spark, paths.locks):
-        return []
-    held = spark.read.format("delta").load(paths.locks).where(F.col("job") == job).collect()
-    if run_id is not None:
-        matching = [row for row in held if row["run_id"] == run_id]
-        if held and not matching:
-            holders = ", ".join(f"{row['run_id']} ({row['owner']})" for row in held)
-            raise ConfigError(f"--run-id: job {job!r} is locked by run {holders}, not by run {run_id!r}")
-        held = matching
-    if held:
-        ids = [row["run_id"] for row in held]
-        DeltaTable.forPath(spark, paths.locks).delete((F.col("job") == job) & F.col("run_id").isin(ids))
-    return [row.asDict() for row in held]

@@ -18,7 +18,7 @@ from deltainc.config import JobConfig
 from deltainc.pipeline import backfill, prepare_job, rerun, run, status
 from deltainc.sample_data import SampleSpec, write_sources
 from deltainc.settings import Settings
-from deltainc.state import acquire_lock, ensure_state_tables, state_paths
+from deltainc.state import acquire, ensure_state_tables, state_paths
 
 START = dt.date(2025, 3, 27)  # the history crosses a month boundary
 DAYS = 8
@@ -205,7 +205,7 @@ def test_a_locked_job_fails_fast_and_writes_no_target(
     job = make_job(tmp_path, *generated)
     paths = state_paths(job.state.path or "")
     ensure_state_tables(spark, paths)
-    acquire_lock(spark, paths, job.name, "other-run", stale_after_minutes=60)
+    acquire(spark, paths, job.name, "other-run", 120)
     with pytest.raises(JobLockedError, match="job 'trx' is locked by run other-run"):
         run(job, spark=spark)
     assert not DeltaTable.isDeltaTable(spark, job.target.path)

@@ -1,26 +1,34 @@
-"""The state tables: the watermark only moves forward; the lock admits one run and expires when stale."""
+"""The state tables: the watermark only moves forward; the lock is a lease that admits one live run."""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
 from deltainc import JobLockedError
+from deltainc.lock import release_lock, remove_lock, start_heartbeat, take_lock
 from deltainc.state import (
     LEGACY_WATERMARK_SCHEMA,
     RunRecord,
     StatePaths,
-    acquire_lock,
+    acquire,
     append_run,
     ensure_state_tables,
+    read_state,
     read_watermark,
-    release_lock,
-    remove_lock,
     state_paths,
 )
+
+LEASE = 120
 
 
 def record(paths: StatePaths, spark: SparkSession, job: str, run_id: str, unit: int | None, last: bool) -> None:
@@ -59,12 +67,12 @@ def test_a_watermark_table_of_an_earlier_version_is_still_read(spark: SparkSessi
 def test_the_last_run_log_row_of_a_run_releases_its_lock(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
     ensure_state_tables(spark, paths)
-    acquire_lock(spark, paths, "j", "first", stale_after_minutes=60)
+    acquire(spark, paths, "j", "first", LEASE)
     record(paths, spark, "j", "first", 20150, False)  # a window, more to come: still held
     with pytest.raises(JobLockedError):
-        acquire_lock(spark, paths, "j", "second", stale_after_minutes=60)
+        acquire(spark, paths, "j", "second", LEASE)
     record(paths, spark, "j", "first", 20151, True)
-    acquire_lock(spark, paths, "j", "second", stale_after_minutes=60)
+    assert acquire(spark, paths, "j", "second", LEASE).took_over is None  # a finished run is not "taken over"
     holders = [r.run_id for r in spark.read.format("delta").load(paths.locks).where("job = 'j'").collect()]
     assert holders == ["second"]
 
@@ -72,39 +80,107 @@ def test_the_last_run_log_row_of_a_run_releases_its_lock(spark: SparkSession, tm
 def test_a_held_lock_refuses_a_second_run_naming_the_holder(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
     ensure_state_tables(spark, paths)
-    acquire_lock(spark, paths, "j", "first", stale_after_minutes=60)
-    with pytest.raises(JobLockedError, match=r"job 'j' is locked by run first \("):
-        acquire_lock(spark, paths, "j", "second", stale_after_minutes=60)
-    acquire_lock(spark, paths, "k", "second", stale_after_minutes=60)  # another job is not affected
+    acquire(spark, paths, "j", "first", LEASE)
+    with pytest.raises(JobLockedError, match=r"job 'j' is locked by run first \(.*\) since .*last heartbeat \d+ s ago"):
+        acquire(spark, paths, "j", "second", LEASE)
+    acquire(spark, paths, "k", "second", LEASE)  # another job is not affected
 
 
 def test_a_run_releases_only_its_own_lock(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
     ensure_state_tables(spark, paths)
-    acquire_lock(spark, paths, "j", "first", stale_after_minutes=60)
-    release_lock(spark, paths, "j", "second")
+    acquire(spark, paths, "j", "first", LEASE)
+    release_lock(spark, paths.locks, "j", "second")
     with pytest.raises(JobLockedError):
-        acquire_lock(spark, paths, "j", "third", stale_after_minutes=60)
-    release_lock(spark, paths, "j", "first")
-    acquire_lock(spark, paths, "j", "third", stale_after_minutes=60)
+        acquire(spark, paths, "j", "third", LEASE)
+    release_lock(spark, paths.locks, "j", "first")
+    acquire(spark, paths, "j", "third", LEASE)
 
 
-def test_a_stale_lock_is_taken_over(spark: SparkSession, tmp_path: Path) -> None:
+def test_a_lock_whose_heartbeat_is_older_than_the_lease_is_taken_over_and_said_so(
+    spark: SparkSession, tmp_path: Path
+) -> None:
     paths = state_paths(str(tmp_path))
     ensure_state_tables(spark, paths)
     spark.sql(
-        f"INSERT INTO delta.`{paths.locks}` VALUES ('j', 'dead', current_timestamp() - INTERVAL 2 HOURS, 'x@y:1')"
+        f"INSERT INTO delta.`{paths.locks}` VALUES ('j', 'dead', current_timestamp() - INTERVAL 10 MINUTES, "
+        "'x@another-host:1', current_timestamp() - INTERVAL 3 MINUTES)"
     )
-    acquire_lock(spark, paths, "j", "alive", stale_after_minutes=60)
+    acquired = acquire(spark, paths, "j", "alive", LEASE)
+    assert acquired.took_over is not None and re.fullmatch(
+        r"dead \(x@another-host:1\): no heartbeat for 1\d\d s \(lease 120 s\)", acquired.took_over
+    )
     holders = [r.run_id for r in spark.read.format("delta").load(paths.locks).where("job = 'j'").collect()]
     assert holders == ["alive"]
+
+
+def test_a_lock_whose_process_on_this_host_is_gone_is_taken_over_at_once(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    owner = f"me@{socket.gethostname()}:{gone.pid}"
+    spark.sql(
+        f"INSERT INTO delta.`{paths.locks}` VALUES ('j', 'killed', current_timestamp(), '{owner}', current_timestamp())"
+    )
+    acquired = acquire(spark, paths, "j", "next", LEASE)
+    assert acquired.took_over == f"killed ({owner}): its process ({owner}) is gone"
+
+
+def test_a_live_run_renews_its_lease_and_is_never_taken_over(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    acquire(spark, paths, "j", "busy", 10)
+    first = read_state(spark, paths, "j").holder
+    beat = start_heartbeat(spark, paths.locks, "j", "busy", 0.5)
+    try:
+        time.sleep(4)
+        later = read_state(spark, paths, "j").holder
+        assert first is not None and later is not None and first.heartbeat_at is not None
+        assert later.heartbeat_at is not None and later.heartbeat_at > first.heartbeat_at
+        with pytest.raises(JobLockedError):
+            acquire(spark, paths, "j", "second", 10)
+    finally:
+        beat.end()
+    assert not beat.lost.is_set()
+
+
+def test_a_run_whose_lock_was_taken_learns_it_from_its_heartbeat(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    acquire(spark, paths, "j", "slow", LEASE)
+    assert take_lock(spark, paths.locks, "j", "other", read_state(spark, paths, "j").holder)  # e.g. judged dead
+    beat = start_heartbeat(spark, paths.locks, "j", "slow", 0.2)
+    assert beat.lost.wait(30)
+    beat.end()
+
+
+def test_jobs_sharing_a_state_folder_take_their_locks_at_the_same_moment(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    errors: list[BaseException] = []
+
+    def take(job: str) -> None:
+        try:
+            acquire(spark, paths, job, f"run-{job}", LEASE)
+        except BaseException as exc:  # recorded for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=take, args=(f"job{i}",)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    holders = sorted(r.run_id for r in spark.read.format("delta").load(paths.locks).collect())
+    assert holders == ["run-job0", "run-job1", "run-job2"]
 
 
 def test_unlock_removes_a_lock_by_hand_and_checks_the_run_id(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
     ensure_state_tables(spark, paths)
-    acquire_lock(spark, paths, "j", "first", stale_after_minutes=60)
+    acquire(spark, paths, "j", "first", LEASE)
     with pytest.raises(ValueError, match="--run-id: job 'j' is locked by run first"):
-        remove_lock(spark, paths, "j", "nope")
-    assert [r["run_id"] for r in remove_lock(spark, paths, "j")] == ["first"]
-    acquire_lock(spark, paths, "j", "second", stale_after_minutes=60)
+        remove_lock(spark, paths.locks, "j", "nope")
+    assert [r["run_id"] for r in remove_lock(spark, paths.locks, "j")] == ["first"]
+    acquire(spark, paths, "j", "second", LEASE)

@@ -1,0 +1,221 @@
+"""The per-job lock, a lease: one row per job in the `locks` Delta table, renewed by a heartbeat.
+
+A run takes the lock with one MERGE that replaces the job's row only if it is still the row the run saw
+(compare and swap), and only if that row's run is over: it wrote its last run-log row, its process on
+this host is gone, or its heartbeat is older than the lease. Delta's optimistic concurrency serialises
+two runs racing for it; the loser reads the lock again and finds it held. A live run is never taken
+over: its heartbeat thread renews `heartbeat_at` every quarter of the lease while it works.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+import os
+import re
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from delta.exceptions import DeltaConcurrentModificationException
+from delta.tables import DeltaTable
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from deltainc.errors import ConfigError
+
+__all__ = [
+    "LOCK_SCHEMA",
+    "LockHolder",
+    "Liveness",
+    "Heartbeat",
+    "owner_id",
+    "judge",
+    "take_lock",
+    "start_heartbeat",
+    "release_lock",
+    "remove_lock",
+    "is_write_conflict",
+    "locked_message",
+]
+
+LOCK_SCHEMA = "job STRING, run_id STRING, acquired_at TIMESTAMP, owner STRING, heartbeat_at TIMESTAMP"
+_OWNER = re.compile(r"^(?P<user>.*)@(?P<host>[^@]*):(?P<pid>\d+)$")
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    """Who holds (or last held) a job's lock, and whether that run wrote its last run-log row."""
+
+    run_id: str
+    owner: str  # user@host:pid
+    acquired_at: dt.datetime  # naive local time, as pyspark returns timestamps
+    heartbeat_at: dt.datetime | None
+    finished: bool
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """Whether a lock's run is alive, and why we think so."""
+
+    alive: bool
+    reason: str
+
+
+def owner_id() -> str:
+    """This process as a lock owner: user@host:pid."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}:{os.getpid()}"
+
+
+def _process_gone(owner: str) -> bool:
+    """Whether `owner` names a process of this host that no longer exists."""
+    found = _OWNER.match(owner)
+    if found is None or found["host"] != socket.gethostname():
+        return False
+    try:
+        os.kill(int(found["pid"]), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False
+    return False
+
+
+def judge(holder: LockHolder, expiry_seconds: int, now: dt.datetime | None = None) -> Liveness:
+    """Alive unless its run finished, its process on this host is gone, or its heartbeat is too old."""
+    if holder.finished:
+        return Liveness(False, "its run finished")
+    if _process_gone(holder.owner):
+        return Liveness(False, f"its process ({holder.owner}) is gone")
+    beat = holder.heartbeat_at or holder.acquired_at
+    silent = ((now or dt.datetime.now()) - beat).total_seconds()
+    if silent > expiry_seconds:
+        return Liveness(False, f"no heartbeat for {silent:.0f} s (lease {expiry_seconds} s)")
+    return Liveness(True, f"last heartbeat {max(0.0, silent):.0f} s ago (lease {expiry_seconds} s)")
+
+
+def is_write_conflict(exc: BaseException) -> bool:
+    """Whether `exc` is Delta's optimistic-concurrency conflict (another writer committed first)."""
+    text = f"{type(exc).__name__} {exc}"
+    return isinstance(exc, DeltaConcurrentModificationException) or "Concurrent" in text
+
+
+def _quote(text: str | None) -> str:
+    return "NULL" if text is None else "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def take_lock(spark: SparkSession, locks: str, job: str, run_id: str, seen: LockHolder | None) -> bool:
+    """One compare-and-swap commit: make `run_id` the holder if the job's row is still `seen`'s (or absent).
+
+    True when this run now holds the lock; False when the row changed hands since it was read (read
+    again and judge the new holder). A write conflict with any other writer of the table counts as False.
+    """
+    expected = _quote(None if seen is None else seen.run_id)
+    claim = (
+        f"SELECT {_quote(job)} AS job, {_quote(run_id)} AS run_id, current_timestamp() AS acquired_at, "
+        f"{_quote(owner_id())} AS owner, current_timestamp() AS heartbeat_at"
+    )
+    try:
+        result = spark.sql(
+            f"MERGE INTO delta.`{locks}` AS t USING ({claim}) AS s ON t.job = s.job "
+            f"WHEN MATCHED AND t.run_id <=> {expected} THEN UPDATE SET * "
+            "WHEN NOT MATCHED THEN INSERT *"
+        ).first()
+    except Exception as exc:
+        if is_write_conflict(exc):
+            return False
+        raise
+    return result is not None and int(result["num_affected_rows"]) == 1
+
+
+@dataclass
+class Heartbeat:
+    """The thread that renews this run's lease; `lost` is set if the lock was found in another run's hands."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    lost: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+
+    def end(self) -> None:
+        """Stop renewing (waits for a renewal in flight)."""
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+
+
+def _renew(spark: SparkSession, locks: str, job: str, run_id: str) -> bool | None:
+    """Move this run's heartbeat to now: True, False when the lock is no longer ours, None on a conflict."""
+    try:
+        result = spark.sql(
+            f"UPDATE delta.`{locks}` SET heartbeat_at = current_timestamp() "
+            f"WHERE job = {_quote(job)} AND run_id = {_quote(run_id)}"
+        ).first()
+    except Exception as exc:
+        if is_write_conflict(exc):
+            return None  # another job's lock commit won the race; try again at the next beat
+        raise
+    return result is not None and int(result["num_affected_rows"]) == 1
+
+
+def start_heartbeat(
+    spark: SparkSession,
+    locks: str,
+    job: str,
+    run_id: str,
+    every_seconds: float,
+    on_error: Callable[[BaseException], None] | None = None,
+) -> Heartbeat:
+    """Renew the lease every `every_seconds` in a daemon thread until `Heartbeat.end()`."""
+    beat = Heartbeat()
+
+    def loop() -> None:
+        while not beat.stop.wait(every_seconds):
+            try:
+                if _renew(spark, locks, job, run_id) is False:
+                    beat.lost.set()
+                    return
+            except BaseException as exc:  # a failed renewal is retried; the lease runs out if it keeps failing
+                if on_error is not None:
+                    on_error(exc)
+
+    beat.thread = threading.Thread(target=loop, name=f"deltainc-heartbeat-{job}", daemon=True)
+    beat.thread.start()
+    return beat
+
+
+def release_lock(spark: SparkSession, locks: str, job: str, run_id: str) -> None:
+    """Give the lock back (only if this run still holds it): for a run that ends without a run-log row."""
+    DeltaTable.forPath(spark, locks).delete((F.col("job") == job) & (F.col("run_id") == run_id))
+
+
+def remove_lock(spark: SparkSession, locks: str, job: str, run_id: str | None = None) -> list[dict[str, object]]:
+    """Delete the lock row(s) of `job` (only run `run_id`'s, when given); returns the rows removed."""
+    if not DeltaTable.isDeltaTable(spark, locks):
+        return []
+    held = spark.read.format("delta").load(locks).where(F.col("job") == job).collect()
+    if run_id is not None:
+        matching = [row for row in held if row["run_id"] == run_id]
+        if held and not matching:
+            holders = ", ".join(f"{row['run_id']} ({row['owner']})" for row in held)
+            raise ConfigError(f"--run-id: job {job!r} is locked by run {holders}, not by run {run_id!r}")
+        held = matching
+    if held:
+        ids = [row["run_id"] for row in held]
+        DeltaTable.forPath(spark, locks).delete((F.col("job") == job) & F.col("run_id").isin(ids))
+    return [row.asDict() for row in held]
+
+
+def locked_message(job: str, holder: LockHolder, life: Liveness) -> str:
+    """What a second run says when the lock is held by a live run."""
+    return (
+        f"job {job!r} is locked by run {holder.run_id} ({holder.owner}) since {holder.acquired_at:%Y-%m-%d %H:%M:%S}; "
+        f"{life.reason}. Wait for it to finish: a run that died is taken over by the next run once its "
+        "heartbeat is older than the lease (at once on the same host). `deltainc unlock` is only needed if "
+        "the lock must go sooner"
+    )
+

@@ -1,0 +1,210 @@
+"""A killed run is recovered by the next run, with no person involved (DESIGN.md 5, invariant 3).
+
+Each test runs the job in a real process that is killed (`kill -9`, or SIGTERM as a scheduler sends it)
+at a named point, then runs `python -m deltainc run` at once, and compares the whole target and the
+watermark with those of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from chispa import assert_df_equality
+from pyspark.sql import SparkSession
+
+from deltainc.config import load_job
+from deltainc.pipeline import run
+from deltainc.sample_data import SampleSpec, write_sources
+from deltainc.settings import Settings
+from deltainc.state import read_state, state_paths
+
+START = dt.date(2025, 5, 1)
+DAYS = 6
+LAST = START + dt.timedelta(days=DAYS - 1)
+
+JOB = """
+name = "{name}"
+start_date = {start}
+max_window = 3
+
+[source_a]
+path = "{a}"
+
+[source_b]
+path = "{b}"
+
+[join]
+how = "left"
+join_cols = ["TrxId"]
+look_back_time = 1
+max_waiting_time = 2
+
+[target]
+path = "{root}/target"
+keys = ["TrxId"]
+b_keys = ["SepaId"]
+
+[state]
+path = "{root}/state"
+"""
+
+# Runs the job and kills its own process at the named step of the second window (the first one commits).
+KILLER = textwrap.dedent(
+    """
+    import os, signal, sys, threading
+    from deltainc import pipeline
+    from deltainc.settings import load_settings
+
+    job, point, how = sys.argv[1], sys.argv[2], sys.argv[3]
+    seen = []
+
+    def on_step(name):
+        seen.append(name)
+        if name != point or seen.count(name) != 2:
+            return
+        if how == "during":  # the commit is under way when the signal lands
+            threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
+        else:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    pipeline.run(job, settings=load_settings(), on_step=on_step)
+    sys.exit(0)
+    """
+)
+
+# The command line as a scheduler starts it; SIGTERM arrives while the second window joins.
+TERMINATED = textwrap.dedent(
+    """
+    import os, signal, sys
+    from deltainc import cli, pipeline
+
+    real, calls = pipeline.count_and_check, []
+
+    def count_and_check(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    pipeline.count_and_check = count_and_check
+    sys.exit(cli.main(["run", sys.argv[1]]))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def sources(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    root = tmp_path_factory.mktemp("recovery_sources")
+    spec = SampleSpec(start=START, days=DAYS, rows_per_day=5, seed=7, p_no_b=0.2, p_orphan_b=0.1, p_two_b=0.1)
+    write_sources(spark, spec, str(root / "a"), str(root / "b"))
+    return str(root / "a"), str(root / "b")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(
+    spark: SparkSession, sources: tuple[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    root = tmp_path_factory.mktemp("uninterrupted")
+    job = write_job(root, sources)
+    run(load_job(job), spark=spark, settings=Settings(state_dir=root / "state"))
+    return root
+
+
+def write_job(root: Path, sources: tuple[str, str]) -> Path:
+    path = root / "job.toml"
+    path.write_text(JOB.format(name="trx", start=START, a=sources[0], b=sources[1], root=root))
+    return path
+
+
+def env(root: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("DELTAINC_")}
+    return {
+        **clean,
+        "DELTAINC_SETTINGS_FILE": str(root / "no-settings-file.toml"),
+        "DELTAINC_WAREHOUSE_DIR": str(root / "warehouse"),
+        "DELTAINC_SPARK__MASTER": "local[1]",
+        "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
+    }
+
+
+def python(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], cwd=root, env=env(root), capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def assert_same_as_uninterrupted(spark: SparkSession, root: Path, uninterrupted: Path) -> None:
+    actual = spark.read.format("delta").load(str(root / "target"))
+    expected = spark.read.format("delta").load(str(uninterrupted / "target"))
+    assert_df_equality(actual, expected.select(*actual.columns), ignore_row_order=True)
+    watermarks = [read_state(spark, state_paths(str(r / "state")), "trx").watermark for r in (root, uninterrupted)]
+    assert watermarks[0] == watermarks[1] is not None
+
+
+def runs(spark: SparkSession, root: Path) -> list[dict[str, object]]:
+    rows = spark.read.format("delta").load(str(root / "state" / "runs")).orderBy("started_at").collect()
+    return [r.asDict() for r in rows]
+
+
+@pytest.mark.parametrize(
+    ("point", "how"),
+    [
+        ("start", "at"),  # before the join: the lock is taken, nothing else written
+        ("writing", "during"),  # during the target commit
+        ("merged", "at"),  # after the target commit, before the run-log row that moves the watermark
+        ("watermark", "at"),  # after the run-log row (watermark and lock release), before the run returns
+    ],
+    ids=["before_the_join", "during_the_target_commit", "after_the_target_commit", "after_the_watermark"],
+)
+def test_a_run_killed_at_any_point_is_recovered_by_the_next_run(
+    spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path, point: str, how: str
+) -> None:
+    job = write_job(tmp_path, sources)
+    killed = python(tmp_path, "-c", KILLER, str(job), point, how)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    again = python(tmp_path, "-m", "deltainc", "run", str(job))
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
+    if point != "watermark":  # the killed run still held the lock: the next run says it took it over
+        took = [r["took_over"] for r in runs(spark, tmp_path) if r["took_over"]]
+        assert len(took) == 1 and "is gone" in str(took[0]), took
+
+
+def test_sigterm_stops_a_run_cleanly_logs_it_cancelled_and_frees_the_lock(
+    spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path
+) -> None:
+    job = write_job(tmp_path, sources)
+    stopped = python(tmp_path, "-c", TERMINATED, str(job))
+    assert stopped.returncode == 143, stopped.stderr[-2000:]
+    assert "deltainc: error: cancelled (SIGTERM)" in stopped.stderr
+    log = runs(spark, tmp_path)
+    assert [r["status"] for r in log] == ["succeeded", "cancelled"] and log[-1]["releases_lock"]
+    assert read_state(spark, state_paths(str(tmp_path / "state")), "trx").watermark == log[0]["watermark_unit"]
+    again = python(tmp_path, "-m", "deltainc", "run", str(job), "--json")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert all(r["took_over"] is None for r in runs(spark, tmp_path))  # the lock was free, not taken over
+    assert json.loads(again.stdout)["watermark"] == LAST.isoformat()
+    assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
+
+
+def test_two_processes_started_together_never_both_write(
+    spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path
+) -> None:
+    job = write_job(tmp_path, sources)
+    command = [sys.executable, "-m", "deltainc", "run", str(job)]
+    both = [
+        subprocess.Popen(command, cwd=tmp_path, env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    codes = sorted(p.wait(timeout=300) for p in both)
+    assert codes in ([0, 0], [0, 3]), [p.stderr.read() for p in both if p.stderr]
+    windows = [(r["window_start"], r["window_end"]) for r in runs(spark, tmp_path) if r["status"] == "succeeded"]
+    assert len(windows) == len(set(windows))  # no window written twice
+    assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)

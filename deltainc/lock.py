@@ -18,7 +18,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from delta.exceptions import DeltaConcurrentModificationException
+from delta.exceptions import (
+    ConcurrentAppendException,
+    ConcurrentDeleteDeleteException,
+    ConcurrentDeleteReadException,
+    ConcurrentTransactionException,
+    ConcurrentWriteException,
+    DeltaConcurrentModificationException,
+    MetadataChangedException,
+    ProtocolChangedException,
+)
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -99,10 +108,21 @@ def judge(holder: LockHolder, expiry_seconds: int, now: dt.datetime | None = Non
     return Liveness(True, f"last heartbeat {max(0.0, silent):.0f} s ago (lease {expiry_seconds} s)")
 
 
+_CONFLICTS = (
+    DeltaConcurrentModificationException,
+    ConcurrentWriteException,
+    MetadataChangedException,
+    ProtocolChangedException,
+    ConcurrentAppendException,
+    ConcurrentDeleteReadException,
+    ConcurrentDeleteDeleteException,
+    ConcurrentTransactionException,
+)
+
+
 def is_write_conflict(exc: BaseException) -> bool:
-    """Whether `exc` is Delta's optimistic-concurrency conflict (another writer committed first)."""
-    text = f"{type(exc).__name__} {exc}"
-    return isinstance(exc, DeltaConcurrentModificationException) or "Concurrent" in text
+    """Whether `exc` is one of Delta's optimistic-concurrency conflicts (another writer committed first)."""
+    return isinstance(exc, _CONFLICTS) or "Concurrent" in type(exc).__name__
 
 
 def _quote(text: str | None) -> str:

@@ -113,7 +113,7 @@ def _create(spark: SparkSession, path: str, schema: str) -> None:
     try:
         spark.createDataFrame([], schema).write.format("delta").mode("append").save(path)
     except Exception:  # a concurrent run may have created it first; that is fine, anything else is not
-        if not DeltaTable.isDeltaTable(spark, path):
+        if not _exists(spark, path):  # (Delta's own check may answer from a stale cache here)
             raise
 
 
@@ -126,9 +126,11 @@ def ensure_state_tables(spark: SparkSession, paths: StatePaths) -> None:
 
 
 def _exists(spark: SparkSession, path: str) -> bool:
+    """Whether a Delta table has committed at `path` (a local folder answers without a Delta log read)."""
     local = urlparse(path)
-    if local.scheme in ("", "file"):  # a local folder answers without starting a Delta log
-        return os.path.isdir(os.path.join(unquote(local.path), "_delta_log"))
+    if local.scheme in ("", "file"):
+        log = os.path.join(unquote(local.path), "_delta_log")
+        return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
     return bool(DeltaTable.isDeltaTable(spark, path))
 
 

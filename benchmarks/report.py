@@ -41,6 +41,8 @@ class Results:
     daily: list[DailyPoint] | None = None
     reload: ReloadResult | None = None
     stream: StreamResult | None = None
+    sessions: dict[str, list[dict[str, Any]]] | None = None  # scenario 6, from benchmarks.session_ab
+    sessions_size: tuple[int, int] = (2000, 40)
     phases: list[tuple[str, float]] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
     total_s: float | None = None
@@ -188,18 +190,39 @@ def goals(results: Results) -> list[Goal]:
                 "-",
             )
         )
-    if largest is not None and largest.floor is not None:
-        value = ratio(largest.daily, largest.floor)
+    if largest is not None and largest.floor_append is not None:
+        value = ratio(largest.daily, largest.floor_append)
         out.append(
             Goal(
                 "5",
-                f"daily run within 3x of the read floor (at D = {largest.days})",
-                f"daily / floor = {fmt_ratio(value)}",
-                _verdict(value, value is not None and value <= 3),
+                f"daily run <= 2x the floor 'join the window and append its output to Delta' (D = {largest.days})",
+                f"daily / (join + append) = {fmt_ratio(value)}; daily / read-only floor = "
+                f"{fmt_ratio(ratio(largest.daily, largest.floor))}",
+                _verdict(value, value is not None and value <= 2),
             )
         )
     else:
-        out.append(Goal("5", "daily run within 3x of the read floor", "not run", "-"))
+        out.append(Goal("5", "daily run <= 2x the floor 'join the window and append'", "not run", "-"))
+    if smallest is not None and smallest.naive is not None:
+        value = ratio(smallest.naive, smallest.daily)
+        out.append(
+            Goal(
+                "1b",
+                f"deltainc already faster than the full recompute at D = {smallest.days}",
+                f"naive / daily = {fmt_ratio(value)}",
+                _verdict(value, value is not None and value > 1),
+            )
+        )
+    if largest is not None and largest.commits:
+        total = sum(largest.commits)
+        out.append(
+            Goal(
+                "6",
+                "at most 3 Delta commits per daily run (target, run state, lock)",
+                f"{total} ({' / '.join(map(str, largest.commits))})",
+                _verdict(float(total), total <= 3),
+            )
+        )
     return out
 
 
@@ -281,6 +304,9 @@ def _scenario_1(results: Results) -> list[str]:
                 _read_cell(p),
                 _scans_cell(p.naive_stats),
                 f"{p.daily.count_cell()} / {p.naive.count_cell() if p.naive else '-'}",
+                " / ".join(map(str, p.commits)) or "-",
+                _write_cell(p),
+                p.nothing_pending.cell() if p.nothing_pending else "-",
             ]
         )
     lines = _table(
@@ -292,6 +318,9 @@ def _scenario_1(results: Results) -> list[str]:
             "files read deltainc A / B / target",
             "files read naive A / B",
             "Spark jobs deltainc / naive",
+            "Delta commits per daily run: target / run log / lock",
+            "target write: rows inserted / deleted, files added / removed, rows copied, deletion vectors",
+            "run with nothing pending",
         ],
         rows,
     )
@@ -453,6 +482,14 @@ def _scenario_4(results: Results) -> list[str]:
     return lines
 
 
+def _write_cell(point: DailyPoint) -> str:
+    r = point.report
+    return (
+        f"{r.inserted} / {r.deleted}, {r.target_files_added} / {r.target_files_removed}, {r.target_rows_copied}, "
+        f"{r.target_deletion_vectors} ({r.target_write})"
+    )
+
+
 def _scenario_5(results: Results) -> list[str]:
     points = [p for p in results.daily or [] if p.floor is not None]
     if not points:
@@ -464,9 +501,11 @@ def _scenario_5(results: Results) -> list[str]:
                 str(p.days),
                 p.floor.cell() if p.floor else "-",
                 p.floor_target.cell() if p.floor_target else "-",
+                p.floor_append.cell() if p.floor_append else "-",
                 p.daily.cell(),
                 fmt_ratio(ratio(p.daily, p.floor)),
                 fmt_ratio(ratio(p.daily, p.floor_target)),
+                fmt_ratio(ratio(p.daily, p.floor_append)),
                 _scans_cell(p.floor_stats),
                 f"{p.report.files_read_a} / {p.report.files_read_b}",
             ]
@@ -475,15 +514,25 @@ def _scenario_5(results: Results) -> list[str]:
         [
             "D (days)",
             "floor: read A, B partitions",
-            "floor + target rows",
+            "floor + the target slice",
+            "floor: join the window, append to Delta",
             "deltainc daily run",
             "daily / floor",
             "daily / (floor + target)",
+            "daily / (join + append)",
             "floor files A / B",
             "deltainc files A / B",
         ],
         rows,
     )
+
+
+def _scenario_6(results: Results) -> list[str]:
+    if not results.sessions:
+        return ["_Not run._"]
+    from benchmarks.session_ab import render as render_sessions
+
+    return render_sessions(results.sessions, *results.sessions_size)
 
 
 def render(results: Results) -> str:
@@ -549,14 +598,15 @@ def render(results: Results) -> str:
             "The naive job reads every row with RecDate <= day D of A and B, joins them with a plain left join on "
             "TrxId with B.RecDate in [A.RecDate - lb, A.RecDate + mw], computes the outcome columns as of day D and "
             "overwrites a Delta target. The deltainc daily run is `pipeline.run(job, until=day D)` with the watermark "
-            "at day D - 1 (first-time runs; the target and the watermark table are restored with Delta RESTORE "
-            "between repetitions; one untimed warm-up run precedes the first size).",
+            "at day D - 1 (first-time runs; the target, the run log and the lock table are restored with Delta "
+            "RESTORE between repetitions; one untimed warm-up run precedes the first size). Commits are counted on "
+            "one more untimed first-time run; `nothing pending` is `pipeline.run` again once day D is processed.",
         ),
         (
             "2. Growth of the daily run with history",
             _scenario_2,
             "The same daily run at every history size. `rerun of day D` is `pipeline.rerun(job, day D)` after the "
-            "day was processed: the same reads and MERGE planning, but nothing to write.",
+            "day was processed: the same reads and the forward-only MERGE's planning, but nothing to write.",
         ),
         (
             "3. Historic reload vs. daily runs",
@@ -577,8 +627,16 @@ def render(results: Results) -> str:
             "5. The floor: reading only what a daily run needs",
             _scenario_5,
             '`spark.read.format("delta")` of A with RecDate in [D - mw, D] and B in [D - lb - mw, D], written to '
-            "the `noop` sink (every column of every row is read). `floor + target` also reads the target rows with "
-            "RecDate_A in [D - mw, D] that the daily MERGE looks at.",
+            "the `noop` sink (every column of every row is read). `floor + the target slice` also reads the "
+            "waiting rows at D - 1 that a daily run replaces. `join the window, append` is what any incremental job "
+            "must do at least: the engine's join of day D's window over the pruned sources, appended to a Delta "
+            "table (no lock, no state, no replacement of waiting rows).",
+        ),
+        (
+            "6. Fixed cost, and a session with Delta's defaults",
+            _scenario_6,
+            "`python -m benchmarks.session_ab`: a small daily run in a warm session, on deltainc's session and on a "
+            "session built only with Delta's defaults (`configure_spark_with_delta_pip`), each in its own process.",
         ),
     ]
     for title, build, text in sections:

@@ -25,6 +25,7 @@ from typing import Any
 from benchmarks.data import ensure_sources
 from benchmarks.report import Results, load_average, machine_info, render, spark_conf, versions
 from benchmarks.scenarios import Bench, daily_phase, reload_phase, stream_phase
+from benchmarks.session_ab import run_pairs
 from benchmarks.timing import Measurement
 from deltainc.sample_data import SampleSpec
 from deltainc.settings import Settings, SparkSettings
@@ -75,7 +76,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="time budget per measurement: no repetition is started that would take it past this many seconds "
         "(estimated from the ones before; at least one always runs; 0 = no budget; default 180)",
     )
-    run.add_argument("--scenarios", type=_int_list, default=[1, 2, 3, 4, 5], help="which scenarios (default 1,2,3,4,5)")
+    run.add_argument(
+        "--scenarios", type=_int_list, default=[1, 2, 3, 4, 5, 6], help="which scenarios (default 1,2,3,4,5,6)"
+    )
     run.add_argument("--look-back", type=int, default=2, help="look_back_time of the job, days (default 2)")
     run.add_argument("--max-wait", type=int, default=11, help="max_waiting_time of the job, days (default 11)")
     run.add_argument(
@@ -247,6 +250,12 @@ def main(argv: list[str] | None = None) -> int:
             results.reload = reload_phase(bench, args.reload_days)
 
         phase(f"scenario 3: reload of {args.reload_days} days vs. daily runs", reload)
+    if 6 in chosen:
+
+        def sessions() -> None:
+            results.sessions = run_pairs(2, 2000, 40, args.repeat)
+
+        phase("scenario 6: fixed cost at R = 2,000, deltainc's session vs. Delta's defaults", sessions)
     if 4 in chosen:
 
         def stream() -> None:

@@ -15,7 +15,7 @@ import datetime as dt
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -28,10 +28,12 @@ from benchmarks.data import Sources, append_day, copy_days, table_version
 from benchmarks.timing import Measurement, measure
 from deltainc import pipeline
 from deltainc.config import JobConfig
+from deltainc.engine import join_prepared
 from deltainc.pipeline import WindowReport
 from deltainc.settings import Settings
 from deltainc.sources import ScanStats, scan_stats
 from deltainc.state import state_paths
+from deltainc.windows import to_index
 
 __all__ = [
     "Bench",
@@ -317,10 +319,21 @@ def floor_scans(bench: Bench, number: int) -> tuple[DataFrame, DataFrame]:
     return a, b
 
 
+def _join_append(bench: Bench, job: JobConfig, number: int, path: str) -> None:
+    """What any incremental job must do at least: join day `number`'s window, append the output to Delta."""
+    prepared = pipeline.prepare_job(job, bench.spark, bench.settings)
+    unit = to_index(bench.sources.day(number))
+    output = join_prepared(prepared.df_a, prepared.df_b, replace(prepared.spec, start=unit, end=unit))
+    output.write.format("delta").mode("append").save(path)
+
+
 def _noop(*frames: DataFrame) -> None:
-    """Read every column of every row of the frames and throw them away."""
+    """Read every column of every row of the frames and throw them away.
+
+    (An aggregate that touches every column, not the `noop` sink: Delta 3.3 cannot plan a table with
+    deletion vectors under the noop sink, "non-pinned table snapshot".)"""
     for frame in frames:
-        frame.write.format("noop").mode("overwrite").save()
+        frame.agg(*[F.count(F.col(f"`{c}`")) for c in frame.columns]).collect()
 
 
 # --- scenarios 1, 2 and 5 ------------------------------------------------------------------------------------
@@ -342,6 +355,9 @@ class DailyPoint:
     naive_check: Comparison | None = None  # naive target vs. deltainc's target after day D
     counts: dict[str, int] = field(default_factory=dict)  # the deltainc target's rows per outcome after day D
     phases: list[dict[str, float]] = field(default_factory=list)  # per daily repetition: seconds per PHASES
+    commits: list[int] = field(default_factory=list)  # Delta commits of one daily run: target, run log, lock
+    nothing_pending: Measurement | None = None  # pipeline.run once day D is processed: nothing to do
+    floor_append: Measurement | None = None  # join day D's window and append its output to a Delta table
 
     @property
     def report(self) -> WindowReport:
@@ -389,6 +405,20 @@ def daily_phase(bench: Bench, sizes: list[int], naive: bool, floor: bool, check_
             counter=jobs,
         )
         point = DailyPoint(number, build_s, daily, rerun, phases=phases)
+        # One more first-time run, untimed, to count its Delta commits per table; then runs with nothing pending.
+        restore(bench, before)
+        tables = _job_tables(bench, job)
+        versions = [table_version(spark, p) for p in tables]
+        bench.daily(job, number)
+        point.commits = [table_version(spark, p) - v for p, v in zip(tables, versions, strict=True)]
+        point.nothing_pending = measure(
+            f"deltainc run with nothing pending, day {number}",
+            partial(bench.run, job, number),
+            bench.repeat,
+            bench.budget_s,
+            echo=echo,
+            counter=jobs,
+        )
         target = _read(spark, str(job.target.path))
         point.counts = outcome_counts(target)
 
@@ -403,9 +433,17 @@ def daily_phase(bench: Bench, sizes: list[int], naive: bool, floor: bool, check_
                 echo=echo,
                 counter=jobs,
             )
+            point.floor_append = measure(
+                f"floor: join day {number} and append, day {number}",
+                partial(_join_append, bench, job, number, str(bench.work / "floor_append")),
+                bench.repeat,
+                bench.budget_s,
+                echo=echo,
+                counter=jobs,
+            )
             last = bench.sources.day(number)
-            rows = target.where(
-                F.col("RecDate_A").between(F.lit(last - dt.timedelta(days=bench.max_wait)), F.lit(last))
+            rows = _read(spark, str(job.target.path)).where(  # the slice a daily run replaces: waiting rows at D-1
+                (F.col("RecDate") == F.lit(last - dt.timedelta(days=1))) & (F.col("JoinType") == 5)
             )
             point.floor_target = measure(
                 f"floor read + target, day {number}",

@@ -48,9 +48,8 @@ def _variant(job: JobConfig, how: str) -> JobConfig:
     return job.model_copy(update={"target": job.target.model_copy(update={"forward_write": how})})
 
 
-def measure_once(bench: Bench, job: JobConfig, day: int, tables: list[str]) -> dict[str, Any]:
+def measure_once(bench: Bench, job: JobConfig, day: int, tables: list[str], jobs: SparkJobs) -> dict[str, Any]:
     """One daily run of `job` for day `day`: seconds, Spark jobs, commits per table, the target commit."""
-    jobs = SparkJobs(bench.spark)
     before = [table_version(bench.spark, p) for p in tables]
     jobs.begin()
     started = time.perf_counter()
@@ -155,11 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     tables = [str(job.target.path), paths.runs, paths.locks]
     versions = snapshot(bench, job)
     samples: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
+    jobs = SparkJobs(spark)  # one counter: each measurement gets a job group of its own
     for pair in range(args.repeat):
         order = VARIANTS if pair % 2 == 0 else VARIANTS[::-1]
         for how in order:
             restore(bench, versions)
-            sample = measure_once(bench, _variant(job, how), args.days, tables)
+            sample = measure_once(bench, _variant(job, how), args.days, tables, jobs)
             samples[how].append(sample)
             print(f"  {how:13s} pair {pair + 1}: {sample['seconds']:.2f} s, {sample['spark_jobs']} Spark jobs, "
                   f"commits {sample['commits']}", flush=True)

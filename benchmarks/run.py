@@ -106,9 +106,9 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--rows-per-day must be >= 1 and --days >= 2 (got {args.rows_per_day}, {args.days})")
     if args.repeat < 1:
         parser.error(f"--repeat: expected >= 1, got {args.repeat}")
-    unknown = sorted(set(args.scenarios) - {1, 2, 3, 4, 5})
+    unknown = sorted(set(args.scenarios) - {1, 2, 3, 4, 5, 6})
     if unknown:
-        parser.error(f"--scenarios: expected numbers 1..5, got {unknown}")
+        parser.error(f"--scenarios: expected numbers 1..6, got {unknown}")
     small = [s for s in args.sizes if s < 2]
     if small:
         parser.error(f"--sizes: every size must be >= 2 (a daily run needs a day before it), got {small}")

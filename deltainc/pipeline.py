@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -369,49 +370,37 @@ def _process_window(
         commit = written.commit
         step("merged")
 
+        read: dict[str, Any] = {
+            "files_read_a": stats_a.files,
+            "bytes_read_a": stats_a.bytes,
+            "files_read_b": stats_b.files,
+            "bytes_read_b": stats_b.bytes,
+            "files_read_target": written.read.files,
+            "bytes_read_target": written.read.bytes,
+        }
+        wrote: dict[str, Any] = {
+            "target_write": written.how if commit.version is not None else None,
+            "target_files_added": commit.files_added,
+            "target_files_removed": commit.files_removed,
+            "target_rows_copied": commit.rows_copied,
+            "target_deletion_vectors": commit.deletion_vectors,
+        }
+        by_type: dict[str, Any] = {f"rows_{name}": rows for name, rows in counts.items()}
+        duration = time.monotonic() - clock
         report = WindowReport(
-            window=str(window),
-            counts=counts,
-            inserted=commit.inserted,
-            updated=commit.updated,
-            deleted=commit.deleted,
-            files_read_a=stats_a.files,
-            bytes_read_a=stats_a.bytes,
-            files_read_b=stats_b.files,
-            bytes_read_b=stats_b.bytes,
-            files_read_target=written.read.files,
-            bytes_read_target=written.read.bytes,
-            duration_s=time.monotonic() - clock,
-            target_write=written.how if commit.version is not None else None,
-            target_files_added=commit.files_added,
-            target_files_removed=commit.files_removed,
-            target_rows_copied=commit.rows_copied,
-            target_deletion_vectors=commit.deletion_vectors,
+            str(window), counts, commit.inserted, commit.updated, commit.deleted, duration_s=duration, **read, **wrote
         )
         done = replace(
             record,
             status="succeeded",
-            duration_s=report.duration_s,
-            rows_same_time=counts["same_time"],
-            rows_a_late=counts["a_late"],
-            rows_b_late=counts["b_late"],
-            rows_a_timed_out=counts["a_timed_out"],
-            rows_a_waiting=counts["a_waiting"],
+            duration_s=duration,
+            **by_type,
             rows_inserted=commit.inserted,
             rows_updated=commit.updated,
             rows_deleted=commit.deleted,
-            files_read_a=stats_a.files,
-            bytes_read_a=stats_a.bytes,
-            files_read_b=stats_b.files,
-            bytes_read_b=stats_b.bytes,
-            files_read_target=written.read.files,
-            bytes_read_target=written.read.bytes,
-            target_write=report.target_write,
+            **read,
+            **wrote,
             target_version=commit.version,
-            target_files_added=commit.files_added,
-            target_files_removed=commit.files_removed,
-            target_rows_copied=commit.rows_copied,
-            target_deletion_vectors=commit.deletion_vectors,
             watermark=prepared.label(window.end) if advance else None,
             watermark_unit=window.end if advance else None,
             releases_lock=last,

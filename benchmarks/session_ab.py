@@ -94,7 +94,7 @@ def child(kind: str, rows: int, days: int, repeat: int) -> dict[str, Any]:
             idle.append(time.perf_counter() - started)
             idle_jobs.append(jobs.end())
             assert result.nothing_pending
-        conf = {k: spark.conf.get(k, "(unset)") for k in _KEYS}
+        conf = {k: _conf(spark, k) for k in _KEYS}
         return {
             "session": kind,
             "daily_s": daily,
@@ -107,6 +107,14 @@ def child(kind: str, rows: int, days: int, repeat: int) -> dict[str, Any]:
     finally:
         spark.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _conf(spark: Any, key: str) -> str:
+    """The session's value of `key`, or its default as Spark states it."""
+    try:
+        return str(spark.conf.get(key))
+    except Exception:  # a key without a value and without a default
+        return "(unset)"
 
 
 _KEYS = (

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
-from urllib.parse import unquote, urlparse
 
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
@@ -14,7 +14,8 @@ from deltainc.config import TableRef
 from deltainc.errors import ConfigError
 from deltainc.windows import to_index
 
-__all__ = ["ScanStats", "table_exists", "read_table", "latest_unit", "count_null_inc", "scan_stats", "delta_table"]
+__all__ = ["ScanStats", "table_exists", "read_table", "latest_unit", "count_null_inc", "scan_stats", "delta_table",
+           "local_file_path"]
 
 
 @dataclass(frozen=True)
@@ -60,14 +61,37 @@ def count_null_inc(df: DataFrame, inc_col: str) -> int:
     return df.where(F.col(inc_col).isNull()).count()
 
 
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a Hadoop path's scheme comes before any '/'
+_GLOB = re.compile(r"([{}\[\]*?\\])")
+
+
+def local_file_path(location: str) -> str | None:
+    """The local path of a Hadoop path string (as inputFiles() gives it), or None if it is on another file system.
+
+    inputFiles() returns Hadoop's Path.toString(): the scheme, then the on-disk name verbatim, with no %-escapes
+    (a timestamp partition folder `RecDate=2025-02-01 00%3A00%3A00` comes back as is, '%3A' being part of the
+    name). So nothing may be unquoted, and it is not a URI either: '#' and '?' belong to the name, not to a
+    fragment or query, which is why urllib's urlparse must not see it.
+    """
+    if location.startswith("file:"):
+        rest = location[len("file:"):]
+        if rest.startswith("//"):  # file:///tmp/x (empty authority) or file://host/tmp/x
+            slash = rest.find("/", 2)
+            return rest[slash:] if slash >= 0 else "/"
+        return rest
+    return None if _SCHEME.match(location) else location  # s3a:, abfss:, dbfs:, ... (a bare /path is local)
+
+
 def scan_stats(spark: SparkSession, scan: DataFrame) -> ScanStats:
     """Files (and their bytes) that Spark and Delta plan to read for `scan`, after partition and file pruning."""
     files = scan.inputFiles()
     if not files:
         return ScanStats(0, 0)
-    local = [urlparse(f) for f in files]
-    if all(u.scheme in ("", "file") for u in local):  # local disk: the file system answers without a Spark job
-        return ScanStats(len(files), sum(os.path.getsize(unquote(u.path)) for u in local))
-    sizes = spark.read.format("binaryFile").load(files).agg(F.sum("length").alias("bytes")).first()
+    local = [local_file_path(f) for f in files]
+    if all(path is not None for path in local):  # local disk: the file system answers without a Spark job
+        return ScanStats(len(files), sum(os.path.getsize(path) for path in local if path is not None))
+    # a load() path is a glob pattern: escape its glob characters so a table path like `x[1]` is read literally
+    literal = [_GLOB.sub(r"\\\1", f) for f in files]
+    sizes = spark.read.format("binaryFile").load(literal).agg(F.sum("length").alias("bytes")).first()
     total = 0 if sizes is None or sizes["bytes"] is None else int(sizes["bytes"])
     return ScanStats(len(files), total)

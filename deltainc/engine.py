@@ -2,8 +2,8 @@
 
 Semantics (DESIGN.md sections 2-3). For an output window W = [s, e] in `time_uom` units:
 - a B row b can match an A row a only if the keys (and `join_cond`) match and b.RecDate lies in the
-  sliding join window [a.RecDate - lb, a.RecDate + mw] (with enforce_sliding_join_window; without it, in
-  [min(a.RecDate, s) - lb, e], the seed's window-dependent filters);
+  sliding join window [a.RecDate - lb, a.RecDate + mw]; with enforce_sliding_join_window = false, as in the
+  seed library, every B row read (B.RecDate in [s - lb - mw, e]) can match, so matches depend on W's size;
 - a matched pair is output at max(a.RecDate, b.RecDate); an unmatched A row at a.RecDate + WaitingTime,
   WaitingTime = min(mw, max(0, e - a.RecDate)); only rows whose output RecDate lies in W are returned;
 - A is read in [s - mw, e] and B in [s - lb - mw, e]: never a row after e.
@@ -267,9 +267,7 @@ def join_prepared(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> DataFrame
         condition = condition & (F.expr(spec.join_cond) if isinstance(spec.join_cond, str) else spec.join_cond)
     if settings.enforce_sliding_join_window:
         condition = condition & b_t.between(a_t - F.lit(lb), a_t + F.lit(mw))
-    else:
-        lower = a_t if s is None else F.least(a_t, F.lit(s))
-        condition = condition & (b_t >= lower - F.lit(lb))
+    # Without it the seed library adds no time condition: the read bounds [s - lb - mw, e] alone limit B.
 
     if spec.how == "left_anti":
         joined = a.join(b, condition, "left_anti")

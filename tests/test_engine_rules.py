@@ -104,7 +104,7 @@ def test_only_rows_whose_output_recdate_lies_in_the_window_are_returned(spark: S
 
 
 def test_without_the_enforced_sliding_window_matches_depend_on_the_output_window(spark: SparkSession) -> None:
-    # B 5 days early, lb = 1: outside the sliding join window, but inside [s - lb, e] of a wide window.
+    # B 5 days early, lb = 1: outside the sliding join window, but inside [s - lb - mw, e] of a wide window.
     df_a, df_b = sources(spark, [(1, 5)], [(1, 0)])
     wide = run(df_a, df_b, 1, 9, lb=1, mw=1, enforce_sliding_join_window=False)
     daily = run(df_a, df_b, 5, 5, lb=1, mw=1, enforce_sliding_join_window=False)
@@ -112,6 +112,16 @@ def test_without_the_enforced_sliding_window_matches_depend_on_the_output_window
     assert wide == [(1, 5, -5, JoinType.A_LATE)]
     assert daily == []  # the timed-out row comes a day later, at 6
     assert enforced == [(1, 6, None, JoinType.A_TIMED_OUT)]
+
+
+def test_without_the_enforced_sliding_window_every_b_row_read_can_match(spark: SparkSession) -> None:
+    # lb = 1, mw = 2, W = [5, 7]: B is read in [2, 7]. As in the seed library, B older than A - lb still matches.
+    df_a, df_b = sources(spark, [(1, 6), (2, 4), (3, 6)], [(1, 2), (2, 2), (3, 1)])
+    assert run(df_a, df_b, 5, 7, lb=1, mw=2, include_waiting=True, enforce_sliding_join_window=False) == [
+        (1, 6, -4, JoinType.A_LATE),  # B at 2 < 6 - lb: matched, not waiting
+        # key 2: A at 4 matches B at 2, output at 4, before W: no row (not a timed-out row at 6)
+        (3, 7, None, JoinType.A_WAITING),  # B at 1 is before the read range: waited 1 of 2
+    ]
 
 
 def test_one_a_row_matching_two_b_rows_gives_two_rows(spark: SparkSession) -> None:

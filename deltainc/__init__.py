@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from deltainc.engine import inc_join
+from typing import TYPE_CHECKING, Any
+
 from deltainc.errors import (
     AmbiguousRowsError,
     ConfigError,
@@ -13,6 +14,9 @@ from deltainc.errors import (
 )
 from deltainc.join_settings import IncJoinSettings
 from deltainc.join_types import JoinType
+
+if TYPE_CHECKING:
+    from deltainc.engine import inc_join
 
 __all__ = [
     "inc_join",
@@ -25,3 +29,12 @@ __all__ = [
     "JobLockedError",
     "SchemaError",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`inc_join` is imported on first use: importing pyspark costs ~0.5 s that `deltainc status` never needs."""
+    if name == "inc_join":
+        from deltainc.engine import inc_join
+
+        return inc_join
+    raise AttributeError(f"module 'deltainc' has no attribute {name!r}")

@@ -19,7 +19,6 @@ import logging
 import os
 import signal
 import sys
-import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -43,7 +42,9 @@ else:  # pragma: no cover - Python 3.10
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from deltainc.job_status import JobStatus
     from deltainc.pipeline import PipelineResult, WindowReport
+    from deltainc.windows import Pending
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID", "EXIT_LOCKED"]
 
@@ -166,6 +167,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("run", "process every pending window of a job", _cmd_run, True)
     sub.add_argument("job", metavar="JOB")
     sub.add_argument("--until", type=_point, metavar="DATE", help="process nothing after this date")
+    sub.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="recompute the whole target under the job's current settings (after a change of look_back_time, "
+        "max_waiting_time, how, keys, include_waiting, time_uom or start_date): one window from start_date "
+        "to the latest RecDate, written over the target in one commit",
+    )
 
     sub = command("rerun", "recompute an already processed window (the watermark never moves back)", _cmd_rerun, True)
     sub.add_argument("job", metavar="JOB")
@@ -238,6 +246,7 @@ class Context:
     out: Console
     spark_log: Path | None = None
     hint: str | None = None
+    log_name: str = PROG  # whose Spark log file: the job's, once a command loaded one
     _spark: SparkSession | None = None
 
     @property
@@ -246,12 +255,14 @@ class Context:
 
     def spark(self) -> SparkSession:
         if self._spark is None:
-            self._spark, self.spark_log = _start_spark(self.settings, self.extra_conf, self.verbose)
+            self._spark, self.spark_log = _start_spark(self.settings, self.extra_conf, self.verbose, self.log_name)
         return self._spark
 
     def job(self, name_or_path: str) -> tuple[JobConfig, Path]:
         path = resolve_job(name_or_path, self.settings.job_dir)
-        return load_job(path), path
+        job = load_job(path)
+        self.log_name = job.name
+        return job, path
 
     def all_jobs(self) -> list[Path]:
         job_dir = self.settings.job_dir
@@ -261,12 +272,17 @@ class Context:
         return found
 
     def print(self, text: str) -> None:
+        """One line on stdout, flushed: a scheduler's redirected log shows it when it happens."""
         self.out.print(text, markup=False, highlight=False)
+        self.out.file.flush()
 
 
-def _start_spark(settings: Settings, extra_conf: dict[str, str], verbose: bool) -> tuple[SparkSession, Path | None]:
-    """Get or create the SparkSession; unless verbose, Spark's log goes to a file and only errors are logged."""
+def _start_spark(
+    settings: Settings, extra_conf: dict[str, str], verbose: bool, log_name: str
+) -> tuple[SparkSession, Path | None]:
+    """Get or create the SparkSession; unless verbose, Spark's log goes to the job's log file (errors only)."""
     from deltainc.spark import get_spark
+    from deltainc.spark_log import log_file
 
     if verbose:
         spark = get_spark(settings, extra_conf)
@@ -279,8 +295,7 @@ def _start_spark(settings: Settings, extra_conf: dict[str, str], verbose: bool) 
     quiet = settings.model_copy(update={"spark": settings.spark.model_copy(update={"log_level": "ERROR"})})
     if SparkSession.getActiveSession() is not None:  # the JVM runs already (embedded use, tests): reuse it
         return get_spark(quiet, extra_conf), None
-    stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
-    log_path = Path(tempfile.gettempdir()) / f"deltainc-spark-{stamp}-{os.getpid()}.log"
+    log_path = log_file(settings.spark_log_dir, log_name)
     # The JVM started here inherits file descriptors 1 and 2: point them at the log file while the session
     # starts, so that log4j (stderr) and Ivy's banner (stdout) write there for the JVM's whole life, while
     # this process gets its own terminal back as soon as the session is up.
@@ -288,9 +303,9 @@ def _start_spark(settings: Settings, extra_conf: dict[str, str], verbose: bool) 
         stream.flush()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     try:
-        with open(log_path, "ab") as log_file:
+        with open(log_path, "ab") as spark_output:
             for fd in saved:
-                os.dup2(log_file.fileno(), fd)
+                os.dup2(spark_output.fileno(), fd)
         spark = get_spark(quiet, extra_conf)
     finally:
         for fd, copy in saved.items():
@@ -503,22 +518,32 @@ def _result_document(result: PipelineResult) -> dict[str, Any]:
 
 
 def _print_result(ctx: Context, result: PipelineResult) -> None:
+    """The command's outcome; its windows were printed one by one as they committed (`_on_window`)."""
     if ctx.json:
         _emit_json(_result_document(result))
-        return
-    if result.nothing_pending:
+    elif result.nothing_pending:
         ctx.print(result.message)
-        return
-    for report in result.windows:
-        ctx.print(_window_line(report))
-    ctx.print(f"{result.job}: {result.message}; watermark {result.watermark or 'none'}")
+    else:
+        ctx.print(f"{result.job}: {result.message}; watermark {result.watermark or 'none'}")
+
+
+def _on_window(ctx: Context) -> Callable[[WindowReport], None]:
+    """Print each window's line the moment it committed (flushed), unless the output is one JSON document."""
+    return lambda report: None if ctx.json else ctx.print(_window_line(report))
 
 
 def _cmd_run(ctx: Context) -> int:
     from deltainc import pipeline
 
     job, _ = ctx.job(ctx.args.job)
-    result = pipeline.run(job, until=ctx.args.until, spark=ctx.spark(), settings=ctx.settings)
+    result = pipeline.run(
+        job,
+        until=ctx.args.until,
+        spark=ctx.spark(),
+        settings=ctx.settings,
+        on_window=_on_window(ctx),
+        rebuild=ctx.args.rebuild,
+    )
     _print_result(ctx, result)
     return EXIT_OK
 
@@ -533,7 +558,9 @@ def _cmd_rerun(ctx: Context) -> int:
 
     _check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
-    result = pipeline.rerun(job, ctx.args.start, ctx.args.end, spark=ctx.spark(), settings=ctx.settings)
+    result = pipeline.rerun(
+        job, ctx.args.start, ctx.args.end, spark=ctx.spark(), settings=ctx.settings, on_window=_on_window(ctx)
+    )
     _print_result(ctx, result)
     return EXIT_OK
 
@@ -595,7 +622,8 @@ def _cmd_backfill(ctx: Context) -> int:
 
 
 def _for_each_job(ctx: Context, check: Callable[[JobConfig, Path], dict[str, Any]]) -> int:
-    """Apply `check` to JOB, or to every job of the job directory; one JSON document; worst exit code."""
+    """Apply `check` to JOB, or to every job of the job directory, carrying on past a job that fails (its
+    error names it); one JSON document; the worst exit code."""
     if ctx.args.job is not None:
         job, path = ctx.job(ctx.args.job)
         document = check(job, path)
@@ -609,9 +637,12 @@ def _for_each_job(ctx: Context, check: Callable[[JobConfig, Path], dict[str, Any
             job = load_job(path)
             documents.append(check(job, path))
         except Exception as exc:
-            job_code = _report(ctx, exc, ctx.verbose)
-            code = code or job_code
-            documents.append({"job": path.stem, "file": str(path), "error": _classify(exc)[1], "exit_code": job_code})
+            job_code, message = _classify(exc)
+            if ctx.verbose:
+                traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+            _error(f"job {path.stem} ({path}): {message}")
+            code = max(code, job_code) if code != EXIT_FAILURE else code
+            documents.append({"job": path.stem, "file": str(path), "error": message, "exit_code": job_code})
     if ctx.json:
         _emit_json({"jobs": documents})
     return code
@@ -634,11 +665,13 @@ def _runs_table(runs: list[dict[str, Any]]) -> Table:
         start, end = run.get("window_start"), run.get("window_end")
         window = "-" if start is None else (start if start == end else f"{start}..{end}")
         started = run.get("started_at")
+        if isinstance(started, dt.datetime):
+            started = started.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
         rows = sum(int(run.get(f"rows_{name}") or 0) for name in COUNT_NAMES)
         changes = f"{run.get('rows_inserted') or 0} / {run.get('rows_updated') or 0} / {run.get('rows_deleted') or 0}"
         error = (str(run.get("error") or "").splitlines() or [""])[0][:80]
         table.add_row(
-            started.strftime("%Y-%m-%d %H:%M:%S") if isinstance(started, dt.datetime) else str(started),
+            str(started),
             str(run.get("command")),
             window,
             str(run.get("status")),
@@ -650,48 +683,87 @@ def _runs_table(runs: list[dict[str, Any]]) -> Table:
     return table
 
 
-def _cmd_status(ctx: Context) -> int:
+def _pending_line(pending: Pending | None, job: JobConfig) -> str:
+    """All that is pending, and how many windows `max_window` makes of it: '2025-01-01..2025-01-15 (15 days,
+    15 windows of max_window 1; next 2025-01-01)'."""
+    if pending is None:
+        return "nothing pending"
+    whole, unit = pending.whole, job.join.time_uom
+    size = f"{whole.units} {unit}{'s' if whole.units != 1 else ''}"
+    if pending.windows == 1:
+        return f"{whole} ({size}, one window)"
+    return f"{whole} ({size}, {pending.windows} windows of max_window {job.max_window}; next {pending.next})"
+
+
+def _read_status(ctx: Context, job: JobConfig) -> JobStatus:
+    """The job's status from its Delta logs without a JVM where they can answer, else with Spark."""
     from deltainc import pipeline
+    from deltainc.log_status import LogUnreadable, status_from_log
+
+    try:
+        return status_from_log(job, ctx.settings, ctx.args.runs)
+    except LogUnreadable as exc:
+        log.info("%s: status read with Spark: %s", job.name, exc)
+    return pipeline.status(job, spark=ctx.spark(), settings=ctx.settings, runs=ctx.args.runs)
+
+
+def _print_status(ctx: Context, state: JobStatus, job: JobConfig, path: Path) -> None:
+    ctx.print(f"{state.job}  ({path})")
+    ctx.print(f"  watermark        {state.watermark or 'none (never run)'}")
+    ctx.print(f"  latest {job.join.inc_col:<9} {state.latest_available or 'none'} (present in both sources)")
+    if state.problem:
+        ctx.print(f"  problem          {state.problem}")
+    else:
+        ctx.print(f"  pending          {_pending_line(state.pending, job)}")
+    if state.changed_settings:
+        changed = ", ".join(f"{c.setting} {c.before!r} -> {c.now!r}" for c in state.changed_settings)
+        ctx.print(f"  settings         changed since the target was built: {changed} (run refuses; see validate)")
+    lock = state.lock
+    if lock is None:
+        ctx.print("  lock             free")
+    else:
+        verdict = "alive" if lock["alive"] else "dead: the next run takes it over"
+        ctx.print(
+            f"  lock             held by run {lock['run_id']} ({lock['owner']}) for {lock['age_s']:.0f} s, "
+            f"last heartbeat {lock['heartbeat_age_s']:.0f} s ago: {verdict} ({lock['reason']})"
+        )
+    if state.runs:
+        ctx.print("  last runs:")
+        ctx.out.print(_runs_table(state.runs))
+        ctx.out.file.flush()
+    else:
+        ctx.print("  last runs:       none")
+
+
+def _cmd_status(ctx: Context) -> int:
+    from deltainc.job_status import status_document
 
     def check(job: JobConfig, path: Path) -> dict[str, Any]:
-        state = pipeline.status(job, spark=ctx.spark(), settings=ctx.settings, runs=ctx.args.runs)
-        document = {"file": str(path), **dataclasses.asdict(state)}
+        state = _read_status(ctx, job)
         if not ctx.json:
-            ctx.print(f"{state.job}  ({path})")
-            ctx.print(f"  watermark        {state.watermark or 'none (never run)'}")
-            ctx.print(f"  latest RecDate   {state.latest_available or 'none'} (present in both sources)")
-            ctx.print(f"  pending          {state.pending or 'nothing pending'}")
-            lock = state.lock
-            if lock is None:
-                ctx.print("  lock             free")
-            else:
-                verdict = "alive" if lock["alive"] else "dead: the next run takes it over"
-                ctx.print(
-                    f"  lock             held by run {lock['run_id']} ({lock['owner']}) for {lock['age_s']:.0f} s, "
-                    f"last heartbeat {lock['heartbeat_age_s']:.0f} s ago: {verdict} ({lock['reason']})"
-                )
-            if state.runs:
-                ctx.print("  last runs:")
-                ctx.out.print(_runs_table(state.runs))
-            else:
-                ctx.print("  last runs:       none")
-        return document
+            _print_status(ctx, state, job, path)
+        return {"file": str(path), **status_document(state)}
 
     return _for_each_job(ctx, check)
 
 
 def _cmd_validate(ctx: Context) -> int:
     from deltainc import pipeline
+    from deltainc.job_status import status_document
+    from deltainc.remembered_settings import refusal
     from deltainc.sources import table_exists
     from deltainc.windows import read_bounds
 
     def check(job: JobConfig, path: Path) -> dict[str, Any]:
         spark = ctx.spark()
-        state = pipeline.status(job, spark=spark, settings=ctx.settings, runs=1)  # validates; writes nothing
+        pipeline.prepare_job(job, spark, ctx.settings)  # the sources, the join and the output: raises if invalid
+        state = pipeline.status(job, spark=spark, settings=ctx.settings, runs=1)
+        if state.changed_settings:
+            raise refusal(job, state.changed_settings, "validate")
         uom, join = job.join.time_uom, job.join
         bounds: dict[str, list[str]] | None = None
-        if state.pending_window is not None:
-            read = read_bounds(state.pending_window, join.look_back_time, join.max_waiting_time)
+        if state.pending is not None:
+            read = read_bounds(state.pending.next, join.look_back_time, join.max_waiting_time)
 
             def label(unit: int) -> str:
                 return from_index(unit, uom).isoformat()
@@ -706,14 +778,15 @@ def _cmd_validate(ctx: Context) -> int:
             from deltainc.target_layout import layout_warnings, read_layout
 
             warnings = layout_warnings(read_layout(spark, job.target), join.inc_col, uom)
+        status = status_document(state)
         document = {
             "job": job.name,
             "file": str(path),
             "valid": True,
             "watermark": state.watermark,
             "latest_available": state.latest_available,
-            "pending": state.pending,
-            "read_bounds": bounds,
+            "pending": status["pending"],
+            "next_window_reads": bounds,
             "target_exists": target,
             "warnings": warnings,
         }
@@ -731,10 +804,8 @@ def _cmd_validate(ctx: Context) -> int:
                 f"  watermark        {state.watermark or 'none (never run)'}; latest {join.inc_col} in both "
                 f"sources {state.latest_available or 'none'}"
             )
-            if bounds is None:
-                ctx.print("  pending          nothing pending")
-            else:
-                ctx.print(f"  pending          {state.pending}")
+            ctx.print(f"  pending          {_pending_line(state.pending, job)}")
+            if bounds is not None:
                 (a_first, a_last), (b_first, b_last) = bounds["source_a"], bounds["source_b"]
                 ctx.print(
                     f"  next run reads   source_a {join.inc_col} {a_first}..{a_last}, "

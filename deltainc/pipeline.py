@@ -12,9 +12,9 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -24,13 +24,15 @@ from deltainc.commit_metrics import NO_COMMIT, CommitResult
 from deltainc.config import JobConfig, load_job, resolve_job
 from deltainc.engine import JoinSpec, join_prepared, prepare_join, read_sources
 from deltainc.errors import Cancelled, ConfigError, JobLockedError, SchemaError
+from deltainc.job_status import JobStatus, describe
 from deltainc.join_settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join_types import JoinType
-from deltainc.lock import Heartbeat, judge, release_lock, start_heartbeat
+from deltainc.lock import Heartbeat, release_lock, start_heartbeat
 from deltainc.merge import Identity, count_and_check, merge_window, plan_actions
 from deltainc.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
+from deltainc.remembered_settings import built_with, check_unchanged, encode
 from deltainc.settings import Settings, load_settings
-from deltainc.slice_writer import forward_slices, merge_slices, replace_slices
+from deltainc.slice_writer import forward_slices, merge_slices, overwrite_target, replace_slices
 from deltainc.sources import ScanStats, count_null_inc, latest_unit, read_table, scan_stats
 from deltainc.spark import get_spark
 from deltainc.state import (
@@ -51,6 +53,8 @@ __all__ = ["WindowReport", "PipelineResult", "JobStatus", "run", "rerun", "backf
 
 log = logging.getLogger("deltainc")
 StepHook = Callable[[str], None]
+WindowHook = Callable[["WindowReport"], None]
+WriteMode = Literal["forward", "rerun", "rebuild"]
 ProgressHook = Callable[[int, int, "WindowReport | None", Window], None]
 _COUNT_NAMES = {
     JoinType.SAME_TIME: "same_time",
@@ -98,19 +102,6 @@ class PipelineResult:
     @property
     def nothing_pending(self) -> bool:
         return not self.windows
-
-
-@dataclass(frozen=True)
-class JobStatus:
-    """Where a job stands: watermark, data available, what the next run would process, recent runs."""
-
-    job: str
-    watermark: str | None
-    latest_available: str | None
-    pending: str | None
-    runs: list[dict[str, object]] = field(default_factory=list)
-    pending_window: Window | None = None
-    lock: dict[str, object] | None = None  # the run holding the lock, if one does: owner, age, heartbeat, alive
 
 
 @dataclass(frozen=True)
@@ -316,18 +307,25 @@ def _write_forward_only(
     return _Written("forward_only_merge", commit, read)
 
 
+def _write_rebuild(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> _Written:
+    """A rebuild (one window from start_date): the output replaces the whole target, columns included."""
+    spark, job = prepared.spark, prepared.job
+    commit = overwrite_target(spark, job.target, output, prepared.partition_by, metadata)
+    return _Written("rebuild", commit, ScanStats(0, 0))
+
+
 def _process_window(
     prepared: PreparedJob,
     window: Window,
     command: str,
     lease: _Lease,
-    advance: bool,
+    mode: WriteMode,
     last: bool,
     on_step: StepHook | None,
     null_counts: tuple[int, int],
 ) -> WindowReport:
     """Join one window, write it to the target, then one run-log row that moves the watermark (and on the
-    run's last window releases the lock)."""
+    run's last window releases the lock). A forward window or a rebuild moves the watermark; a re-run not."""
     spark, job, identity = prepared.spark, prepared.job, prepared.identity
     started_at, clock = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), time.monotonic()
     step = on_step or (lambda _name: None)
@@ -347,16 +345,18 @@ def _process_window(
         time_uom=prepared.uom,
         releases_lock=True,  # a failed window ends the run
         took_over=lease.took_over,
+        job_settings=encode(built_with(job)),
     )
+    advance = mode != "rerun"
     output: DataFrame | None = None
     try:
         spec = replace(prepared.spec, start=window.start, end=window.end)
         scan_a, scan_b = read_sources(prepared.df_a, prepared.df_b, spec)
         stats_a, stats_b = scan_stats(spark, scan_a), scan_stats(spark, scan_b)
         # A forward write replaces slices by the output, which needs the sliding join window to be exact.
-        forward = advance and job.join.enforce_sliding_join_window
+        forward = mode == "forward" and job.join.enforce_sliding_join_window
         output = join_prepared(prepared.df_a, prepared.df_b, spec)
-        if forward:
+        if forward or mode == "rebuild":
             output = lay_out(output, prepared.partition_by, prepared.spec.layout.inc_col)
         output = output.persist(StorageLevel.MEMORY_AND_DISK)
         counts = _counts(count_and_check(output, identity))
@@ -366,7 +366,8 @@ def _process_window(
         step("writing")
         ensure_target(spark, job.target, output.schema, prepared.partition_by, job.target.deletion_vectors)
         metadata = {"job": job.name, "run_id": lease.run_id, "command": command, "window": str(window)}
-        written = (_write_forward if forward else _write_forward_only)(prepared, window, output, metadata)
+        write = _write_rebuild if mode == "rebuild" else _write_forward if forward else _write_forward_only
+        written = write(prepared, window, output, metadata)
         commit = written.commit
         step("merged")
 
@@ -459,35 +460,82 @@ def _result(
     return PipelineResult(prepared.job.name, command, run_id, tuple(reports), prepared.label(watermark), message)
 
 
+def _nothing_pending(prepared: PreparedJob, watermark: int | None, latest: int | None, until: int | None) -> str:
+    """Why a run has nothing to do, naming the fact that stops it (start_date, until, or no new data)."""
+    name, job = prepared.job.name, prepared.job
+    start = to_index(job.start_date, prepared.uom)
+    facts = (
+        f"watermark {prepared.label(watermark) or 'none'}, "
+        f"latest {job.join.inc_col} in both sources {prepared.label(latest) or 'none'}"
+    )
+    if latest is None:
+        return f"nothing pending for {name}: a source has no rows with a {job.join.inc_col} yet ({facts})"
+    if watermark is None and start > latest:
+        return (
+            f"nothing pending for {name}: start_date {job.start_date} is after the latest {job.join.inc_col} "
+            f"in both sources {prepared.label(latest)}"
+        )
+    if until is not None and (start - 1 if watermark is None else watermark) >= until:
+        return f"nothing pending for {name} until {prepared.label(until)}: {facts}"
+    return f"nothing pending for {name}: {facts}"
+
+
 def run(
     job: JobConfig | str | Path,
     until: str | dt.date | None = None,
     spark: SparkSession | None = None,
     settings: Settings | None = None,
     on_step: StepHook | None = None,
+    on_window: WindowHook | None = None,
+    rebuild: bool = False,
 ) -> PipelineResult:
-    """Process every pending window: from the unit after the watermark to the latest RecDate in both sources."""
+    """Process every pending window: from the unit after the watermark to the latest RecDate in both sources.
+
+    `rebuild` recomputes the whole target under the job's current settings instead: one window from
+    start_date to the latest RecDate, written over the target in one commit (the way to change settings).
+    `on_window` is called after each window committed (to report progress as it happens).
+    """
     prepared = prepare_job(job, spark, settings)
-    until_unit = None if until is None else parse_point(until, "until", prepared.uom)
+    if rebuild and until is not None:
+        raise ConfigError("--until: a rebuild always goes to the latest RecDate in both sources; drop --until")
+    until_unit = None if until is None else parse_point(until, "--until", prepared.uom)
     latest = _latest_available(prepared)
     state = read_state(prepared.spark, prepared.paths, prepared.job.name)
-    watermark = state.watermark
-    if _pending(prepared, watermark, latest, until_unit) is None:
-        message = (
-            f"nothing pending for {prepared.job.name}: watermark {prepared.label(watermark) or 'none'}, "
-            f"latest RecDate in both sources {prepared.label(latest) or 'none'}"
+    if not rebuild:
+        check_unchanged(prepared.job, state.settings, "run")
+    begin = to_index(prepared.job.start_date, prepared.uom)
+    if rebuild and (latest is None or latest < begin):
+        raise ConfigError(
+            f"--rebuild: nothing to rebuild from, the latest {prepared.job.join.inc_col} in both sources "
+            f"({prepared.label(latest) or 'none'}) is before start_date {prepared.job.start_date}"
         )
-        return PipelineResult(prepared.job.name, "run", None, (), prepared.label(watermark), message)
+    if not rebuild and _pending(prepared, state.watermark, latest, until_unit) is None:
+        message = _nothing_pending(prepared, state.watermark, latest, until_unit)
+        return PipelineResult(prepared.job.name, "run", None, (), prepared.label(state.watermark), message)
     reports: list[WindowReport] = []
     with _locked(prepared, state) as lease:
         watermark = lease.state.watermark  # as of holding the lock
         nulls = _null_counts(prepared)
-        window = _pending(prepared, watermark, latest, until_unit)
+        if rebuild:
+            if latest is not None and watermark is not None and latest < watermark:
+                raise ConfigError(
+                    f"--rebuild: the sources now end at {prepared.label(latest)}, before the watermark "
+                    f"{prepared.label(watermark)}: rows after it would be lost; backfill into a new target instead"
+                )
+            window: Window | None = Window(begin, latest or begin, prepared.uom)
+        else:
+            check_unchanged(prepared.job, lease.state.settings, "run")  # as of holding the lock
+            window = _pending(prepared, watermark, latest, until_unit)
         while window is not None:
-            following = _pending(prepared, window.end, latest, until_unit)
-            reports.append(_process_window(prepared, window, "run", lease, True, following is None, on_step, nulls))
+            following = None if rebuild else _pending(prepared, window.end, latest, until_unit)
+            mode: WriteMode = "rebuild" if rebuild else "forward"
+            report = _process_window(prepared, window, "run", lease, mode, following is None, on_step, nulls)
+            reports.append(report)
+            if on_window:
+                on_window(report)
             watermark, window = window.end, following  # only this run moves it while it holds the lock
-    return _result(prepared, "run", lease.run_id, reports, f"processed {len(reports)} window(s)", watermark)
+    done = f"rebuilt the target in {reports[0].window}" if rebuild else f"processed {len(reports)} window(s)"
+    return _result(prepared, "run", lease.run_id, reports, done, watermark)
 
 
 def rerun(
@@ -497,28 +545,34 @@ def rerun(
     spark: SparkSession | None = None,
     settings: Settings | None = None,
     on_step: StepHook | None = None,
+    on_window: WindowHook | None = None,
 ) -> PipelineResult:
     """Recompute an already processed window; the target changes only where the sources changed."""
     prepared = prepare_job(job, spark, settings)
-    first = parse_point(start, "start", prepared.uom)
-    last = first if end is None else parse_point(end, "end", prepared.uom)
+    first = parse_point(start, "--start", prepared.uom)
+    last = first if end is None else parse_point(end, "--end", prepared.uom)
+    # Name the argument the user gave: with no --end, the window is the one unit of --start.
+    last_arg = "--start" if end is None else "--end"
     window = Window(first, last, prepared.uom)
     state = read_state(prepared.spark, prepared.paths, prepared.job.name)
     watermark = state.watermark
     begin = to_index(prepared.job.start_date, prepared.uom)
     if watermark is None:
         raise ConfigError(f"rerun: job {prepared.job.name!r} has not run yet; use run")
+    check_unchanged(prepared.job, state.settings, "rerun")
     if first < begin:
         raise ConfigError(
-            f"rerun: start {prepared.label(first)} is before the job's start_date {prepared.job.start_date}"
+            f"rerun: --start {prepared.label(first)} is before the job's start_date {prepared.job.start_date}"
         )
     if last > watermark:
         raise ConfigError(
-            f"rerun: end {prepared.label(last)} is after the watermark {prepared.label(watermark)}; "
+            f"rerun: {last_arg} {prepared.label(last)} is after the watermark {prepared.label(watermark)}; "
             "only processed windows can be re-run (use run for the rest)"
         )
     with _locked(prepared, state) as lease:
-        report = _process_window(prepared, window, "rerun", lease, False, True, on_step, _null_counts(prepared))
+        report = _process_window(prepared, window, "rerun", lease, "rerun", True, on_step, _null_counts(prepared))
+        if on_window:
+            on_window(report)
     return _result(prepared, "rerun", lease.run_id, [report], f"re-ran {window}", watermark)
 
 
@@ -534,32 +588,34 @@ def backfill(
 ) -> PipelineResult:
     """Process a historic range in chunks (day, month, year, all); resumable: processed chunks are skipped."""
     prepared = prepare_job(job, spark, settings)
-    first = parse_point(start, "start", prepared.uom)
-    last = parse_point(end, "end", prepared.uom)
+    first = parse_point(start, "--start", prepared.uom)
+    last = parse_point(end, "--end", prepared.uom)
     whole = Window(first, last, prepared.uom)
     chunks = chunk_windows(whole, chunk)
     begin = to_index(prepared.job.start_date, prepared.uom)
     state = read_state(prepared.spark, prepared.paths, prepared.job.name)
+    check_unchanged(prepared.job, state.settings, "backfill")
     watermark = state.watermark
     needed = begin if watermark is None else watermark + 1
     if first < begin:
         raise ConfigError(
-            f"backfill: start {prepared.label(first)} is before the job's start_date {prepared.job.start_date}"
+            f"backfill: --start {prepared.label(first)} is before the job's start_date {prepared.job.start_date}"
         )
     if first > needed:
         raise ConfigError(
-            f"backfill: start {prepared.label(first)} would leave {prepared.label(needed)}.."
+            f"backfill: --start {prepared.label(first)} would leave {prepared.label(needed)}.."
             f"{prepared.label(first - 1)} unprocessed; start at {prepared.label(needed)}"
         )
     latest = _latest_available(prepared)
     if latest is None or last > latest:
         raise ConfigError(
-            f"backfill: end {prepared.label(last)} is after the latest RecDate present in both sources "
+            f"backfill: --end {prepared.label(last)} is after the latest RecDate present in both sources "
             f"({prepared.label(latest) or 'none'})"
         )
     reports: list[WindowReport] = []
     with _locked(prepared, state) as lease:
-        done = lease.state.watermark  # as of holding the lock
+        check_unchanged(prepared.job, lease.state.settings, "backfill")  # as of holding the lock
+        done = lease.state.watermark
         nulls = _null_counts(prepared)
         for number, piece in enumerate(chunks, start=1):
             if done is not None and piece.end <= done:
@@ -567,8 +623,8 @@ def backfill(
                     on_progress(number, len(chunks), None, piece)
                 continue
             todo = piece if done is None or piece.start > done else Window(done + 1, piece.end, piece.time_uom)
-            last = number == len(chunks)
-            report = _process_window(prepared, todo, "backfill", lease, True, last, on_step, nulls)
+            final = number == len(chunks)
+            report = _process_window(prepared, todo, "backfill", lease, "forward", final, on_step, nulls)
             reports.append(report)
             done = todo.end
             if on_progress:
@@ -577,41 +633,26 @@ def backfill(
     return _result(prepared, "backfill", lease.run_id, reports, message, done)
 
 
-def _lock_view(state: JobState, expiry_seconds: int) -> dict[str, object] | None:
-    """The lock as `status` shows it: None when free (its last run finished)."""
-    held = state.holder
-    if held is None or held.finished:
-        return None
-    now = dt.datetime.now()
-    life = judge(held, expiry_seconds, now)
-    beat = held.heartbeat_at or held.acquired_at
-    return {
-        "run_id": held.run_id,
-        "owner": held.owner,
-        "acquired_at": held.acquired_at.isoformat(sep=" ", timespec="seconds"),
-        "age_s": round((now - held.acquired_at).total_seconds(), 1),
-        "heartbeat_age_s": round((now - beat).total_seconds(), 1),
-        "alive": life.alive,
-        "reason": life.reason,
-    }
-
-
 def status(
     job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None, runs: int = 5
 ) -> JobStatus:
-    """The job's watermark, the latest data in both sources, the next window a run would take, recent runs,
-    and the lock if a run holds it."""
-    prepared = prepare_job(job, spark, settings)
-    latest = _latest_available(prepared)
-    state = read_state(prepared.spark, prepared.paths, prepared.job.name)
-    pending = _pending(prepared, state.watermark, latest, None)
-    recent = [row.asDict() for row in read_runs(prepared.spark, prepared.paths, prepared.job.name, runs)]
-    return JobStatus(
-        prepared.job.name,
-        prepared.label(state.watermark),
-        prepared.label(latest),
-        None if pending is None else str(pending),
-        recent,
-        pending,
-        _lock_view(state, prepared.settings.lock_expiry_seconds),
-    )
+    """Where the job stands, read with Spark: watermark, latest data in both sources, all that is pending, the
+    lock and recent runs. A missing source is reported as the status's `problem`, not raised: the rest shows."""
+    settings = settings or load_settings()
+    if not isinstance(job, JobConfig):
+        job = load_job(resolve_job(str(job), settings.job_dir))
+    spark = spark or get_spark(settings)
+    paths = state_paths(job.state_path(settings.state_dir))
+    state = read_state(spark, paths, job.name)
+    recent = [row.asDict() for row in read_runs(spark, paths, job.name, runs)]
+    latest: int | None = None
+    problem = None
+    try:
+        units = [
+            latest_unit(read_table(spark, ref, role), job.join.inc_col, job.join.time_uom)
+            for ref, role in ((job.source_a, "source_a"), (job.source_b, "source_b"))
+        ]
+        latest = None if None in units else min(u for u in units if u is not None)
+    except (ConfigError, SchemaError) as exc:
+        problem = str(exc)
+    return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem)

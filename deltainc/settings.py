@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,6 +49,8 @@ class Settings(BaseSettings):
     state_dir: Path = Path("data/_deltainc")
     job_dir: Path = Path("conf/jobs")
     log_level: str = "INFO"
+    # Spark's own output (unless --verbose): one file per job here, spark-<job>.log, rotated at 10 MB.
+    spark_log_dir: Path = Field(default_factory=lambda: Path(tempfile.gettempdir()) / "deltainc-logs")
     # A run renews its lock every quarter of this; a lock not renewed for this long belongs to a dead run.
     lock_expiry_seconds: int = Field(default=120, ge=10)
 

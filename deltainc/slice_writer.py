@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -23,10 +24,11 @@ from deltainc.join_types import JoinType
 from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.sources import delta_table
 
-__all__ = ["sql_literal", "Slices", "forward_slices", "replace_slices", "merge_slices"]
+__all__ = ["sql_literal", "Slices", "forward_slices", "replace_slices", "merge_slices", "overwrite_target"]
 
 _ACTION = f"{RESERVED_PREFIX}action"
 _SEEN = f"{RESERVED_PREFIX}seen_"
+_OVERWRITES = ("WRITE", "CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT")  # by path; by name
 
 
 def sql_literal(value: dt.date | dt.datetime, data_type: T.DataType) -> str:
@@ -119,3 +121,26 @@ def merge_slices(
         )
     return last_commit(table)
 
+
+
+def overwrite_target(
+    spark: SparkSession,
+    ref: TableRef,
+    output: DataFrame,
+    partition_by: Sequence[str],
+    user_metadata: dict[str, str],
+) -> CommitResult:
+    """Replace the whole target, its columns and partitioning included, by `output`: one commit (a rebuild
+    under changed settings). The table's history stays, so time travel still shows the old target."""
+    writer = (
+        output.write.format("delta")
+        .mode("overwrite")
+        .option("overwriteSchema", "true")
+        .option("userMetadata", json.dumps(user_metadata, sort_keys=True))
+        .partitionBy(*partition_by)
+    )
+    if ref.path is not None:
+        writer.save(ref.path)
+    else:
+        writer.saveAsTable(ref.table or "")
+    return last_commit(delta_table(spark, ref), _OVERWRITES)

@@ -8,9 +8,9 @@ that row moves the watermark (its `watermark_unit`) and, on the run's last windo
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 from dataclasses import asdict, dataclass
-from urllib.parse import unquote, urlparse
 
 from delta.tables import DeltaTable
 from pyspark.sql import Row, SparkSession
@@ -18,6 +18,8 @@ from pyspark.sql import functions as F
 
 from deltainc.errors import JobLockedError
 from deltainc.lock import LOCK_SCHEMA, LockHolder, judge, locked_message, take_lock
+from deltainc.sources import local_file_path
+from deltainc.state_model import JobState, StatePaths, state_paths
 
 __all__ = [
     "StatePaths",
@@ -45,24 +47,9 @@ RUN_SCHEMA = (
     "files_read_target BIGINT, bytes_read_target BIGINT, null_inc_a BIGINT, null_inc_b BIGINT, "
     "target_write STRING, target_version BIGINT, target_files_added BIGINT, target_files_removed BIGINT, "
     "target_rows_copied BIGINT, target_deletion_vectors BIGINT, "
-    "time_uom STRING, watermark STRING, watermark_unit BIGINT, releases_lock BOOLEAN, took_over STRING"
+    "time_uom STRING, watermark STRING, watermark_unit BIGINT, releases_lock BOOLEAN, took_over STRING, "
+    "job_settings STRING"
 )
-
-
-@dataclass(frozen=True)
-class StatePaths:
-    """Where the state tables of a job live (one folder may serve many jobs)."""
-
-    root: str
-    runs: str
-    locks: str
-    legacy_watermarks: str  # the watermark table of deltainc 0.1, still read when present
-
-
-def state_paths(root: str) -> StatePaths:
-    """The state tables under `root`."""
-    root = root.rstrip("/")
-    return StatePaths(root, f"{root}/runs", f"{root}/locks", f"{root}/watermarks")
 
 
 @dataclass(frozen=True)
@@ -105,6 +92,7 @@ class RunRecord:
     watermark_unit: int | None = None
     releases_lock: bool = False  # the run's last row: the lock is free once it is committed
     took_over: str | None = None  # the dead run whose lock this run took, and why it was judged dead
+    job_settings: str | None = None  # JSON: the settings the target is built with (remembered_settings)
 
 
 def _create(spark: SparkSession, path: str, schema: str) -> None:
@@ -127,19 +115,11 @@ def ensure_state_tables(spark: SparkSession, paths: StatePaths) -> None:
 
 def _exists(spark: SparkSession, path: str) -> bool:
     """Whether a Delta table has committed at `path` (a local folder answers without a Delta log read)."""
-    local = urlparse(path)
-    if local.scheme in ("", "file"):
-        log = os.path.join(unquote(local.path), "_delta_log")
+    local = local_file_path(path)  # Hadoop takes a path's name verbatim: nothing to unquote
+    if local is not None:
+        log = os.path.join(local, "_delta_log")
         return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
     return bool(DeltaTable.isDeltaTable(spark, path))
-
-
-@dataclass(frozen=True)
-class JobState:
-    """A job's watermark and its lock's holder, read together (two small reads, no commit)."""
-
-    watermark: int | None
-    holder: LockHolder | None
 
 
 def _legacy_watermark(spark: SparkSession, paths: StatePaths, job: str) -> int | None:
@@ -160,17 +140,25 @@ def read_state(spark: SparkSession, paths: StatePaths, job: str) -> JobState:
     held = None
     if _exists(spark, paths.locks):
         held = spark.read.format("delta").load(paths.locks).where(F.col("job") == job).first()
-    watermark, finished = None, False
+    watermark, finished, settings = None, False, None
     if _exists(spark, paths.runs):
         runs = spark.read.format("delta").load(paths.runs).where(F.col("job") == job)
         if "releases_lock" not in runs.columns:  # a run log of deltainc 0.1: no watermark, no lock release
             runs = runs.withColumn("watermark_unit", F.lit(None).cast("bigint"))
             runs = runs.withColumn("releases_lock", F.lit(False))
+        if "job_settings" not in runs.columns:  # written before settings were remembered
+            runs = runs.withColumn("job_settings", F.lit(None).cast("string"))
         holder_done = F.lit(False) if held is None else (F.col("run_id") == held["run_id"]) & F.col("releases_lock")
-        row = runs.agg(F.max("watermark_unit"), F.max(F.when(holder_done, 1).otherwise(0))).first()
+        built = F.when(F.col("watermark_unit").isNotNull() & (F.col("status") == "succeeded"), F.col("job_settings"))
+        row = runs.agg(
+            F.max("watermark_unit"),
+            F.max(F.when(holder_done, 1).otherwise(0)),
+            F.max_by(built, F.when(built.isNotNull(), F.col("started_at"))),
+        ).first()
         if row is not None:
             watermark = None if row[0] is None else int(row[0])
             finished = bool(row[1])
+            settings = None if row[2] is None else json.loads(row[2])
     legacy = _legacy_watermark(spark, paths, job)
     if legacy is not None:
         watermark = legacy if watermark is None else max(watermark, legacy)
@@ -178,7 +166,7 @@ def read_state(spark: SparkSession, paths: StatePaths, job: str) -> JobState:
     if held is not None:
         heartbeat = held.asDict().get("heartbeat_at")  # absent from lock tables of deltainc 0.1
         holder = LockHolder(held["run_id"], held["owner"], held["acquired_at"], heartbeat, finished)
-    return JobState(watermark, holder)
+    return JobState(watermark, holder, settings)
 
 
 def read_watermark(spark: SparkSession, paths: StatePaths, job: str) -> int | None:

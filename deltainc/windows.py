@@ -22,6 +22,8 @@ __all__ = [
     "parse_point",
     "read_bounds",
     "next_window",
+    "Pending",
+    "pending_range",
     "chunk_windows",
 ]
 
@@ -144,6 +146,32 @@ def next_window(
     if last < first:
         return None
     return Window(first, last, time_uom)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """All a run would process now: the whole range, how many windows `max_window` cuts it into, the first."""
+
+    whole: Window
+    windows: int
+    next: Window
+
+
+def pending_range(
+    watermark: int | None,
+    start: int,
+    latest_available: int | None,
+    until: int | None = None,
+    max_window: int = 0,
+    time_uom: str = "day",
+) -> Pending | None:
+    """The pending range after `watermark` (None when nothing is pending), for status and validate."""
+    first = next_window(watermark, start, latest_available, until, max_window, time_uom)
+    whole = next_window(watermark, start, latest_available, until, 0, time_uom)
+    if first is None or whole is None:
+        return None
+    windows = -(-whole.units // max_window) if max_window else 1
+    return Pending(whole, windows, first)
 
 
 def _month_start(day: dt.date) -> dt.date:

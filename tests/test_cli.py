@@ -157,7 +157,7 @@ def test_validate_as_a_process_shows_pending_window_and_read_bounds_with_no_spar
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # no log4j WARN, no Ivy banner
     assert done.stdout.startswith("trx: valid")
-    assert re.search(r"^  pending +2025-03-01\.\.2025-03-02$", done.stdout, re.M)
+    assert re.search(r"^  pending +2025-03-01\.\.2025-03-02 \(2 days, one window\)$", done.stdout, re.M)
     # A in [s - mw, e], B in [s - lb - mw, e] with lb = 1, mw = 2
     assert "source_a RecDate 2025-02-27..2025-03-02, source_b RecDate 2025-02-26..2025-03-02" in done.stdout
     assert nothing_written(tmp_path)
@@ -482,27 +482,63 @@ def test_settings_master_and_conf_options_reach_the_spark_session(
 # --- every job of the job directory ------------------------------------------------------------------------------
 
 
-def test_status_and_validate_without_job_cover_every_job_and_exit_2_naming_the_bad_one(
+def test_status_and_validate_without_job_cover_every_job_and_name_the_bad_ones(
     spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_job(tmp_path, sources, name="good")
+    write_job(tmp_path, sources, name="nodata", a=str(tmp_path / "not_loaded_yet"))
     edit(write_job(tmp_path, sources, name="bad"), "max_waiting_time = 2", "max_wait = 2")
 
-    assert main(["status", "--json"]) == 2
+    assert main(["status", "--json"]) == 2  # a job file that cannot be read at all
     out, err = capsys.readouterr()
     jobs = {entry["job"]: entry for entry in json.loads(out)["jobs"]}
-    assert jobs["good"]["pending"] == "2025-03-01..2025-03-02"
+    assert jobs["good"]["pending"]["start"] == "2025-03-01" and jobs["good"]["problem"] is None
+    assert jobs["nodata"]["problem"] == f"source_a: no Delta table at path {tmp_path / 'not_loaded_yet'}"
     assert jobs["bad"]["exit_code"] == 2 and "join.max_wait: unknown key" in jobs["bad"]["error"]
-    assert re.fullmatch(r"deltainc: error: .*jobs/bad\.toml: join\.max_wait: unknown key\n", err)
+    assert re.fullmatch(r"deltainc: error: job bad \(.*jobs/bad\.toml\): .*join\.max_wait: unknown key\n", err)
 
     assert main(["validate"]) == 2
     out, err = capsys.readouterr()
-    assert re.search(r"^good: valid", out, re.M) and "bad" not in out
-    assert re.fullmatch(r"deltainc: error: .*jobs/bad\.toml: join\.max_wait: unknown key\n", err)
+    assert re.search(r"^good: valid", out, re.M) and "bad" not in out and "nodata" not in out
+    assert "deltainc: error: job bad (" in err
+    assert f"deltainc: error: job nodata ({tmp_path / 'jobs' / 'nodata.toml'}): source_a: no Delta table" in err
     assert nothing_written(tmp_path, "good")
 
 
-def test_validate_json_gives_pending_window_read_bounds_and_target_state(
+def test_status_of_a_job_whose_sources_are_missing_shows_the_problem_and_exits_0(
+    tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_job(tmp_path, sources, name="nodata", b=str(tmp_path / "not_loaded_yet"))
+    assert main(["status"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(rf"^  problem +source_b: no Delta table at path {re.escape(str(tmp_path))}", out, re.M)
+
+
+def test_status_and_validate_show_the_whole_pending_range_and_how_many_windows_it_takes(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit(write_job(tmp_path, sources), 'start_date = 2025-03-01', 'start_date = 2025-03-01\nmax_window = 1')
+    assert main(["status", "trx"]) == 0
+    status_out = capsys.readouterr().out
+    assert main(["validate", "trx"]) == 0
+    validate_out = capsys.readouterr().out
+    for out in (status_out, validate_out):
+        line = "2025-03-01..2025-03-02 (2 days, 2 windows of max_window 1; next 2025-03-01)"
+        assert re.search(rf"^  pending +{re.escape(line)}$", out, re.M), out
+
+
+def test_status_answers_from_the_delta_logs_without_starting_spark(
+    processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, no_spark: None
+) -> None:
+    monkeypatch.setenv("DELTAINC_STATE_DIR", str(processed.root / "state"))
+    assert main(["status", str(processed.job), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert (status["read_with"], status["watermark"], status["latest_available"]) == (
+        "delta_log", "2025-03-02", "2025-03-02")
+    assert dt.datetime.fromisoformat(status["runs"][0]["started_at"]).utcoffset() == dt.timedelta(0)
+
+
+def test_validate_json_gives_pending_range_next_window_reads_and_target_state(
     spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
 ) -> None:
     job = write_job(tmp_path, sources)
@@ -510,10 +546,42 @@ def test_validate_json_gives_pending_window_read_bounds_and_target_state(
     document = json.loads(capsys.readouterr().out)
     assert document == {
         "job": "trx", "file": str(job), "valid": True, "watermark": None, "latest_available": "2025-03-02",
-        "pending": "2025-03-01..2025-03-02", "target_exists": False, "warnings": [],
-        "read_bounds": {"source_a": ["2025-02-27", "2025-03-02"], "source_b": ["2025-02-26", "2025-03-02"]},
+        "pending": {
+            "start": "2025-03-01", "end": "2025-03-02", "units": 2, "windows": 1,
+            "next_window": {"start": "2025-03-01", "end": "2025-03-02"},
+        },
+        "target_exists": False, "warnings": [],
+        "next_window_reads": {"source_a": ["2025-02-27", "2025-03-02"], "source_b": ["2025-02-26", "2025-03-02"]},
     }
     assert nothing_written(tmp_path)
+
+
+def test_a_changed_setting_makes_validate_and_run_exit_2_naming_it_until_a_rebuild(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = write_job(tmp_path, sources)
+    assert main(["run", "trx", "--until", "2025-03-01"]) == 0
+    edit(job, "max_waiting_time = 2", "max_waiting_time = 1")
+    capsys.readouterr()
+    for command in ("validate", "run"):
+        assert main([command, "trx"]) == 2
+        err = capsys.readouterr().err
+        assert f"deltainc: error: {command}: job 'trx' changed since its target was built" in err
+        assert "  join.max_waiting_time: 2 -> 1\n" in err and "deltainc run trx --rebuild" in err
+    assert main(["run", "trx", "--rebuild"]) == 0
+    assert re.search(r"^2025-03-01\.\.2025-03-02 .*\ntrx: rebuilt the target in 2025-03-01\.\.2025-03-02; "
+                     r"watermark 2025-03-02$", capsys.readouterr().out, re.M)
+    assert main(["validate", "trx"]) == 0
+
+
+def test_rerun_past_the_watermark_names_the_argument_given(
+    processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DELTAINC_STATE_DIR", str(processed.root / "state"))
+    assert main(["rerun", str(processed.job), "--start", "2025-03-05"]) == 2
+    assert "rerun: --start 2025-03-05 is after the watermark 2025-03-02" in capsys.readouterr().err
+    assert main(["rerun", str(processed.job), "--start", "2025-03-01", "--end", "2025-03-04"]) == 2
+    assert "rerun: --end 2025-03-04 is after the watermark 2025-03-02" in capsys.readouterr().err
 
 
 # --- profile and demo ----------------------------------------------------------------------------------------------

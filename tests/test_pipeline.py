@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from deltainc import AmbiguousRowsError, IncJoinSettings, JobLockedError, JoinType, inc_join
 from deltainc.config import JobConfig
 from deltainc.pipeline import backfill, prepare_job, rerun, run, status
+from deltainc.remembered_settings import SettingsChangedError
 from deltainc.sample_data import SampleSpec, write_sources
 from deltainc.settings import Settings
 from deltainc.state import acquire, ensure_state_tables, state_paths
@@ -357,17 +358,89 @@ def test_without_the_sliding_join_window_a_forward_run_uses_the_forward_only_mer
     assert {r.target_write for r in run(job, spark=spark).windows} == {"forward_only_merge"}
 
 
-def test_status_reports_watermark_pending_window_and_runs(
+def test_status_reports_watermark_the_whole_pending_range_its_windows_and_runs(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:
-    job = make_job(tmp_path, *generated)
+    job = make_job(tmp_path, *generated, max_window=3)
     before = status(job, spark=spark)
-    assert (before.watermark, before.pending) == (None, f"{START}..{LAST}")
+    assert before.watermark is None and before.pending is not None
+    assert (str(before.pending.whole), before.pending.windows, str(before.pending.next)) == (
+        f"{START}..{LAST}",
+        3,  # 8 days in windows of 3
+        f"{START}..{START + dt.timedelta(days=2)}",
+    )
     run(job, until=START + dt.timedelta(days=3), spark=spark)
     after = status(job, spark=spark)
     assert after.watermark == str(START + dt.timedelta(days=3))
-    assert after.pending == f"{START + dt.timedelta(days=4)}..{LAST}"
-    assert [r["status"] for r in after.runs] == ["succeeded"]
+    assert after.pending is not None and str(after.pending.whole) == f"{START + dt.timedelta(days=4)}..{LAST}"
+    assert [r["status"] for r in after.runs] == ["succeeded", "succeeded"]
+    assert all(r["started_at"].tzinfo is not None for r in after.runs)  # timestamps carry their zone
+
+
+def test_status_of_a_job_whose_source_is_missing_names_the_problem_and_still_shows_its_state(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated)
+    run(job, spark=spark)
+    gone = make_job(tmp_path, str(tmp_path / "no_such_a"), generated[1])
+    shown = status(gone, spark=spark)
+    assert shown.problem == f"source_a: no Delta table at path {tmp_path / 'no_such_a'}"
+    assert (shown.watermark, shown.pending, len(shown.runs)) == (LAST.isoformat(), None, 1)
+
+
+def test_a_changed_setting_is_refused_naming_old_and_new_value_and_nothing_is_written(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated)
+    run(job, until=LAST - dt.timedelta(days=1), spark=spark)
+    versions = {
+        p: DeltaTable.forPath(spark, p).history(1).first()["version"]
+        for p in (job.target.path, f"{job.state.path}/runs", f"{job.state.path}/locks")
+    }
+    changed = make_job(tmp_path, *generated, join={"max_waiting_time": 2}, start_date=START + dt.timedelta(days=1))
+    for attempt in (
+        lambda: run(changed, spark=spark),
+        lambda: rerun(changed, START + dt.timedelta(days=2), spark=spark),
+        lambda: backfill(changed, LAST, LAST, spark=spark),
+    ):
+        with pytest.raises(SettingsChangedError) as refused:
+            attempt()
+        message = str(refused.value)
+        assert f"start_date: '{START}' -> '{START + dt.timedelta(days=1)}'" in message
+        assert "join.max_waiting_time: 4 -> 2" in message and "--rebuild" in message
+        assert {c.setting for c in refused.value.changed} == {"start_date", "join.max_waiting_time"}
+    assert {p: DeltaTable.forPath(spark, p).history(1).first()["version"] for p in versions} == versions
+    assert status(changed, spark=spark).changed_settings == refused.value.changed
+
+
+def test_a_rebuild_recomputes_the_target_under_the_new_settings_in_one_commit_and_runs_go_on(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated)
+    run(job, until=LAST - dt.timedelta(days=1), spark=spark)
+    # Rows waiting 3 days under max_waiting_time 4 must time out under 2: only a rebuild makes them do so.
+    changed = make_job(tmp_path, *generated, max_window=1, join={"max_waiting_time": 2})
+    version = DeltaTable.forPath(spark, job.target.path).history(1).first()["version"]
+    result = run(changed, rebuild=True, spark=spark)
+    assert [w.window for w in result.windows] == [f"{START}..{LAST}"]
+    assert result.watermark == LAST.isoformat() and result.windows[0].target_write == "rebuild"
+    assert DeltaTable.forPath(spark, job.target.path).history(1).first()["version"] == version + 1
+    same_rows(target(spark, changed), engine_output(spark, changed, LAST))
+    assert run(changed, spark=spark).nothing_pending  # the new settings are now the remembered ones
+    with pytest.raises(SettingsChangedError, match="join.max_waiting_time: 2 -> 4"):
+        run(job, spark=spark)
+
+
+def test_nothing_pending_names_a_start_date_after_the_sources_latest_recdate(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *generated, start_date=LAST + dt.timedelta(days=5))
+    result = run(job, spark=spark)
+    assert result.nothing_pending
+    assert result.message == (
+        f"nothing pending for trx: start_date {LAST + dt.timedelta(days=5)} is after the latest RecDate in both "
+        f"sources {LAST}"
+    )
 
 
 def test_settings_state_dir_is_the_default_state_location(

@@ -99,6 +99,26 @@ TERMINATED = textwrap.dedent(
 )
 
 
+# The command line with its output redirected to a file, as cron's `>> log 2>&1`; killed in the second window.
+KILLED_CLI = textwrap.dedent(
+    """
+    import os, signal, sys
+    from deltainc import cli, pipeline
+
+    real, calls = pipeline.count_and_check, []
+
+    def count_and_check(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(*args, **kwargs)
+
+    pipeline.count_and_check = count_and_check
+    sys.exit(cli.main(["run", sys.argv[1]]))
+    """
+)
+
+
 @pytest.fixture(scope="module")
 def sources(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     root = tmp_path_factory.mktemp("recovery_sources")
@@ -207,4 +227,24 @@ def test_two_processes_started_together_never_both_write(
     assert codes in ([0, 0], [0, 3]), [p.stderr.read() for p in both if p.stderr]
     windows = [(r["window_start"], r["window_end"]) for r in runs(spark, tmp_path) if r["status"] == "succeeded"]
     assert len(windows) == len(set(windows))  # no window written twice
+    assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
+
+
+def test_a_killed_runs_redirected_log_shows_every_window_it_committed_and_spark_logs_to_one_file_per_job(
+    spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path
+) -> None:
+    job = write_job(tmp_path, sources)
+    logs = tmp_path / "logs"
+    environment = {**env(tmp_path), "DELTAINC_SPARK_LOG_DIR": str(logs)}
+    with (tmp_path / "cron.log").open("w") as cron_log:
+        killed = subprocess.run([sys.executable, "-c", KILLED_CLI, str(job)], cwd=tmp_path, env=environment,
+                                stdout=cron_log, stderr=subprocess.STDOUT, timeout=300, check=False)
+    assert killed.returncode == -9
+    committed = [r for r in runs(spark, tmp_path) if r["status"] == "succeeded"]
+    first = f"{committed[0]['window_start']}..{committed[0]['window_end']}"
+    assert (tmp_path / "cron.log").read_text().startswith(f"{first}  same_time ")
+    again = subprocess.run([sys.executable, "-m", "deltainc", "run", str(job)], cwd=tmp_path, env=environment,
+                           capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert sorted(p.name for p in logs.iterdir()) == ["spark-trx.log"]  # both commands, one file
     assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)

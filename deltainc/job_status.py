@@ -1,0 +1,119 @@
+"""Where a job stands, described from its state and its sources' latest RecDate; no Spark here.
+
+`status` reads those facts either from the Delta logs directly (`log_reader`, no JVM: a status answers in
+about a second) or with Spark (`pipeline.status`); both end here, so the two cannot describe a job apart.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from deltainc.config import JobConfig
+from deltainc.lock_model import judge
+from deltainc.remembered_settings import SettingChange, built_with, changes
+from deltainc.state_model import JobState
+from deltainc.windows import Pending, from_index, pending_range, to_index
+
+__all__ = ["JobStatus", "describe", "utc", "status_document"]
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """Where a job stands: watermark, data available, all that is pending, its lock, its recent runs."""
+
+    job: str
+    watermark: str | None
+    latest_available: str | None  # the latest RecDate present in both sources
+    pending: Pending | None
+    lock: dict[str, object] | None  # the run holding the lock, if one does: owner, age, heartbeat, alive
+    runs: list[dict[str, object]] = field(default_factory=list)
+    changed_settings: tuple[SettingChange, ...] = ()  # since the target was built: a run would refuse
+    problem: str | None = None  # what could not be read (a missing source), so the rest is still shown
+    read_with: str = "spark"  # "delta_log" when answered from the Delta logs without a JVM
+
+
+def utc(value: object) -> object:
+    """A naive timestamp as pyspark returns it (local time) made explicit: an aware UTC datetime."""
+    if isinstance(value, dt.datetime) and value.tzinfo is None:
+        return value.astimezone(dt.timezone.utc)
+    return value
+
+
+def _lock_view(state: JobState, expiry_seconds: int) -> dict[str, object] | None:
+    """The lock as `status` shows it: None when free (its last run finished)."""
+    held = state.holder
+    if held is None or held.finished:
+        return None
+    now = dt.datetime.now()
+    life = judge(held, expiry_seconds, now)
+    beat = held.heartbeat_at or held.acquired_at
+    return {
+        "run_id": held.run_id,
+        "owner": held.owner,
+        "acquired_at": utc(held.acquired_at),
+        "age_s": round((now - held.acquired_at).total_seconds(), 1),
+        "heartbeat_age_s": round((now - beat).total_seconds(), 1),
+        "alive": life.alive,
+        "reason": life.reason,
+    }
+
+
+def describe(
+    job: JobConfig,
+    state: JobState,
+    latest: int | None,
+    runs: list[dict[str, object]],
+    expiry_seconds: int,
+    problem: str | None = None,
+    read_with: str = "spark",
+) -> JobStatus:
+    """The status of `job` from what was read: its state, the sources' latest unit, its recent runs."""
+    uom = job.join.time_uom
+
+    def label(unit: int | None) -> str | None:
+        return None if unit is None else from_index(unit, uom).isoformat()
+
+    start = to_index(job.start_date, uom)
+    pending = None if problem else pending_range(state.watermark, start, latest, None, job.max_window, uom)
+    return JobStatus(
+        job=job.name,
+        watermark=label(state.watermark),
+        latest_available=label(latest),
+        pending=pending,
+        lock=_lock_view(state, expiry_seconds),
+        runs=[{name: utc(value) for name, value in run.items()} for run in runs],
+        changed_settings=changes(state.settings, built_with(job)),
+        problem=problem,
+        read_with=read_with,
+    )
+
+
+def _window(start: int, end: int, uom: str) -> dict[str, str]:
+    return {"start": from_index(start, uom).isoformat(), "end": from_index(end, uom).isoformat()}
+
+
+def status_document(status: JobStatus) -> dict[str, Any]:
+    """The status as JSON: one name per fact, timestamps with their zone."""
+    pending = status.pending
+    return {
+        "job": status.job,
+        "watermark": status.watermark,
+        "latest_available": status.latest_available,
+        "pending": None
+        if pending is None
+        else {
+            **_window(pending.whole.start, pending.whole.end, pending.whole.time_uom),
+            "units": pending.whole.units,
+            "windows": pending.windows,
+            "next_window": _window(pending.next.start, pending.next.end, pending.next.time_uom),
+        },
+        "lock": status.lock,
+        "runs": status.runs,
+        "changed_settings": [
+            {"setting": c.setting, "before": c.before, "now": c.now} for c in status.changed_settings
+        ],
+        "problem": status.problem,
+        "read_with": status.read_with,
+    }

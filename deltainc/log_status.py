@@ -1,0 +1,51 @@
+"""`status` without a JVM: the job's state and its sources' latest RecDate read from the Delta logs alone.
+
+Starting Spark costs seconds; status only needs a lock row, a few run-log rows and the latest RecDate of
+two sources, which a Delta log answers. Where it cannot answer exactly (a table given by catalog name, a
+source with deletion vectors, a file without statistics) this raises LogUnreadable and Spark answers.
+"""
+
+from __future__ import annotations
+
+import os
+
+from deltainc.config import JobConfig, TableRef
+from deltainc.job_status import JobStatus, describe
+from deltainc.log_reader import LogUnreadable, latest_unit_from_log, read_runs_from_log, read_state_from_log
+from deltainc.settings import Settings
+from deltainc.state_model import state_paths
+
+__all__ = ["LogUnreadable", "status_from_log"]
+
+
+def _has_log(location: str) -> bool:
+    return os.path.isdir(os.path.join(location, "_delta_log"))
+
+
+def _latest(ref: TableRef, role: str, job: JobConfig) -> int | None:
+    """The latest unit of a source given by a local path; raises LogUnreadable for anything else."""
+    if ref.path is None:
+        raise LogUnreadable(f"{role} is a catalog table ({ref.table}): its location needs the metastore")
+    if "://" in ref.path or ref.path.startswith("file:"):
+        raise LogUnreadable(f"{role} is not a local path ({ref.path})")
+    if not _has_log(ref.path):
+        raise FileNotFoundError(f"{role}: no Delta table at {ref.label}")
+    return latest_unit_from_log(ref.path, job.join.inc_col, job.join.time_uom)
+
+
+def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
+    """The job's status as `pipeline.status` gives it, read from the Delta logs without Spark."""
+    root = job.state_path(settings.state_dir)
+    if "://" in root or root.startswith("file:"):
+        raise LogUnreadable(f"the state folder is not a local path ({root})")
+    paths = state_paths(root)
+    state = read_state_from_log(paths, job.name)
+    recent = read_runs_from_log(paths, job.name, runs)
+    latest: int | None = None
+    problem = None
+    try:
+        units = [_latest(job.source_a, "source_a", job), _latest(job.source_b, "source_b", job)]
+        latest = None if None in units else min(u for u in units if u is not None)
+    except FileNotFoundError as exc:
+        problem = str(exc)
+    return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, read_with="delta_log")

@@ -1,0 +1,250 @@
+"""The Delta-log reader (delta-rs, no JVM) answers exactly what the Spark readers answer, or says it cannot."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from deltainc.lock import release_lock
+from deltainc.log_reader import LogUnreadable, latest_unit_from_log, read_runs_from_log, read_state_from_log
+from deltainc.sources import latest_unit
+from deltainc.state import (
+    LEGACY_WATERMARK_SCHEMA,
+    RunRecord,
+    StatePaths,
+    acquire,
+    append_run,
+    ensure_state_tables,
+    read_runs,
+    read_state,
+    state_paths,
+)
+
+LEASE = 120
+OLD_RUN_SCHEMA = (  # the run log of deltainc 0.1: no watermark_unit, releases_lock, took_over, job_settings
+    "job STRING, run_id STRING, command STRING, window_start STRING, window_end STRING, status STRING, "
+    "error STRING, started_at TIMESTAMP, duration_s DOUBLE"
+)
+
+
+def run(
+    spark: SparkSession,
+    paths: StatePaths,
+    job: str,
+    run_id: str,
+    hour: int,
+    unit: int | None = None,
+    last: bool = True,
+    status: str = "succeeded",
+    settings: dict[str, object] | None = None,
+) -> None:
+    started = dt.datetime(2025, 3, 1, hour, 30, 15, 123456)
+    append_run(
+        spark,
+        paths,
+        RunRecord(
+            job,
+            run_id,
+            "run",
+            "2025-03-01",
+            None,
+            status,
+            None if status == "succeeded" else "boom",
+            started,
+            1.5,
+            rows_inserted=hour,
+            watermark_unit=unit,
+            releases_lock=last,
+            job_settings=None if settings is None else json.dumps(settings),
+        ),
+    )
+
+
+def assert_same_state(spark: SparkSession, paths: StatePaths, *jobs: str) -> None:
+    """read_state and read_runs from the log equal Spark's, for each job (and one that never ran)."""
+    for job in (*jobs, "never-ran"):
+        assert read_state_from_log(paths, job) == read_state(spark, paths, job)
+        spark_runs = [row.asDict() for row in read_runs(spark, paths, job, 100)]  # started_at differ: one order
+        for limit in (0, 2, 100):
+            log_runs = read_runs_from_log(paths, job, limit)
+            assert log_runs == spark_runs[:limit]
+            assert [list(row) for row in log_runs] == [list(row) for row in spark_runs[:limit]]  # same column order
+            assert [[type(v) for v in row.values()] for row in log_runs] == [
+                [type(v) for v in row.values()] for row in spark_runs[:limit]
+            ]  # same Python types (1 == 1.0 == True would hide a difference)
+
+
+def assert_same_latest(spark: SparkSession, location: str, inc_col: str = "RecDate") -> None:
+    frame = spark.read.format("delta").load(location)
+    for uom in ("day", "hour"):
+        assert latest_unit_from_log(location, inc_col, uom) == latest_unit(frame, inc_col, uom)
+
+
+def test_fresh_state_without_any_table(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path / "state"))
+    assert read_state_from_log(paths, "j").watermark is None
+    assert read_runs_from_log(paths, "j", 5) == []
+    assert_same_state(spark, paths, "j")
+    ensure_state_tables(spark, paths)
+    assert_same_state(spark, paths, "j")
+
+
+def test_runs_give_the_same_watermark_runs_and_settings(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    spark.sql(f"ALTER TABLE delta.`{paths.runs}` SET TBLPROPERTIES ('delta.checkpointInterval' = '3')")
+    run(spark, paths, "j", "r1", 1, 20150, settings={"chunk": "day"})
+    run(spark, paths, "j", "r2", 2, 20152, settings={"chunk": "month", "max_window": 3})
+    run(spark, paths, "j", "r3", 3, 20151)  # an older unit: the watermark never moves back
+    run(spark, paths, "j", "r4", 4, None, settings={"chunk": "year"})  # a re-run: moves nothing, built nothing
+    run(spark, paths, "j", "r5", 5, 20153, status="failed", settings={"chunk": "all"})
+    run(spark, paths, "other", "r6", 6, 20200, settings={"chunk": "all"})
+    run(spark, paths, "it's \\odd", "r7", 7, 20100)  # a name the pushed-down predicate does not carry
+    state = read_state_from_log(paths, "j")
+    assert (state.watermark, state.settings) == (20153, {"chunk": "month", "max_window": 3})
+    assert [row["run_id"] for row in read_runs_from_log(paths, "j", 3)] == ["r5", "r4", "r3"]
+    assert list((tmp_path / "runs" / "_delta_log").glob("*.checkpoint.parquet"))  # read from a checkpoint too
+    assert read_runs_from_log(paths, "j", 1)[0]["started_at"] == dt.datetime(2025, 3, 1, 5, 30, 15, 123456)
+    assert_same_state(spark, paths, "j", "other", "it's \\odd")
+
+
+def test_a_held_lock_and_its_release(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    acquire(spark, paths, "j", "first", LEASE)
+    held = read_state_from_log(paths, "j").holder
+    assert held is not None and held.run_id == "first" and not held.finished
+    assert abs((dt.datetime.now() - held.acquired_at).total_seconds()) < 60  # naive local time, as pyspark's
+    assert_same_state(spark, paths, "j")
+    run(spark, paths, "j", "first", 1, 20150, last=False)  # a window, more to come: still held
+    assert_same_state(spark, paths, "j")
+    run(spark, paths, "j", "first", 2, 20151, last=True)  # the last row releases it
+    finished = read_state_from_log(paths, "j").holder
+    assert finished is not None and finished.finished
+    assert_same_state(spark, paths, "j")
+    acquire(spark, paths, "j", "second", LEASE)
+    assert_same_state(spark, paths, "j")
+    release_lock(spark, paths.locks, "j", "second")  # a run that ends without a run-log row
+    assert read_state_from_log(paths, "j").holder is None
+    assert_same_state(spark, paths, "j")
+
+
+def test_a_legacy_watermark_table_is_merged_in(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(spark, paths)
+    spark.sql(f"CREATE TABLE delta.`{paths.legacy_watermarks}` ({LEGACY_WATERMARK_SCHEMA}) USING delta")
+    spark.sql(f"INSERT INTO delta.`{paths.legacy_watermarks}` VALUES ('j', 'day', '2025-03-03', 20150, now(), 'r')")
+    assert read_state_from_log(paths, "j").watermark == 20150
+    assert_same_state(spark, paths, "j")
+    run(spark, paths, "j", "r1", 1, 20149)
+    assert read_state_from_log(paths, "j").watermark == 20150
+    run(spark, paths, "j", "r2", 2, 20151)
+    assert read_state_from_log(paths, "j").watermark == 20151
+    assert_same_state(spark, paths, "j")
+
+
+def test_a_run_log_and_lock_table_of_deltainc_0_1(spark: SparkSession, tmp_path: Path) -> None:
+    paths = state_paths(str(tmp_path))
+    spark.sql(f"CREATE TABLE delta.`{paths.runs}` ({OLD_RUN_SCHEMA}) USING delta")
+    old_lock_schema = "job STRING, run_id STRING, acquired_at TIMESTAMP, owner STRING"  # no heartbeat_at
+    spark.sql(f"CREATE TABLE delta.`{paths.locks}` ({old_lock_schema}) USING delta")
+    spark.sql(f"INSERT INTO delta.`{paths.runs}` VALUES ('j', 'old', 'run', NULL, NULL, 'succeeded', NULL, now(), 1.0)")
+    spark.sql(f"INSERT INTO delta.`{paths.locks}` VALUES ('j', 'old', now(), 'x@another-host:1')")
+    state = read_state_from_log(paths, "j")
+    assert state.watermark is None and state.holder is not None
+    assert state.holder.heartbeat_at is None and not state.holder.finished
+    assert_same_state(spark, paths, "j")
+
+
+def test_a_date_partitioned_source(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    frame = spark.sql(
+        "SELECT CAST(d AS DATE) AS RecDate, id FROM VALUES ('2025-02-01', 1), ('2025-02-03', 2), (NULL, 3) t(d, id)"
+    )
+    frame.write.format("delta").partitionBy("RecDate").save(location)
+    assert latest_unit_from_log(location, "recdate", "day") == 20122  # matched ignoring case, as Spark does
+    assert_same_latest(spark, location)
+
+
+def test_a_timestamp_partitioned_source(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    rows = "('2025-02-01 00:00:00', 1), ('2025-02-03 05:00:00', 2), ('2025-02-02 23:00:00', 3)"
+    spark.sql(f"SELECT CAST(d AS TIMESTAMP) AS RecDate, id FROM VALUES {rows} t(d, id)").write.format(
+        "delta"
+    ).partitionBy("RecDate").save(location)
+    assert (tmp_path / "a" / "RecDate=2025-02-03 05%3A00%3A00").is_dir()
+    assert latest_unit_from_log(location, "RecDate", "hour") == 20122 * 24 + 5
+    assert_same_latest(spark, location)
+
+
+def test_an_unpartitioned_source_answers_from_file_statistics(spark: SparkSession, tmp_path: Path) -> None:
+    dates, stamps = str(tmp_path / "dates"), str(tmp_path / "stamps")
+    spark.sql("SELECT CAST(NULL AS DATE) AS RecDate, 1 AS id").write.format("delta").save(dates)  # an all-NULL file
+    assert latest_unit_from_log(dates, "RecDate", "day") is None
+    assert_same_latest(spark, dates)
+    spark.sql(
+        "SELECT CAST(d AS DATE) AS RecDate, id FROM VALUES ('2025-02-01', 1), ('2025-02-03', 2) t(d, id)"
+    ).write.format("delta").mode("append").save(dates)
+    assert_same_latest(spark, dates)
+    rows = "('2025-02-01 00:00:00', 1), ('2025-02-03 05:59:59.999999', 2), (NULL, 3)"  # stats keep milliseconds only
+    spark.sql(f"SELECT CAST(d AS TIMESTAMP) AS RecDate, id FROM VALUES {rows} t(d, id)").coalesce(1).write.format(
+        "delta"
+    ).save(stamps)
+    assert latest_unit_from_log(stamps, "RecDate", "hour") == 20122 * 24 + 5
+    assert_same_latest(spark, stamps)
+    spark.sql(f"ALTER TABLE delta.`{stamps}` SET TBLPROPERTIES ('delta.checkpointInterval' = '2')")
+    spark.sql(f"INSERT INTO delta.`{stamps}` VALUES (TIMESTAMP'2025-01-01 10:00:00', 4)")
+    assert list((tmp_path / "stamps" / "_delta_log").glob("*.checkpoint.parquet"))  # statistics from a checkpoint
+    assert latest_unit_from_log(stamps, "RecDate", "hour") == 20122 * 24 + 5
+    assert_same_latest(spark, stamps)
+
+
+def test_an_empty_source_has_no_latest_unit(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    spark.createDataFrame([], "RecDate DATE, id INT").write.format("delta").save(location)
+    assert latest_unit_from_log(location, "RecDate", "day") is None
+    assert_same_latest(spark, location)
+
+
+def test_deletion_vectors_make_the_log_unreadable(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    frame = spark.sql("SELECT CAST(d AS DATE) AS RecDate, id FROM VALUES ('2025-02-01', 1), ('2025-02-03', 2) t(d, id)")
+    frame.coalesce(1).write.format("delta").save(location)
+    spark.sql(f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES ('delta.enableDeletionVectors'='true')")
+    assert_same_latest(spark, location)  # enabled but unused: the statistics still hold
+    spark.sql(f"DELETE FROM delta.`{location}` WHERE id = 2")
+    assert latest_unit(spark.read.format("delta").load(location), "RecDate", "day") == 20120  # the stats say 20122
+    with pytest.raises(LogUnreadable, match="deletion vectors"):
+        latest_unit_from_log(location, "RecDate", "day")
+
+
+def test_a_file_without_statistics_makes_the_log_unreadable(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    spark.sql(
+        f"CREATE TABLE delta.`{location}` (id INT, RecDate DATE) USING delta "
+        "TBLPROPERTIES ('delta.dataSkippingNumIndexedCols' = '1')"
+    )
+    spark.sql(f"INSERT INTO delta.`{location}` VALUES (1, DATE'2025-02-01')")
+    with pytest.raises(LogUnreadable, match="no max statistic"):
+        latest_unit_from_log(location, "RecDate", "day")
+
+
+def test_column_mapping_and_odd_locations_make_the_log_unreadable(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    spark.sql("SELECT DATE'2025-02-01' AS RecDate, 1 AS id").write.format("delta").save(location)
+    assert latest_unit_from_log(f"file://{location}", "RecDate", "day") == 20120
+    for odd in (f"s3://bucket/{location}", str(tmp_path / "missing")):
+        with pytest.raises(LogUnreadable):
+            latest_unit_from_log(odd, "RecDate", "day")
+    with pytest.raises(LogUnreadable):
+        latest_unit_from_log(location, "id", "day")  # not a date: Spark gives the error
+    spark.sql(
+        f"ALTER TABLE delta.`{location}` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', "
+        "'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')"
+    )
+    with pytest.raises(LogUnreadable, match="maps its column names"):
+        latest_unit_from_log(location, "RecDate", "day")

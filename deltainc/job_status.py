@@ -7,6 +7,7 @@ about a second) or with Spark (`pipeline.status`); both end here, so the two can
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +95,14 @@ def _window(start: int, end: int, uom: str) -> dict[str, str]:
     return {"start": from_index(start, uom).isoformat(), "end": from_index(end, uom).isoformat()}
 
 
+def _run_document(run: dict[str, object]) -> dict[str, object]:
+    """A run-log row as JSON: the watermark once (not also as a unit index), its settings as an object."""
+    document = {name: value for name, value in run.items() if name != "watermark_unit"}
+    if isinstance(document.get("job_settings"), str):
+        document["job_settings"] = json.loads(str(document["job_settings"]))
+    return document
+
+
 def status_document(status: JobStatus) -> dict[str, Any]:
     """The status as JSON: one name per fact, timestamps with their zone."""
     pending = status.pending
@@ -110,7 +119,7 @@ def status_document(status: JobStatus) -> dict[str, Any]:
             "next_window": _window(pending.next.start, pending.next.end, pending.next.time_uom),
         },
         "lock": status.lock,
-        "runs": status.runs,
+        "runs": [_run_document(run) for run in status.runs],
         "changed_settings": [
             {"setting": c.setting, "before": c.before, "now": c.now} for c in status.changed_settings
         ],

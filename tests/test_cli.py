@@ -318,12 +318,12 @@ def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_ver
     spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from deltainc import pipeline
+    from deltainc import log_status
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(pipeline, "status", broken)
+    monkeypatch.setattr(log_status, "status_from_log", broken)
     write_job(tmp_path, sources)
     assert main(["status", "trx"]) == 1
     assert capsys.readouterr().err == "deltainc: error: RuntimeError: boom (--verbose for the full trace)\n"
@@ -461,8 +461,9 @@ def test_settings_master_and_conf_options_reach_the_spark_session(
 ) -> None:
     seen: dict[str, Any] = {}
 
-    def start(settings: Any, extra_conf: dict[str, str], verbose: bool) -> tuple[SparkSession, None]:
-        seen.update(settings=settings, conf=extra_conf, verbose=verbose, file=os.environ["DELTAINC_SETTINGS_FILE"])
+    def start(settings: Any, extra_conf: dict[str, str], verbose: bool, log_name: str) -> tuple[SparkSession, None]:
+        seen.update(settings=settings, conf=extra_conf, verbose=verbose, file=os.environ["DELTAINC_SETTINGS_FILE"],
+                    log_name=log_name)
         return spark, None
 
     monkeypatch.setattr(cli, "_start_spark", start)
@@ -475,7 +476,7 @@ def test_settings_master_and_conf_options_reach_the_spark_session(
     assert seen["file"] == "settings.toml"
     assert (seen["settings"].spark.master, seen["settings"].spark.executor_memory) == ("local[1]", "1g")
     assert seen["conf"] == {"spark.x.a": "1", "spark.x.b": "k=v"}
-    assert seen["verbose"] is False
+    assert seen["verbose"] is False and seen["log_name"] == "trx"  # Spark's log goes to the job's own file
     assert capsys.readouterr().out.startswith("trx: valid")
 
 

@@ -57,7 +57,7 @@ EXIT_TERMINATED = 143
 
 PROG = "deltainc"
 SETTINGS_ENV = "DELTAINC_SETTINGS_FILE"
-COUNT_NAMES = ("same_time", "a_late", "b_late", "a_timed_out", "a_waiting")
+COUNT_NAMES = ("same_time", "a_late", "b_late", "a_timed_out", "a_waiting", "not_matched", "b_waiting")
 log = logging.getLogger("deltainc")
 
 
@@ -504,7 +504,9 @@ def _cancel_on_sigterm() -> Iterator[None]:
 
 
 def _window_line(report: WindowReport) -> str:
-    counts = "  ".join(f"{name} {report.counts.get(name, 0)}" for name in COUNT_NAMES)
+    counts = "  ".join(f"{name} {rows}" for name, rows in report.counts.items())
+    if report.too_late is not None:
+        counts += f"  too_late {report.too_late}"
     return (
         f"{report.window}  {counts}  |  inserted {report.inserted}  updated {report.updated}  "
         f"deleted {report.deleted}  files rewritten {report.target_files_removed}  ({report.duration_s:.1f} s)"
@@ -657,6 +659,7 @@ def _runs_table(runs: list[dict[str, Any]]) -> Table:
         ("status", "left"),
         ("rows", "right"),
         ("+ / ~ / -", "right"),
+        ("late", "right"),
         ("s", "right"),
         ("error", "left"),
     ):
@@ -677,6 +680,7 @@ def _runs_table(runs: list[dict[str, Any]]) -> Table:
             str(run.get("status")),
             str(rows),
             changes,
+            "-" if run.get("rows_too_late") is None else str(run.get("rows_too_late")),
             f"{float(run.get('duration_s') or 0):.1f}",
             error,
         )

@@ -38,8 +38,15 @@ __all__ = [
 
 _JOB_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _ALIAS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_HOW = {"inner": "inner", "left": "left", "leftouter": "left", "leftanti": "left_anti"}
-_FULL_OUTER = {"full", "outer", "fullouter"}
+_HOW = {
+    "inner": "inner",
+    "left": "left",
+    "leftouter": "left",
+    "leftanti": "left_anti",
+    "full": "full_outer",
+    "outer": "full_outer",
+    "fullouter": "full_outer",
+}
 
 
 def _not_blank(value: str) -> str:
@@ -71,6 +78,11 @@ def absolute_location(location: str) -> str:
     if "://" in location or location.startswith(("file:", "dbfs:")):
         return location
     return os.path.abspath(os.path.expanduser(location))
+
+
+def _looks_like_path(value: str) -> bool:
+    """A location rather than a catalog table name: a URI, or a path with a slash or starting with . or ~."""
+    return "://" in value or value.startswith(("/", ".", "~", "file:")) or os.sep in value
 
 
 Location = Annotated[str, AfterValidator(_not_blank), AfterValidator(absolute_location)]
@@ -105,7 +117,7 @@ class TableRef(_Section):
 class JoinConfig(_Section):
     """How A joins B: join type, keys or condition, incremental column and the late-arrival tolerances."""
 
-    how: Literal["inner", "left", "left_anti"]
+    how: Literal["inner", "left", "left_anti", "full_outer"]
     join_cols: Columns = Field(default_factory=list)
     join_cond: Text | None = None
     inc_col: Text = "RecDate"
@@ -114,6 +126,9 @@ class JoinConfig(_Section):
     include_waiting: StrictBool = True
     enforce_sliding_join_window: StrictBool = True
     time_uom: Literal["day", "hour"] = "day"
+    # B rows arriving after the A row they match timed out are counted (and kept with target.late_rows) up to
+    # this many units after that A row; None = 2 x max_waiting_time, 0 = not looked for (reads stay smaller).
+    late_horizon: NonNegativeInt | None = None
     alias_a: str = "A"
     alias_b: str = "B"
     output_select: Text | None = None
@@ -124,13 +139,8 @@ class JoinConfig(_Section):
         if not isinstance(value, str):
             return value
         key = value.strip().lower().replace("_", "")
-        if key in _FULL_OUTER:
-            raise ValueError(
-                f"{value!r} is not allowed in a job: the pipeline cannot keep unmatched B rows "
-                "window-invariant; use inner, left or left_anti"
-            )
         if key not in _HOW:
-            raise ValueError(f"expected one of inner, left (left_outer), left_anti, got {value!r}")
+            raise ValueError(f"expected one of inner, left (left_outer), left_anti, full_outer, got {value!r}")
         return _HOW[key]
 
     @field_validator("alias_a", "alias_b")
@@ -140,10 +150,25 @@ class JoinConfig(_Section):
             raise ValueError(f"expected an identifier (letters, digits, '_'), got {value!r}")
         return value
 
+    @property
+    def horizon(self) -> int:
+        """How far after its A row a too-late B row is still looked for (0 = not at all)."""
+        return 2 * self.max_waiting_time if self.late_horizon is None else self.late_horizon
+
     @model_validator(mode="after")
     def _check_join(self) -> JoinConfig:
         if not self.join_cols and self.join_cond is None:
             raise ValueError("give join_cols or join_cond (or both)")
+        if self.how == "full_outer" and not self.enforce_sliding_join_window:
+            raise ValueError(
+                "a full_outer job needs enforce_sliding_join_window = true: without it unmatched B rows depend "
+                "on the window's size"
+            )
+        if self.late_horizon is not None and 0 < self.late_horizon <= self.max_waiting_time:
+            raise ValueError(
+                f"late_horizon: must be 0 (off) or more than max_waiting_time ({self.max_waiting_time}), "
+                f"got {self.late_horizon}"
+            )
         if self.alias_a.lower() == self.alias_b.lower():
             raise ValueError(f"alias_a and alias_b must differ (both {self.alias_a!r})")
         return self
@@ -159,6 +184,26 @@ class TargetConfig(TableRef):
     partition_by: Columns | None = None
     deletion_vectors: StrictBool = True
     forward_write: Literal["replace_where", "merge"] = "replace_where"
+    # A Delta table for too-late B rows: a path ('/data/late', './late', 's3://...') or a catalog table name.
+    late_rows: Text | None = None
+    # What a rerun does with rows the sources corrected in the past (a backdated B row for a timed-out A row):
+    # "apply" recomputes through the watermark, so the target equals a reload; "keep" keeps what the target has
+    # and only counts such rows as too late.
+    corrections: Literal["apply", "keep"] = "apply"
+
+    @field_validator("late_rows")
+    @classmethod
+    def _late_rows_location(cls, value: str | None) -> str | None:
+        return absolute_location(value) if value is not None and _looks_like_path(value) else value
+
+    @property
+    def late_rows_ref(self) -> TableRef | None:
+        """`late_rows` as a table reference: a path if it looks like one, else a catalog table name."""
+        if self.late_rows is None:
+            return None
+        if _looks_like_path(self.late_rows):
+            return TableRef(path=self.late_rows)
+        return TableRef(table=self.late_rows)
 
     @field_validator("keys")
     @classmethod
@@ -192,6 +237,17 @@ class JobConfig(_Section):
         if not _JOB_NAME.fullmatch(value):
             raise ValueError(f"expected letters, digits, '_' or '-' only, got {value!r}")
         return value
+
+    @model_validator(mode="after")
+    def _check_b_side(self) -> JobConfig:
+        if self.join.how == "full_outer" and not self.target.b_keys:
+            raise ValueError(
+                "target.b_keys: a full_outer job outputs B rows without an A row; list the columns that identify "
+                "a B row (with B's RecDate they are such a row's identity)"
+            )
+        if self.join.how == "full_outer" and self.target.corrections == "keep":
+            raise ValueError('target.corrections: "keep" is not available for full_outer jobs; use "apply"')
+        return self
 
     def state_path(self, default: Path) -> str:
         """The state location: the job's own `state.path`, else `default`."""

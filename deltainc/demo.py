@@ -28,6 +28,7 @@ from rich.table import Table
 from deltainc import pipeline
 from deltainc.config import JobConfig
 from deltainc.errors import ConfigError
+from deltainc.join_types import JoinType
 from deltainc.sample_data import SampleSpec, generate
 
 __all__ = ["DemoDay", "DemoResult", "run_demo", "demo_job", "DEMO_START", "COUNT_NAMES"]
@@ -35,7 +36,16 @@ __all__ = ["DemoDay", "DemoResult", "run_demo", "demo_job", "DEMO_START", "COUNT
 DEMO_START = dt.date(2025, 3, 1)
 LOOK_BACK_TIME = 2  # the seed's example: B arrives up to 2 days before A ...
 MAX_WAITING_TIME = 11  # ... and up to 11 days after it
-COUNT_NAMES: tuple[str, ...] = ("same_time", "a_late", "b_late", "a_timed_out", "a_waiting")
+COUNT_NAMES: tuple[str, ...] = (
+    "same_time",
+    "a_late",
+    "b_late",
+    "a_timed_out",
+    "a_waiting",
+    "not_matched",
+    "b_waiting",
+    "too_late",
+)
 _MARKER = ".deltainc-demo"  # marks a folder as the demo's own, so that a re-run may empty it
 
 
@@ -80,7 +90,8 @@ class DemoResult:
 
 
 def demo_job(root: Path, name: str, max_window: int, start: dt.date = DEMO_START) -> JobConfig:
-    """The demo's job: A = ledger, B = payment engine, joined on TrxId with the seed's tolerances."""
+    """The demo's job: A = ledger, B = payment engine, a full outer join on TrxId with the seed's tolerances:
+    a reconciliation that also keeps the payments the ledger never booked (B rows without an A row)."""
     return JobConfig.model_validate(
         {
             "name": name,
@@ -89,7 +100,7 @@ def demo_job(root: Path, name: str, max_window: int, start: dt.date = DEMO_START
             "source_a": {"path": str(root / "ledger")},
             "source_b": {"path": str(root / "payments")},
             "join": {
-                "how": "left",
+                "how": "full_outer",
                 "join_cols": ["TrxId"],
                 "look_back_time": LOOK_BACK_TIME,
                 "max_waiting_time": MAX_WAITING_TIME,
@@ -142,8 +153,11 @@ def _version(spark: SparkSession, path: str) -> int:
     return 0 if last is None else int(last["version"])
 
 
-def _day_row(report_counts: list[dict[str, int]]) -> dict[str, int]:
-    return {name: sum(c.get(name, 0) for c in report_counts) for name in COUNT_NAMES}
+def _day_row(reports: list[pipeline.WindowReport]) -> dict[str, int]:
+    """The day's output rows by JoinType name, and its too-late B rows."""
+    counts = {name: sum(r.counts.get(name, 0) for r in reports) for name in COUNT_NAMES}
+    counts["too_late"] = sum(r.too_late or 0 for r in reports)
+    return counts
 
 
 def _table(result_days: tuple[DemoDay, ...]) -> str:
@@ -182,8 +196,9 @@ def run_demo(
     daily, reload = demo_job(root, "demo_daily", 1), demo_job(root, "demo_reload", 0)
     echo(
         f"deltainc demo: {days} days x {rows_per_day} ledger transactions from {spec.start} under {root}\n"
-        f"  A = ledger, B = payment engine; join on TrxId, look_back_time {LOOK_BACK_TIME}, "
-        f"max_waiting_time {MAX_WAITING_TIME} (days)"
+        f"  A = ledger, B = payment engine; full outer join on TrxId, look_back_time {LOOK_BACK_TIME}, "
+        f"max_waiting_time {MAX_WAITING_TIME} (days): matched payments, ledger rows waiting for or missing "
+        "their payment, and payments the ledger never booked (not_matched; b_waiting while they may still)"
     )
 
     source_a, source_b = generate(spark, spec, partitions=2)
@@ -207,7 +222,7 @@ def run_demo(
                 rows_a=rows_a.get(day, 0),
                 rows_b=rows_b.get(day, 0),
                 windows=tuple(w.window for w in windows),
-                counts=_day_row([w.counts for w in windows]),
+                counts=_day_row(list(windows)),
                 inserted=sum(w.inserted for w in windows),
                 updated=sum(w.updated for w in windows),
                 deleted=sum(w.deleted for w in windows),
@@ -226,7 +241,15 @@ def run_demo(
     echo(_table(tuple(schedule)))
 
     daily_path = str(root / f"target_{daily.name}")
-    target_rows = spark.read.format("delta").load(daily_path).count()
+    by_type = {
+        int(row["JoinType"]): int(row["count"])
+        for row in spark.read.format("delta").load(daily_path).groupBy("JoinType").count().collect()
+    }
+    target_rows = sum(by_type.values())
+    echo(
+        f"Payments the ledger never booked: {by_type.get(int(JoinType.NOT_MATCHED), 0)} final (not_matched), "
+        f"{by_type.get(int(JoinType.B_WAITING), 0)} still waiting for their ledger row (b_waiting)"
+    )
     if watermark is None:
         raise ConfigError(f"demo: no day was processed (days={days}, rows_per_day={rows_per_day} is too small)")
     rerun_day = min(spec.start + dt.timedelta(days=days // 2), dt.date.fromisoformat(watermark))

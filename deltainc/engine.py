@@ -6,7 +6,17 @@ Semantics (DESIGN.md sections 2-3). For an output window W = [s, e] in `time_uom
   seed library, every B row read (B.RecDate in [s - lb - mw, e]) can match, so matches depend on W's size;
 - a matched pair is output at max(a.RecDate, b.RecDate); an unmatched A row at a.RecDate + WaitingTime,
   WaitingTime = min(mw, max(0, e - a.RecDate)); only rows whose output RecDate lies in W are returned;
-- A is read in [s - mw, e] and B in [s - lb - mw, e]: never a row after e.
+- full_outer, B rows that match no A row: by default (the seed library's rule) output at b.RecDate with
+  JoinType 0 NOT_MATCHED, which is not window-invariant (an A row of a later window may still match them);
+  with `b_waits_for_a` such a B row waits for an A row like an A row waits for a B row: an A row can match it
+  until b.RecDate + lb, so WaitingTime = min(lb, max(0, e - b.RecDate)) (reported in the WaitingTime column),
+  it is output at b.RecDate + WaitingTime, JoinType 6 B_WAITING while WaitingTime < lb (dropped unless
+  include_waiting) and 0 NOT_MATCHED, final, once WaitingTime = lb (at once when lb = 0); it needs
+  enforce_sliding_join_window and is ignored by the other hows (they output no B-only row);
+- the WaitingTime column: null for matched rows, the A row's wait for A-only rows, the B row's wait for B-only
+  rows with `b_waits_for_a` (null under the seed library's rule);
+- A is read in [s - mw, e] (with `b_waits_for_a`: [s - lb - mw, e], every A row that can match a B row
+  output in W) and B in [s - lb - mw, e]: never a row after e.
 """
 
 from __future__ import annotations
@@ -32,7 +42,16 @@ from deltainc.output_layout import (
 )
 from deltainc.windows import from_index, parse_point
 
-__all__ = ["inc_join", "JoinSpec", "prepare_join", "join_prepared", "read_sources", "source_filter"]
+__all__ = [
+    "inc_join",
+    "JoinSpec",
+    "prepare_join",
+    "join_prepared",
+    "read_sources",
+    "source_filter",
+    "unit_index",
+    "unit_time",
+]
 
 _T = f"{RESERVED_PREFIX}t"  # unit index of the incremental column
 _KEY_FAMILIES = (
@@ -140,6 +159,11 @@ def prepare_join(
     uom = settings.time_uom
     start = None if output_window_start is None else parse_point(output_window_start, "output_window_start", uom)
     end = None if output_window_end is None else parse_point(output_window_end, "output_window_end", uom)
+    if canonical == "full_outer" and settings.b_waits_for_a and not settings.enforce_sliding_join_window:
+        raise ConfigError(
+            "b_waits_for_a: needs enforce_sliding_join_window = true: without the sliding join window an A row "
+            "of any later window can match a B row, so a B row never stops waiting"
+        )
     if start is not None and end is not None and start > end:
         raise ConfigError(
             f"output window: output_window_start {from_index(start, uom)} is after "
@@ -152,7 +176,7 @@ def prepare_join(
     return JoinSpec(canonical, cols, join_cond, lb, mw, start, end, settings, layout)
 
 
-def _unit_index(column: Column, data_type: T.DataType, uom: str) -> Column:
+def unit_index(column: Column, data_type: T.DataType, uom: str) -> Column:
     """Integer units since 1970-01-01 UTC (session time zone), truncated to the unit."""
     if uom == "day":
         day = column if isinstance(data_type, T.DateType) else F.to_date(column)
@@ -161,7 +185,8 @@ def _unit_index(column: Column, data_type: T.DataType, uom: str) -> Column:
     return F.floor(seconds / F.lit(3600)).cast("int")
 
 
-def _from_unit_index(index: Column, uom: str) -> Column:
+def unit_time(index: Column, uom: str) -> Column:
+    """The date (day) or timestamp (hour) of a unit index: the inverse of `unit_index`, for output RecDates."""
     if uom == "day":
         return F.date_add(F.lit(dt.date(1970, 1, 1)), index)
     return F.timestamp_seconds(index * F.lit(3600))
@@ -192,13 +217,20 @@ def _read(df: DataFrame, spec: JoinSpec, first: int | None) -> DataFrame:
     inc, uom = spec.settings.inc_col_name, spec.settings.time_uom
     data_type = _column_type(df, inc, "source", "inc_col_name")
     pruned = df.where(source_filter(df, inc, uom, first, spec.end))
-    return pruned.withColumn(_T, _unit_index(F.col(f"`{inc}`"), data_type, uom))
+    return pruned.withColumn(_T, unit_index(F.col(f"`{inc}`"), data_type, uom))
+
+
+def _b_waits(spec: JoinSpec) -> bool:
+    """Whether unmatched B rows wait lb units for an A row (full_outer with `b_waits_for_a`)."""
+    return spec.how == "full_outer" and spec.settings.b_waits_for_a
 
 
 def read_sources(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> tuple[DataFrame, DataFrame]:
-    """The pruned scans of A and B the join reads: A in [s - mw, e], B in [s - lb - mw, e]."""
+    """The pruned scans the join reads: A in [s - mw, e] ([s - lb - mw, e] when B waits), B in [s - lb - mw, e]."""
     mw, lb = spec.max_waiting_time, spec.look_back_time
-    return _read(df_a, spec, _minus(spec.start, mw)), _read(df_b, spec, _minus(spec.start, lb + mw))
+    # A B row output in W has b.RecDate >= s - lb when it waits; every A row that can match it is in [b - mw, e].
+    a_first = _minus(spec.start, mw + lb) if _b_waits(spec) else _minus(spec.start, mw)
+    return _read(df_a, spec, a_first), _read(df_b, spec, _minus(spec.start, lb + mw))
 
 
 def _with_latest_end(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> tuple[DataFrame, DataFrame, Column]:
@@ -279,31 +311,37 @@ def join_prepared(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> DataFrame
         joined = a.join(b, condition, spark_how)
         matched = a_t.isNotNull() & b_t.isNotNull()
         a_only = a_t.isNotNull() & b_t.isNull()
+    b_only = a_t.isNull() & b_t.isNotNull()  # full_outer only
+    b_waits = _b_waits(spec)
 
     diff = F.when(matched, b_t - a_t)
     waiting = F.when(a_only, F.least(F.lit(mw), F.greatest(F.lit(0), e - a_t)))
+    if b_waits:
+        waiting = waiting.when(b_only, F.least(F.lit(lb), F.greatest(F.lit(0), e - b_t)))
     out_t = F.when(matched, F.greatest(a_t, b_t)).when(a_only, a_t + waiting)
     if spec.how == "full_outer":
-        out_t = out_t.otherwise(b_t)
+        out_t = out_t.otherwise(b_t + waiting) if b_waits else out_t.otherwise(b_t)
     join_type = (
         F.when(matched & (diff == 0), int(JoinType.SAME_TIME))
         .when(matched & (diff < 0), int(JoinType.A_LATE))
         .when(matched, int(JoinType.B_LATE))
         .when(a_only & (waiting == F.lit(mw)), int(JoinType.A_TIMED_OUT))
         .when(a_only, int(JoinType.A_WAITING))
-        .otherwise(int(JoinType.NOT_MATCHED))
     )
+    if b_waits:
+        join_type = join_type.when(b_only & (waiting < F.lit(lb)), int(JoinType.B_WAITING))
+    join_type = join_type.otherwise(int(JoinType.NOT_MATCHED))
 
     keep = out_t <= e
     if s is not None:
         keep = keep & (out_t >= F.lit(s))
     if not settings.include_waiting:
-        keep = keep & (join_type != int(JoinType.A_WAITING))
+        keep = keep & ~join_type.isin(int(JoinType.A_WAITING), int(JoinType.B_WAITING))
 
     columns: dict[str, Column] = {}
     for key in spec.join_cols:
         columns[key] = col_a(key) if spec.how == "left_anti" else F.coalesce(col_a(key), col_b(key))
-    columns[layout.inc_col] = _from_unit_index(out_t, settings.time_uom)
+    columns[layout.inc_col] = unit_time(out_t, settings.time_uom)
     for source, name in layout.a_names:
         columns[name] = col_a(source)
     for source, name in layout.b_names:

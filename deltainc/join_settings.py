@@ -25,6 +25,9 @@ class IncJoinSettings(BaseModel):
     inc_col_name: str = "RecDate"
     time_uom: str = "day"
     enforce_sliding_join_window: bool = True
+    b_waits_for_a: bool = False
+    """full_outer: unmatched B rows wait lb units for an A row, like A rows wait mw (window-invariant); False = the
+    seed library's rule, unmatched B rows at B.RecDate. Needs enforce_sliding_join_window; ignored by other hows."""
     output_select: str = DEFAULT_OUTPUT_SELECT
 
     @field_validator("alias_a", "alias_b")

@@ -10,14 +10,15 @@ __all__ = ["JoinType", "HOWS", "normalize_how"]
 
 
 class JoinType(IntEnum):
-    """How an output row came about; the integer values are the seed library's codes."""
+    """How an output row came about; codes 0-5 are the seed library's, 6 is deltainc's own (B_WAITING)."""
 
-    NOT_MATCHED = 0  # full_outer only: a B row that matched no A row
+    NOT_MATCHED = 0  # full_outer only: a B row that matched no A row, final (with b_waits_for_a: waited lb)
     SAME_TIME = 1  # matched, A and B arrived in the same unit
     A_LATE = 2  # matched, A arrived after B
     B_LATE = 3  # matched, B arrived after A
     A_TIMED_OUT = 4  # unmatched, waited max_waiting_time
     A_WAITING = 5  # unmatched, still waiting (only with include_waiting)
+    B_WAITING = 6  # full_outer with b_waits_for_a: a B row unmatched so far, waiting lb for an A (include_waiting)
 
 
 HOWS: dict[str, str] = {

@@ -98,7 +98,8 @@ def _all(conditions: Sequence[Column]) -> Column:
 
 
 def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Identity) -> DataFrame:
-    """The output rows to apply, each with its action (insert, update or delete), from the target's state."""
+    """The output rows to apply, each with its action (insert, update or delete), from the target's state;
+    a match of an A row the target has as timed out comes with action "ignore" (it is counted, not applied)."""
     jt = F.col(JOIN_TYPE)
     has_wait = WAITING_TIME in output.columns
     source = output.withColumn(ACTION, F.lit("insert"))
@@ -120,7 +121,7 @@ def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Ide
     newer_wait = F.col(WAITING_TIME) > F.col(f"{prefix}wait") if has_wait else F.lit(False)
     s_matched = jt.isin(_MATCHED)
     action = (
-        F.when(s_matched & t_timed_out, None)  # timed_out is final
+        F.when(s_matched & t_timed_out, "ignore")  # timed_out is final: a correction that came too late
         .when(s_matched, "insert")  # a no-op when the target already has this pair
         .when(t_matched | t_timed_out, None)  # a stale unmatched row never regresses a later state
         .when(t_waiting & ((jt == int(JoinType.A_TIMED_OUT)) | newer_wait), "update")
@@ -148,7 +149,9 @@ def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Ide
     # (A left-anti join: measured faster than collecting each A row's B identities in the aggregation above.)
     inserts = rows.where(F.col(ACTION) == "insert").join(existing, present, "left_anti").select(*columns)
     updates = rows.where(F.col(ACTION) == "update").select(*columns)
-    return inserts.unionByName(updates).unionByName(markers)
+    # Matches of timed-out A rows go along (the MERGE applies nothing to them) to be counted as too late.
+    ignored = rows.where(F.col(ACTION) == "ignore").select(*columns)
+    return inserts.unionByName(updates).unionByName(markers).unionByName(ignored)
 
 
 def merge_window(

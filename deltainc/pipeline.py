@@ -28,11 +28,18 @@ from deltainc.job_status import JobStatus, describe
 from deltainc.join_settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join_types import JoinType
 from deltainc.lock import Heartbeat, release_lock, start_heartbeat
-from deltainc.merge import Identity, count_and_check, merge_window, plan_actions
-from deltainc.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
+from deltainc.merge import ACTION, Identity, count_and_check, merge_window, plan_actions
+from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME, plan_layout
 from deltainc.remembered_settings import built_with, check_unchanged, encode
 from deltainc.settings import Settings, load_settings
-from deltainc.slice_writer import forward_slices, merge_slices, overwrite_target, replace_slices
+from deltainc.slice_writer import (
+    forward_slices,
+    merge_slices,
+    overwrite_target,
+    replace_slices,
+    replace_where,
+    sql_literal,
+)
 from deltainc.sources import ScanStats, count_null_inc, latest_unit, read_table, scan_stats
 from deltainc.spark import get_spark
 from deltainc.state import (
@@ -47,6 +54,7 @@ from deltainc.state import (
     state_paths,
 )
 from deltainc.target_layout import default_partitioning, ensure_target, lay_out
+from deltainc.too_late import too_late_rows
 from deltainc.windows import Window, chunk_windows, from_index, next_window, parse_point, read_bounds, to_index
 
 __all__ = ["WindowReport", "PipelineResult", "JobStatus", "run", "rerun", "backfill", "status", "prepare_job"]
@@ -54,7 +62,7 @@ __all__ = ["WindowReport", "PipelineResult", "JobStatus", "run", "rerun", "backf
 log = logging.getLogger("deltainc")
 StepHook = Callable[[str], None]
 WindowHook = Callable[["WindowReport"], None]
-WriteMode = Literal["forward", "rerun", "rebuild"]
+WriteMode = Literal["forward", "rerun", "recompute", "rebuild"]
 ProgressHook = Callable[[int, int, "WindowReport | None", Window], None]
 _COUNT_NAMES = {
     JoinType.SAME_TIME: "same_time",
@@ -62,7 +70,10 @@ _COUNT_NAMES = {
     JoinType.B_LATE: "b_late",
     JoinType.A_TIMED_OUT: "a_timed_out",
     JoinType.A_WAITING: "a_waiting",
+    JoinType.NOT_MATCHED: "not_matched",  # full_outer jobs only, like b_waiting
+    JoinType.B_WAITING: "b_waiting",
 }
+_B_SIDE = (JoinType.NOT_MATCHED, JoinType.B_WAITING)
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,7 @@ class WindowReport:
     target_files_removed: int = 0
     target_rows_copied: int = 0
     target_deletion_vectors: int = 0
+    too_late: int | None = None  # B rows that came after the A row they match timed out; None: not looked for
 
 
 @dataclass(frozen=True)
@@ -176,6 +188,7 @@ def prepare_job(
         inc_col_name=join.inc_col,
         time_uom=join.time_uom,
         enforce_sliding_join_window=join.enforce_sliding_join_window,
+        b_waits_for_a=join.how == "full_outer",  # a job's B side is window-invariant (DESIGN.md 2)
     )
     def validated(options: IncJoinSettings) -> JoinSpec:
         return prepare_join(df_a, df_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
@@ -244,8 +257,10 @@ def _locked(prepared: PreparedJob, state: JobState | None = None) -> Iterator[_L
             release_lock(spark, paths.locks, name, run_id)
 
 
-def _counts(found: dict[int, int]) -> dict[str, int]:
-    return {name: found.get(int(code), 0) for code, name in _COUNT_NAMES.items()}
+def _counts(found: dict[int, int], how: str) -> dict[str, int]:
+    """Output rows by JoinType name; the B side's only for full_outer jobs."""
+    codes = [code for code in _COUNT_NAMES if how == "full_outer" or code not in _B_SIDE]
+    return {_COUNT_NAMES[code]: found.get(int(code), 0) for code in codes}
 
 
 @dataclass(frozen=True)
@@ -255,6 +270,7 @@ class _Written:
     how: str
     commit: CommitResult
     read: ScanStats
+    too_late: int = 0  # matches of timed-out A rows a re-run kept out (corrections = "keep")
 
 
 def _check_target_columns(prepared: PreparedJob, target: DataFrame, output: DataFrame) -> None:
@@ -297,14 +313,44 @@ def _write_forward_only(
     read = scan_stats(spark, target_rows)
     actions = plan_actions(output, target_rows, identity).persist(StorageLevel.MEMORY_AND_DISK)
     try:
+        planned = {row[ACTION]: int(row["count"]) for row in actions.groupBy(ACTION).count().collect()}
+        ignored = planned.pop("ignore", 0)
         commit = (
-            NO_COMMIT
-            if actions.isEmpty()
-            else merge_window(spark, job.target, actions, identity, a_first, a_after, metadata)
+            merge_window(spark, job.target, actions, identity, a_first, a_after, metadata) if planned else NO_COMMIT
         )
     finally:
         actions.unpersist()
-    return _Written("forward_only_merge", commit, read)
+    return _Written("forward_only_merge", commit, read, too_late=ignored)
+
+
+def _write_recompute(
+    prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]
+) -> _Written:
+    """A re-run that applies corrections: the window runs from --start to the watermark, and the target's rows
+    from --start on are replaced by its output, so the target equals a reload (no commit when nothing changed).
+
+    Rows before --start are final and cannot depend on the window; rows from --start on are exactly the
+    window's output (window-size invariance), whatever the sources' corrections changed in between.
+    """
+    spark, job = prepared.spark, prepared.job
+    target = read_table(spark, job.target, "target")
+    _check_target_columns(prepared, target, output)
+    rec = prepared.spec.layout.inc_col
+    condition = f"`{rec}` >= {sql_literal(from_index(window.start, prepared.uom), target.schema[rec].dataType)}"
+    current = target.where(condition).select(*[F.col(f"`{c}`") for c in output.columns])
+    read = scan_stats(spark, current)
+    mark = f"{RESERVED_PREFIX}change"
+    changes = (
+        output.exceptAll(current)
+        .withColumn(mark, F.lit("inserted"))
+        .unionByName(current.exceptAll(output).withColumn(mark, F.lit("deleted")))
+    )
+    changed = {row[mark]: int(row["count"]) for row in changes.groupBy(mark).count().collect()}
+    if not changed:
+        return _Written("recompute", NO_COMMIT, read)
+    commit = replace_where(spark, job.target, output, condition, metadata)
+    exact = replace(commit, inserted=changed.get("inserted", 0), updated=0, deleted=changed.get("deleted", 0))
+    return _Written("recompute", exact, read)
 
 
 def _write_rebuild(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> _Written:
@@ -312,6 +358,45 @@ def _write_rebuild(prepared: PreparedJob, window: Window, output: DataFrame, met
     spark, job = prepared.spark, prepared.job
     commit = overwrite_target(spark, job.target, output, prepared.partition_by, metadata)
     return _Written("rebuild", commit, ScanStats(0, 0))
+
+
+def _too_late(prepared: PreparedJob, window: Window, mode: WriteMode, metadata: dict[str, str]) -> int | None:
+    """Count the window's too-late B rows (None when the job does not look for them) and, with
+    `target.late_rows`, replace the window's slice of that table by them (idempotent, like the target)."""
+    job, spark = prepared.job, prepared.spark
+    horizon = job.join.horizon
+    if horizon == 0:
+        return None
+    spec = replace(prepared.spec, start=window.start, end=window.end)
+    rows = too_late_rows(
+        prepared.df_a, prepared.df_b, spec, prepared.identity, job.target.keys, job.target.b_keys, horizon
+    )
+    ref = job.target.late_rows_ref
+    if ref is None:
+        return rows.count()
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        count = rows.count()
+        if count or mode != "forward":  # a forward window with none has nothing to replace
+            rec = prepared.spec.layout.inc_col
+            partitioning = default_partitioning(None, rec, prepared.uom)
+            ensure_target(spark, ref, rows.schema, partitioning, deletion_vectors=True)
+            rec_type = rows.schema[rec].dataType
+            first, last = (sql_literal(from_index(unit, prepared.uom), rec_type) for unit in (window.start, window.end))
+            condition = f"`{rec}` >= {first} AND `{rec}` <= {last}"
+            replace_where(spark, ref, lay_out(rows, partitioning, rec), condition, metadata)
+    finally:
+        rows.unpersist()
+    return count
+
+
+def _writer(mode: WriteMode, forward: bool) -> Callable[[PreparedJob, Window, DataFrame, dict[str, str]], _Written]:
+    """How a window's output reaches the target (DESIGN.md 4)."""
+    if mode == "rebuild":
+        return _write_rebuild
+    if mode == "recompute":
+        return _write_recompute
+    return _write_forward if forward else _write_forward_only
 
 
 def _process_window(
@@ -347,7 +432,7 @@ def _process_window(
         took_over=lease.took_over,
         job_settings=encode(built_with(job)),
     )
-    advance = mode != "rerun"
+    advance = mode in ("forward", "rebuild")
     output: DataFrame | None = None
     try:
         spec = replace(prepared.spec, start=window.start, end=window.end)
@@ -356,20 +441,21 @@ def _process_window(
         # A forward write replaces slices by the output, which needs the sliding join window to be exact.
         forward = mode == "forward" and job.join.enforce_sliding_join_window
         output = join_prepared(prepared.df_a, prepared.df_b, spec)
-        if forward or mode == "rebuild":
+        if forward or mode in ("rebuild", "recompute"):
             output = lay_out(output, prepared.partition_by, prepared.spec.layout.inc_col)
         output = output.persist(StorageLevel.MEMORY_AND_DISK)
-        counts = _counts(count_and_check(output, identity))
+        counts = _counts(count_and_check(output, identity), job.join.how)
         step("read")
 
         lease.check(job.name)
         step("writing")
         ensure_target(spark, job.target, output.schema, prepared.partition_by, job.target.deletion_vectors)
         metadata = {"job": job.name, "run_id": lease.run_id, "command": command, "window": str(window)}
-        write = _write_rebuild if mode == "rebuild" else _write_forward if forward else _write_forward_only
-        written = write(prepared, window, output, metadata)
+        written = _writer(mode, forward)(prepared, window, output, metadata)
         commit = written.commit
         step("merged")
+        late = _too_late(prepared, window, mode, metadata)
+        too_late = None if late is None and not written.too_late else (late or 0) + written.too_late
 
         read: dict[str, Any] = {
             "files_read_a": stats_a.files,
@@ -389,7 +475,15 @@ def _process_window(
         by_type: dict[str, Any] = {f"rows_{name}": rows for name, rows in counts.items()}
         duration = time.monotonic() - clock
         report = WindowReport(
-            str(window), counts, commit.inserted, commit.updated, commit.deleted, duration_s=duration, **read, **wrote
+            str(window),
+            counts,
+            commit.inserted,
+            commit.updated,
+            commit.deleted,
+            duration_s=duration,
+            too_late=too_late,
+            **read,
+            **wrote,
         )
         done = replace(
             record,
@@ -399,6 +493,7 @@ def _process_window(
             rows_inserted=commit.inserted,
             rows_updated=commit.updated,
             rows_deleted=commit.deleted,
+            rows_too_late=too_late,
             **read,
             **wrote,
             target_version=commit.version,
@@ -569,11 +664,18 @@ def rerun(
             f"rerun: {last_arg} {prepared.label(last)} is after the watermark {prepared.label(watermark)}; "
             "only processed windows can be re-run (use run for the rest)"
         )
+    # With the sliding join window, rows from --start on are the output of [--start, watermark] whatever the
+    # schedule: recomputing that applies every correction of the sources. Otherwise (or corrections = "keep")
+    # the forward-only MERGE keeps what the target has and never moves a row back.
+    recompute = prepared.job.join.enforce_sliding_join_window and prepared.job.target.corrections == "apply"
+    todo = Window(first, watermark, prepared.uom) if recompute else window
+    mode: WriteMode = "recompute" if recompute else "rerun"
     with _locked(prepared, state) as lease:
-        report = _process_window(prepared, window, "rerun", lease, "rerun", True, on_step, _null_counts(prepared))
+        report = _process_window(prepared, todo, "rerun", lease, mode, True, on_step, _null_counts(prepared))
         if on_window:
             on_window(report)
-    return _result(prepared, "rerun", lease.run_id, [report], f"re-ran {window}", watermark)
+    done = f"re-ran {window}" + (f" (recomputed {todo}: rows after it depend on it)" if todo != window else "")
+    return _result(prepared, "rerun", lease.run_id, [report], done, watermark)
 
 
 def backfill(

@@ -24,7 +24,15 @@ from deltainc.join_types import JoinType
 from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.sources import delta_table
 
-__all__ = ["sql_literal", "Slices", "forward_slices", "replace_slices", "merge_slices", "overwrite_target"]
+__all__ = [
+    "sql_literal",
+    "Slices",
+    "forward_slices",
+    "replace_slices",
+    "replace_where",
+    "merge_slices",
+    "overwrite_target",
+]
 
 _ACTION = f"{RESERVED_PREFIX}action"
 _SEEN = f"{RESERVED_PREFIX}seen_"
@@ -43,7 +51,9 @@ def sql_literal(value: dt.date | dt.datetime, data_type: T.DataType) -> str:
 
 @dataclass(frozen=True)
 class Slices:
-    """The two slices a forward window after the watermark may change, as a SQL condition on the target."""
+    """The two slices a forward window after the watermark may change, as a SQL condition on the target:
+    the rows still waiting at the watermark (A rows for their B, and in full_outer jobs B rows for their A)
+    and any row after it."""
 
     rec: str  # the output RecDate column
     watermark: str  # the watermark as a SQL literal of the column's type
@@ -51,11 +61,11 @@ class Slices:
     def condition(self, prefix: str = "") -> str:
         """Waiting rows at the watermark, and rows after it; columns qualified by `prefix` (e.g. 't.')."""
         column, join_type = f"{prefix}`{self.rec}`", f"{prefix}`{JOIN_TYPE}`"
-        waiting = int(JoinType.A_WAITING)
+        waiting = f"{int(JoinType.A_WAITING)}, {int(JoinType.B_WAITING)}"  # A rows waiting for B, B rows for A
         # The leading bound repeats what the OR implies, as a conjunct on the RecDate column alone: that is
         # what Delta turns into a partition filter (or file skipping), so history is never looked at.
         w = self.watermark
-        return f"({column} >= {w} AND (({column} = {w} AND {join_type} = {waiting}) OR {column} > {w}))"
+        return f"({column} >= {w} AND (({column} = {w} AND {join_type} IN ({waiting})) OR {column} > {w}))"
 
 
 def forward_slices(rec: str, watermark: dt.date | dt.datetime, rec_type: T.DataType) -> Slices:
@@ -75,10 +85,17 @@ def replace_slices(
     Delta deletes the matching rows (with deletion vectors, without rewriting their files) and appends the
     output, and checks that every output row satisfies the condition, so nothing outside the slices moves.
     """
+    return replace_where(spark, ref, output, slices.condition(), user_metadata)
+
+
+def replace_where(
+    spark: SparkSession, ref: TableRef, output: DataFrame, condition: str, user_metadata: dict[str, str]
+) -> CommitResult:
+    """Overwrite the rows of the target that satisfy the SQL `condition` with `output`, in one commit."""
     writer = (
         output.write.format("delta")
         .mode("overwrite")
-        .option("replaceWhere", slices.condition())
+        .option("replaceWhere", condition)
         .option("userMetadata", json.dumps(user_metadata, sort_keys=True))
     )
     if ref.path is not None:

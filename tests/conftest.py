@@ -28,6 +28,16 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         warehouse_dir=warehouse,
         state_dir=warehouse / "_deltainc",
     )
-    session = get_spark(settings, extra_conf={"spark.default.parallelism": "2"})
+    # One JVM serves the whole suite: a heap above the 1 GB default, and the UI's history of jobs, stages
+    # and SQL executions (kept even with the UI off) bounded, so that it does not fill that heap.
+    extra = {
+        "spark.default.parallelism": "2",
+        "spark.driver.memory": "2g",
+        "spark.ui.retainedJobs": "100",
+        "spark.ui.retainedStages": "100",
+        "spark.ui.retainedTasks": "2000",
+        "spark.sql.ui.retainedExecutions": "20",
+    }
+    session = get_spark(settings, extra_conf=extra)
     yield session
     session.stop()

@@ -332,17 +332,43 @@ def test_join_how_is_normalised_to_inner_left_or_left_anti(tmp_path: Path, how: 
 
 
 @pytest.mark.parametrize("how", ["full_outer", "FULL_OUTER", "fullouter", "full", "outer"])
-def test_join_how_full_outer_is_rejected_saying_why(tmp_path: Path, how: str) -> None:
+def test_join_how_full_outer_is_accepted_with_b_keys(tmp_path: Path, how: str) -> None:
     text = replace_line(MINIMAL, 'how = "left"', f'how = "{how}"')
-    expected = r"join\.how: .* not allowed in a job: the pipeline cannot keep unmatched B rows window-inv"
-    with pytest.raises(ConfigError, match=expected):
+    text = with_lines(text, "target", 'b_keys = ["SepaId"]')
+    assert load_job(write(tmp_path, text)).join.how == "full_outer"
+
+
+def test_a_full_outer_job_without_b_keys_is_refused_naming_target_b_keys(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'how = "left"', 'how = "full_outer"')
+    with pytest.raises(ConfigError, match=r"target\.b_keys: a full_outer job outputs B rows without an A row"):
         load_job(write(tmp_path, text))
+
+
+def test_a_full_outer_job_needs_the_sliding_join_window(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'how = "left"', 'how = "full_outer"\nenforce_sliding_join_window = false')
+    text = with_lines(text, "target", 'b_keys = ["SepaId"]')
+    with pytest.raises(ConfigError, match=r"join: .*full_outer job needs enforce_sliding_join_window = true"):
+        load_job(write(tmp_path, text))
+
+
+def test_late_horizon_defaults_to_twice_the_wait_and_must_exceed_it(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'how = "left"', 'how = "left"\nmax_waiting_time = 3')
+    assert load_job(write(tmp_path, text)).join.horizon == 6
+    with pytest.raises(ConfigError, match=r"join: late_horizon: must be 0 \(off\) or more than max_waiting_time"):
+        load_job(write(tmp_path, replace_line(text, "max_waiting_time = 3", "max_waiting_time = 3\nlate_horizon = 3")))
+
+
+def test_late_rows_is_a_path_when_it_looks_like_one_else_a_table(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'keys = ["TrxId"]', 'keys = ["TrxId"]\nlate_rows = "data/late"')
+    assert load_job(write(tmp_path, text)).target.late_rows_ref.path == str(Path("data/late").absolute())
+    text = replace_line(MINIMAL, 'keys = ["TrxId"]', 'keys = ["TrxId"]\nlate_rows = "finance.late_payments"')
+    assert load_job(write(tmp_path, text)).target.late_rows_ref.table == "finance.late_payments"
 
 
 @pytest.mark.parametrize("how", ["right", "cross", "semi", "left-anti", ""])
 def test_join_how_unknown_is_an_error_listing_the_choices(tmp_path: Path, how: str) -> None:
     text = replace_line(MINIMAL, 'how = "left"', f'how = "{how}"')
-    expected = rf"join\.how: expected one of inner, left .*, left_anti, got '{how}'"
+    expected = rf"join\.how: expected one of inner, left .*, left_anti, full_outer, got '{how}'"
     with pytest.raises(ConfigError, match=expected):
         load_job(write(tmp_path, text))
 

@@ -58,6 +58,7 @@ def test_the_demo_prints_progress_a_table_and_the_checks(demo: tuple[DemoResult,
     for heading in ("A rows", "B rows", *COUNT_NAMES, "inserted", "updated", "deleted"):
         assert heading in text
     assert f"{DEMO_START}: loaded A" in text
+    assert "Payments the ledger never booked: " in text  # the full outer job's B-only rows
     assert "target rows unchanged: yes" in text
     assert "equal to the daily target: yes" in text
 

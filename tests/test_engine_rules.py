@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc import IncJoinSettings, JoinType, inc_join
+from deltainc.engine import prepare_join, read_sources
 
 D = dt.date
 DAY0 = D(2025, 3, 10)
@@ -148,6 +149,94 @@ def test_full_outer_returns_unmatched_b_rows_as_not_matched_at_their_recdate(spa
         (2, 0, None, JoinType.A_TIMED_OUT),
         (3, 2, None, JoinType.NOT_MATCHED),
     ]
+
+
+def test_by_default_full_outer_keeps_the_seed_rule_an_unmatched_b_row_at_its_recdate_whatever_lb(
+    spark: SparkSession,
+) -> None:
+    # lb = 3. The seed library's rule: B of key 3 (day 2) is output at once at day 2 by a daily run, although A of
+    # key 3 arrives on day 4, inside lb, and a wider window matches the two instead: not window-invariant.
+    df_a, df_b = sources(spark, [(3, 4)], [(3, 2), (5, 1)])
+    assert run(df_a, df_b, 2, 2, lb=3, how="full_outer") == [(3, 2, None, JoinType.NOT_MATCHED)]
+    assert run(df_a, df_b, 0, 9, lb=3, how="full_outer") == [
+        (3, 4, -2, JoinType.A_LATE),
+        (5, 1, None, JoinType.NOT_MATCHED),  # at B.RecDate, not at B.RecDate + lb
+    ]
+
+
+def b_side(df_a: DataFrame, df_b: DataFrame, start: int, end: int, lb: int, mw: int = 0) -> list[tuple]:
+    """(key, output day, WaitingTime, JoinType) of full_outer with waiting B rows (b_waits_for_a, include_waiting)."""
+    settings = IncJoinSettings(
+        b_waits_for_a=True, include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType"
+    )
+    out = inc_join(df_a, df_b, "full_outer", ["k"], None, lb, mw, day(start), day(end), settings)
+    return sorted((r.k, (r.RecDate - DAY0).days, r.WaitingTime, r.JoinType) for r in out.collect())
+
+
+def test_an_unmatched_b_row_waits_lb_at_the_window_end_and_is_final_at_b_recdate_plus_lb(
+    spark: SparkSession,
+) -> None:
+    # lb = 3, B of key 3 on day 2 and no A row: waiting at the window end until day 5, then final on day 5.
+    df_a, df_b = sources(spark, [], [(3, 2)])
+    assert b_side(df_a, df_b, 0, 2, lb=3) == [(3, 2, 0, JoinType.B_WAITING)]
+    assert b_side(df_a, df_b, 0, 4, lb=3) == [(3, 4, 2, JoinType.B_WAITING)]
+    assert b_side(df_a, df_b, 0, 9, lb=3) == [(3, 5, 3, JoinType.NOT_MATCHED)]
+    assert b_side(df_a, df_b, 6, 9, lb=3) == []  # final on day 5, before W
+
+
+def test_a_b_row_whose_a_arrives_lb_units_later_resolves_into_the_match(spark: SparkSession) -> None:
+    # lb = 3: B on day 2 waits; A arrives on day 5 = 2 + lb and matches it (a_late); no B-only row is left.
+    df_a, df_b = sources(spark, [(1, 5)], [(1, 2)])
+    assert b_side(df_a, df_b, 0, 4, lb=3) == [(1, 4, 2, JoinType.B_WAITING)]
+    assert b_side(df_a, df_b, 5, 5, lb=3) == [(1, 5, None, JoinType.A_LATE)]
+    assert b_side(df_a, df_b, 0, 9, lb=3) == [(1, 5, None, JoinType.A_LATE)]
+
+
+def test_with_zero_lb_an_unmatched_b_row_is_final_at_once_at_its_recdate(spark: SparkSession) -> None:
+    df_a, df_b = sources(spark, [(1, 0)], [(1, 0), (3, 2)])
+    assert b_side(df_a, df_b, 2, 2, lb=0) == [(3, 2, 0, JoinType.NOT_MATCHED)]
+    expected = [(1, 0, 0, JoinType.SAME_TIME), (3, 2, None, JoinType.NOT_MATCHED)]
+    assert run(df_a, df_b, 0, 5, how="full_outer", b_waits_for_a=True) == expected  # the seed library's rows
+    assert run(df_a, df_b, 0, 5, how="full_outer") == expected
+
+
+def test_without_include_waiting_b_waiting_rows_are_dropped(spark: SparkSession) -> None:
+    # lb = 3, W = [0, 4]: B of day 0 is final on day 3; B of day 2 still waits on day 4.
+    df_a, df_b = sources(spark, [], [(3, 0), (4, 2)])
+    assert run(df_a, df_b, 0, 4, lb=3, how="full_outer", b_waits_for_a=True) == [(3, 3, None, JoinType.NOT_MATCHED)]
+    assert run(df_a, df_b, 0, 4, lb=3, how="full_outer", b_waits_for_a=True, include_waiting=True) == [
+        (3, 3, None, JoinType.NOT_MATCHED),
+        (4, 4, None, JoinType.B_WAITING),
+    ]
+
+
+def test_with_b_waits_for_a_every_a_row_that_can_match_a_b_row_output_in_the_window_is_read(
+    spark: SparkSession,
+) -> None:
+    # lb = 2, mw = 3, W = [10, 12]: A is read from 10 - 2 - 3 = 5.
+    df_a, df_b = sources(spark, [(1, 5), (2, 6), (4, 11)], [(1, 8), (3, 8), (4, 9), (5, 12)])
+    assert b_side(df_a, df_b, 10, 12, lb=2, mw=3) == [
+        # key 1: A of day 5 matches B of day 8 (8 is in [5 - 2, 5 + 3]); the pair is output on day 8, before W,
+        # and B of day 8 leaves no B-only row (unread, A of day 5 would leave one, final on day 10).
+        # key 2: A of day 6 is read for the B side only; it times out on day 9, before W: no row.
+        (3, 10, 2, JoinType.NOT_MATCHED),  # B of day 8, no A in [8 - 3, 8 + 2]: final on 8 + lb
+        (4, 11, None, JoinType.A_LATE),
+        (5, 12, 0, JoinType.B_WAITING),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("how", "b_waits", "a_first"), [("full_outer", True, 5), ("full_outer", False, 7), ("left", True, 7)]
+)
+def test_with_b_waits_for_a_a_is_read_from_s_minus_lb_minus_mw(
+    spark: SparkSession, how: str, b_waits: bool, a_first: int
+) -> None:
+    # W = [10, 12], lb = 2, mw = 3: B in [5, 12]; A in [7, 12], or [5, 12] when unmatched B rows wait (full_outer).
+    df_a, df_b = sources(spark, [(i, i) for i in range(20)], [(i, i) for i in range(20)])
+    spec = prepare_join(df_a, df_b, how, ["k"], None, 2, 3, day(10), day(12), IncJoinSettings(b_waits_for_a=b_waits))
+    scan_a, scan_b = read_sources(df_a, df_b, spec)
+    assert sorted(r.k for r in scan_a.collect()) == list(range(a_first, 13))
+    assert sorted(r.k for r in scan_b.collect()) == list(range(5, 13))
 
 
 @pytest.mark.parametrize("how", ["LEFT", "left_outer", "LeftOuter", "leftanti", "Left_Anti", "FULL", "fullouter"])

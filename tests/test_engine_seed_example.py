@@ -164,3 +164,115 @@ def test_default_output_columns_follow_the_seed(spark: SparkSession, seed: tuple
         "DiffArrivalTime",
         "JoinType",
     ]
+
+
+# --- full_outer: the seed extended with two payments the ledger (A) never booked --------------------------------
+
+B_ONLY = [(8, "NL", D(2025, 3, 5)), (9, "BE", D(2025, 3, 30))]  # TrxId 8 and 9 have no A row
+FULL_OUT = "TrxId, RecDate, RecDate_A, RecDate_B, DiffArrivalTime, WaitingTime, JoinType"
+SEVEN_MATCHED = [  # lb = 2, mw = 11: (TrxId, RecDate, RecDate_A, RecDate_B, DiffArrivalTime, WaitingTime, JoinType)
+    (1, D(2025, 3, 6), D(2025, 3, 6), D(2025, 3, 5), -1, None, int(JoinType.A_LATE)),
+    (2, D(2025, 3, 6), D(2025, 3, 6), D(2025, 3, 4), -2, None, int(JoinType.A_LATE)),
+    (3, D(2025, 3, 6), D(2025, 3, 6), D(2025, 3, 6), 0, None, int(JoinType.SAME_TIME)),
+    (4, D(2025, 3, 7), D(2025, 3, 7), D(2025, 3, 7), 0, None, int(JoinType.SAME_TIME)),
+    (5, D(2025, 3, 12), D(2025, 3, 7), D(2025, 3, 12), 5, None, int(JoinType.B_LATE)),
+    (6, D(2025, 3, 18), D(2025, 3, 7), D(2025, 3, 18), 11, None, int(JoinType.B_LATE)),
+    (7, D(2025, 3, 8), D(2025, 3, 8), D(2025, 3, 6), -2, None, int(JoinType.A_LATE)),
+]
+
+
+@pytest.fixture()
+def seed_b_only(spark: SparkSession, seed: tuple[DataFrame, DataFrame]) -> tuple[DataFrame, DataFrame]:
+    a, b = seed
+    return a, b.unionByName(spark.createDataFrame(B_ONLY, "TrxId long, CountryCode string, RecDate date"))
+
+
+def _full(a: DataFrame, b: DataFrame, start: str | dt.date, end: str | dt.date, **settings: object) -> DataFrame:
+    """full_outer with lb = 2, mw = 11 and include_waiting, over [start, end]."""
+    options = IncJoinSettings(output_select=FULL_OUT, include_waiting=True, **settings)  # type: ignore[arg-type]
+    return inc_join(a, b, "full_outer", ["TrxId"], None, 2, 11, start, end, options)
+
+
+def _full_expected(spark: SparkSession, rows: list[tuple]) -> DataFrame:
+    return spark.createDataFrame(
+        rows,
+        "TrxId long, RecDate date, RecDate_A date, RecDate_B date, DiffArrivalTime int, WaitingTime int, JoinType int",
+    )
+
+
+def test_full_outer_seed_rule_outputs_b_only_rows_at_their_recdate(
+    spark: SparkSession, seed_b_only: tuple[DataFrame, DataFrame]
+) -> None:
+    a, b = seed_b_only
+    expected = _full_expected(
+        spark,
+        SEVEN_MATCHED
+        + [
+            (8, D(2025, 3, 5), None, D(2025, 3, 5), None, None, int(JoinType.NOT_MATCHED)),
+            (9, D(2025, 3, 30), None, D(2025, 3, 30), None, None, int(JoinType.NOT_MATCHED)),
+        ],
+    )
+    out = _full(a, b, "2025-03-01", "2025-03-31")
+    assert_df_equality(out, expected, ignore_row_order=True, ignore_nullable=True)
+
+
+def test_full_outer_b_waits_for_a_finalises_trx_8_at_b_plus_2_and_keeps_trx_9_waiting(
+    spark: SparkSession, seed_b_only: tuple[DataFrame, DataFrame]
+) -> None:
+    a, b = seed_b_only
+    expected = _full_expected(
+        spark,
+        SEVEN_MATCHED
+        + [
+            (8, D(2025, 3, 7), None, D(2025, 3, 5), None, 2, int(JoinType.NOT_MATCHED)),  # waited lb = 2: final
+            (9, D(2025, 3, 31), None, D(2025, 3, 30), None, 1, int(JoinType.B_WAITING)),  # waited 1 of 2
+        ],
+    )
+    out = _full(a, b, "2025-03-01", "2025-03-31", b_waits_for_a=True)
+    assert_df_equality(out, expected, ignore_row_order=True, ignore_nullable=True)
+    no_waiting = IncJoinSettings(output_select=OUT, b_waits_for_a=True)
+    final = inc_join(a, b, "full_outer", ["TrxId"], None, 2, 11, "2025-03-01", "2025-03-31", no_waiting)
+    assert sorted(r.TrxId for r in final.collect()) == [1, 2, 3, 4, 5, 6, 7, 8]  # trx 9 still waits: dropped
+
+
+def test_daily_run_on_2025_03_06_seed_rule_outputs_trx_7s_b_as_not_matched_the_waiting_rule_waits(
+    spark: SparkSession, seed_b_only: tuple[DataFrame, DataFrame]
+) -> None:
+    # Trx 7's B arrives on 03-06, its A on 03-08 (within lb = 2). The seed rule closes it on 03-06 and matches it
+    # again on 03-08 (two rows for one payment across daily runs); the waiting rule lets it wait.
+    a, b = seed_b_only
+
+    def rows(**settings: object) -> list[tuple]:
+        return sorted(
+            (r.TrxId, r.RecDate, r.WaitingTime, r.JoinType)
+            for r in _full(a, b, "2025-03-06", "2025-03-06", **settings).collect()
+        )
+
+    matched = [
+        (1, D(2025, 3, 6), None, JoinType.A_LATE),
+        (2, D(2025, 3, 6), None, JoinType.A_LATE),
+        (3, D(2025, 3, 6), None, JoinType.SAME_TIME),
+    ]
+    assert rows() == matched + [(7, D(2025, 3, 6), None, JoinType.NOT_MATCHED)]
+    assert rows(b_waits_for_a=True) == matched + [
+        (7, D(2025, 3, 6), 0, JoinType.B_WAITING),
+        (8, D(2025, 3, 6), 1, JoinType.B_WAITING),
+    ]
+
+
+def test_daily_windows_give_the_spanning_full_outer_result_when_b_waits_for_a(
+    spark: SparkSession, seed_b_only: tuple[DataFrame, DataFrame]
+) -> None:
+    # Daily final rows, plus the last day's waiting rows, equal one run over 03-01..03-12 (trx 6 waits on 03-12).
+    a, b = seed_b_only
+    days = [D(2025, 3, 1) + dt.timedelta(days=i) for i in range(12)]
+    daily: DataFrame | None = None
+    for day in days:
+        out = _full(a, b, day, day, b_waits_for_a=True)
+        if day != days[-1]:
+            out = out.where(f"JoinType NOT IN ({int(JoinType.A_WAITING)}, {int(JoinType.B_WAITING)})")
+        daily = out if daily is None else daily.unionByName(out)
+    assert daily is not None
+    whole = _full(a, b, days[0], days[-1], b_waits_for_a=True)
+    assert_df_equality(daily, whole, ignore_row_order=True, ignore_nullable=True)
+    assert [r.TrxId for r in whole.where(f"JoinType = {int(JoinType.A_WAITING)}").collect()] == [6]

@@ -297,6 +297,24 @@ def test_empty_output_select_is_rejected_naming_the_field(a: DataFrame, b: DataF
         _join(a, b, other_settings=IncJoinSettings(output_select=" , "))
 
 
+def test_b_waits_for_a_without_the_sliding_join_window_is_rejected_naming_the_field(a: DataFrame, b: DataFrame) -> None:
+    options = IncJoinSettings(b_waits_for_a=True, enforce_sliding_join_window=False)
+    with pytest.raises(ConfigError, match=r"^b_waits_for_a: needs enforce_sliding_join_window = true: "):
+        _join(a, b, how="full_outer", other_settings=options)
+
+
+def test_b_waits_for_a_is_ignored_by_joins_without_b_only_rows(spark: SparkSession, b: DataFrame) -> None:
+    # An A row with no B: the left join's rows do not depend on b_waits_for_a (nor is it rejected without the
+    # sliding join window), since only full_outer has B rows without an A row.
+    a = spark.createDataFrame([(2, 10.0, D1)], A_SCHEMA)
+    for enforce in (True, False):
+        options = IncJoinSettings(output_select=OUT, b_waits_for_a=True, enforce_sliding_join_window=enforce)
+        out = _join(a, b, how="left", other_settings=options)
+        assert [(r.TrxId, r.RecDate, r.JoinType) for r in out.collect()] == [
+            (2, dt.date(2025, 3, 3), JoinType.A_TIMED_OUT)
+        ]
+
+
 def test_inc_join_settings_rejects_unknown_fields() -> None:
     with pytest.raises(ValidationError, match=r"(?s)include_wating\n  Extra inputs are not permitted"):
         IncJoinSettings(include_wating=True)  # type: ignore[call-arg]
@@ -421,6 +439,12 @@ def test_invalid_input_is_rejected_before_any_spark_job_runs(
         (a, b, {"output_window_end": "2025-02-30"}, ConfigError),
         (a, b, {"other_settings": IncJoinSettings(output_select="Bogus")}, ConfigError),
         (a, b, {"other_settings": {}}, ConfigError),
+        (
+            a,
+            b,
+            {"how": "full", "other_settings": IncJoinSettings(b_waits_for_a=True, enforce_sliding_join_window=False)},
+            ConfigError,
+        ),
         (a, b_no_key, {}, SchemaError),
         (a, b_string_key, {}, SchemaError),
         (a, b_string_date, {}, SchemaError),

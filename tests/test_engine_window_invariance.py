@@ -1,5 +1,6 @@
 """Properties on random data: consecutive daily windows give, together, exactly what one window spanning them
-gives; and one window gives the rows of the seed library's rules (re-stated below in plain Python)."""
+gives; and one window gives the rows of the seed library's rules and of the waiting B side (re-stated below in
+plain Python)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from deltainc import IncJoinSettings, inc_join
+from deltainc import IncJoinSettings, JoinType, inc_join
 
 DAY0 = dt.date(2025, 1, 1)
 DAYS = 8
@@ -47,6 +49,25 @@ def _bag(df: DataFrame) -> Counter[tuple]:
     return Counter(tuple(r) for r in df.collect())
 
 
+def _daily(
+    df_a: DataFrame, df_b: DataFrame, how: str, lb: int, mw: int, options: IncJoinSettings
+) -> tuple[Counter[tuple], Counter[tuple]]:
+    """Rows of one window spanning DAY0 .. DAY0 + DAYS + 3, and of the daily windows: their final rows (JoinType
+    0-4) and the last day's waiting rows (5, 6), which is what the spanning window's waiting rows are."""
+    first, last = DAY0, DAY0 + dt.timedelta(days=DAYS + 3)
+    whole = inc_join(df_a, df_b, how, ["k"], None, lb, mw, first, last, options)
+    daily: DataFrame | None = None
+    day = first
+    while day <= last:
+        out = inc_join(df_a, df_b, how, ["k"], None, lb, mw, day, day, options)
+        if day < last:
+            out = out.where(F.col("JoinType") <= int(JoinType.A_TIMED_OUT))
+        daily = out if daily is None else daily.unionByName(out)
+        day += dt.timedelta(days=1)
+    assert daily is not None
+    return _bag(whole), _bag(daily)
+
+
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     pairs=rows,
@@ -58,37 +79,73 @@ def test_daily_windows_union_to_the_spanning_window(
     spark: SparkSession, pairs: list[tuple[int, int, int]], orphans: list[tuple[int, int]], lb: int, mw: int
 ) -> None:
     df_a, df_b = _frames(spark, pairs, orphans)
-    first, last = DAY0, DAY0 + dt.timedelta(days=DAYS + 3)
-    for how in ("inner", "left", "left_anti"):
-        options = IncJoinSettings(include_waiting=False, enforce_sliding_join_window=True)
-        whole = inc_join(df_a, df_b, how, ["k"], None, lb, mw, first, last, options)
-        daily: DataFrame | None = None
-        day = first
-        while day <= last:
-            out = inc_join(df_a, df_b, how, ["k"], None, lb, mw, day, day, options)
-            daily = out if daily is None else daily.unionByName(out)
-            day += dt.timedelta(days=1)
-        assert daily is not None
-        assert _bag(daily) == _bag(whole), (how, lb, mw)
+    options = IncJoinSettings(include_waiting=False, enforce_sliding_join_window=True)
+    for how in ("inner", "left", "left_anti"):  # full_outer: in the next test, with its waiting rows
+        whole, daily = _daily(df_a, df_b, how, lb, mw, options)
+        assert daily == whole, (how, lb, mw)
 
 
-def _seed(a: Rows, b: Rows, how: str, lb: int, mw: int, s: int, e: int, enforce: bool) -> Counter[tuple]:
-    """The seed library's inc_join (include_waiting) on day offsets: its read filters, its optional sliding join
-    window (without it, every B row read can match), then WaitingTime, JoinType and the output window filter."""
-    out: Counter[tuple] = Counter()
-    b_read = [(kb, ib, tb) for kb, ib, tb in b if s - lb - mw <= tb <= e]
-    for k, ia, ta in (row for row in a if s - mw <= row[2] <= e):
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pairs=rows,
+    orphans=st.lists(st.tuples(st.integers(0, 5), st.integers(-3, DAYS - 1)), max_size=4),
+    lb=st.integers(0, 3),
+    mw=st.integers(0, 4),
+)
+def test_daily_final_rows_and_the_last_days_waiting_rows_union_to_the_spanning_window(
+    spark: SparkSession, pairs: list[tuple[int, int, int]], orphans: list[tuple[int, int]], lb: int, mw: int
+) -> None:
+    df_a, df_b = _frames(spark, pairs, orphans)
+    options = IncJoinSettings(include_waiting=True, enforce_sliding_join_window=True, b_waits_for_a=True)
+    for how in ("left", "full_outer"):
+        whole, daily = _daily(df_a, df_b, how, lb, mw, options)
+        assert daily == whole, (how, lb, mw)
+
+
+def _model(
+    a: Rows, b: Rows, how: str, lb: int, mw: int, s: int, e: int, enforce: bool, b_waits: bool = False
+) -> Counter[tuple]:
+    """The rules on day offsets, with include_waiting. The seed library's inc_join: its read filters, its optional
+    sliding join window (without it, every B row read can match), then WaitingTime, JoinType and the output window
+    filter; full_outer adds the B rows no A row read matched, at B.RecDate. With `b_waits` an unmatched B row is
+    one that no A row up to e matches (no read bound: the engine's must not change the rows); it waits lb."""
+    rows: list[tuple[int, int | None, int | None, int, int | None, int | None, int]] = []
+    a_read = [row for row in a if s - mw <= row[2] <= e]
+    b_read = [row for row in b if s - lb - mw <= row[2] <= e]
+    for k, ia, ta in a_read:
         matches = [(ib, tb) for kb, ib, tb in b_read if kb == k and (not enforce or ta - lb <= tb <= ta + mw)]
-        rows: list[tuple[int | None, int, int | None, int]] = []
         if how != "left_anti":
-            rows = [(ib, max(ta, tb), tb - ta, 1 if tb == ta else 2 if tb < ta else 3) for ib, tb in matches]
+            rows += [
+                (k, ia, ib, max(ta, tb), tb - ta, None, 1 if tb == ta else 2 if tb < ta else 3) for ib, tb in matches
+            ]
         if not matches and how != "inner":
             wait = min(mw, max(0, e - ta))
-            rows = [(None, ta + wait, None, 4 if wait == mw else 5)]
-        for ib, t, diff, code in rows:
-            if s <= t <= e:
-                out[(k, ia, t, code) if how == "left_anti" else (k, ia, ib, t, diff, code)] += 1
+            rows.append((k, ia, None, ta + wait, None, wait, 4 if wait == mw else 5))
+    if how == "full_outer" and b_waits:
+        for k, ib, tb in (row for row in b if row[2] <= e):
+            if not any(ka == k and tb - mw <= ta <= tb + lb for ka, _, ta in a if ta <= e):
+                wait = min(lb, max(0, e - tb))
+                rows.append((k, None, ib, tb + wait, None, wait, 0 if wait == lb else 6))
+    elif how == "full_outer":
+        for k, ib, tb in b_read:
+            if not any(ka == k and (not enforce or ta - lb <= tb <= ta + mw) for ka, _, ta in a_read):
+                rows.append((k, None, ib, tb, None, None, 0))
+    out: Counter[tuple] = Counter()
+    for k, ia, ib, t, diff, wait, code in rows:
+        if s <= t <= e:
+            if how == "left_anti":
+                out[(k, ia, t, code)] += 1
+            elif how == "full_outer":
+                out[(k, ia, ib, t, diff, wait, code)] += 1
+            else:
+                out[(k, ia, ib, t, diff, code)] += 1
     return out
+
+
+_COLUMNS = {
+    "left_anti": "k, ia, RecDate, JoinType",
+    "full_outer": "k, ia, ib, RecDate, DiffArrivalTime, WaitingTime, JoinType",
+}
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -100,7 +157,7 @@ def _seed(a: Rows, b: Rows, how: str, lb: int, mw: int, s: int, e: int, enforce:
     start=st.integers(0, DAYS - 1),
     width=st.integers(0, 4),
 )
-def test_one_window_gives_the_seed_librarys_rows_with_and_without_the_sliding_join_window(
+def test_one_window_gives_the_rows_of_the_rules_with_and_without_the_sliding_join_window(
     spark: SparkSession,
     pairs: list[tuple[int, int, int]],
     orphans: list[tuple[int, int]],
@@ -112,13 +169,15 @@ def test_one_window_gives_the_seed_librarys_rows_with_and_without_the_sliding_jo
     df_a, df_b = _frames(spark, pairs, orphans)
     a, b = _rows(pairs, orphans)
     s, e = start, start + width
+    first, last = DAY0 + dt.timedelta(days=s), DAY0 + dt.timedelta(days=e)
     for enforce in (False, True):
-        for how in ("inner", "left", "left_anti"):
-            columns = (
-                "k, ia, RecDate, JoinType" if how == "left_anti" else "k, ia, ib, RecDate, DiffArrivalTime, JoinType"
+        cases = [("inner", False), ("left", False), ("left_anti", False), ("full_outer", False)]
+        cases += [("full_outer", True)] if enforce else []  # b_waits_for_a needs the sliding join window
+        for how, b_waits in cases:
+            columns = _COLUMNS.get(how, "k, ia, ib, RecDate, DiffArrivalTime, JoinType")
+            options = IncJoinSettings(
+                include_waiting=True, enforce_sliding_join_window=enforce, output_select=columns, b_waits_for_a=b_waits
             )
-            options = IncJoinSettings(include_waiting=True, enforce_sliding_join_window=enforce, output_select=columns)
-            first, last = DAY0 + dt.timedelta(days=s), DAY0 + dt.timedelta(days=e)
             out = inc_join(df_a, df_b, how, ["k"], None, lb, mw, first, last, options)
             got = Counter(tuple((v - DAY0).days if isinstance(v, dt.date) else v for v in row) for row in out.collect())
-            assert got == _seed(a, b, how, lb, mw, s, e, enforce), (how, enforce, lb, mw, s, e)
+            assert got == _model(a, b, how, lb, mw, s, e, enforce, b_waits), (how, enforce, b_waits, lb, mw, s, e)

@@ -136,7 +136,8 @@ def test_every_command_works_whatever_the_source_partitioning(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
     layout: Layout
 ) -> None:
-    """validate, run, status, rerun, backfill and profile exit 0, and the target holds the expected matches."""
+    """validate, run and status exit 0 and the target holds the expected matches; on timestamp partitions (the
+    layout that crashed) rerun, backfill and profile too."""
     monkeypatch.chdir(tmp_path)
     for name, value in settings_env(tmp_path).items():
         monkeypatch.setenv(name, value)
@@ -168,6 +169,8 @@ def test_every_command_works_whatever_the_source_partitioning(
     assert len(matched(rows)) == len(b_rows)  # every B row found its A row
     assert rows == expected
     run_cli(["status", "trx"], settings, capsys)
+    if layout.rec_type != "timestamp":  # the rest reads sources as run does; the other suites cover daily jobs
+        return
     run_cli(["rerun", "trx", "--start", layout.arg(0)], settings, capsys)
     assert target_rows(spark, tmp_path / "target_trx") == expected
     run_cli(["backfill", "trx_backfill", "--start", layout.arg(0), "--end", layout.arg(1)], settings, capsys)

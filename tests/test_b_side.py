@@ -1,0 +1,154 @@
+"""The B side in pipeline jobs (DESIGN.md 2): full_outer jobs, too-late B rows, corrections of the past."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from chispa import assert_df_equality
+from pyspark.sql import DataFrame, SparkSession
+
+from deltainc import IncJoinSettings, JoinType, inc_join
+from deltainc.config import JobConfig
+from deltainc.pipeline import backfill, prepare_job, rerun, run
+from deltainc.sample_data import SampleSpec, write_sources
+
+START = dt.date(2025, 3, 27)
+D = [START + dt.timedelta(days=i) for i in range(8)]
+A_SCHEMA = "TrxId long, Amount double, RecDate date"
+B_SCHEMA = "TrxId long, SepaId long, RecDate date"
+
+
+def make_job(root: Path, name: str = "rec", how: str = "full_outer", **overrides: Any) -> JobConfig:
+    config: dict[str, Any] = {
+        "name": name,
+        "start_date": START,
+        "max_window": 1,
+        "source_a": {"path": str(root / "a")},
+        "source_b": {"path": str(root / "b")},
+        "join": {"how": how, "join_cols": ["TrxId"], "look_back_time": 2, "max_waiting_time": 2},
+        "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"], "b_keys": ["SepaId"]},
+        "state": {"path": str(root / "state")},
+    }
+    for key, value in overrides.items():
+        config[key] = {**config[key], **value} if isinstance(value, dict) else value
+    return JobConfig.model_validate(config)
+
+
+def write(spark: SparkSession, root: Path, a: list[tuple[Any, ...]], b: list[tuple[Any, ...]]) -> None:
+    spark.createDataFrame(a, A_SCHEMA).write.format("delta").mode("overwrite").save(str(root / "a"))
+    spark.createDataFrame(b, B_SCHEMA).write.format("delta").mode("overwrite").save(str(root / "b"))
+
+
+def target(spark: SparkSession, job: JobConfig) -> DataFrame:
+    return spark.read.format("delta").load(job.target.path)
+
+
+def rows(spark: SparkSession, job: JobConfig) -> list[tuple[Any, ...]]:
+    """(TrxId, SepaId, output day, JoinType) of every target row."""
+    found = target(spark, job).collect()
+    return sorted(
+        ((r.TrxId, r.SepaId, (r.RecDate - START).days, r.JoinType) for r in found),
+        key=lambda row: tuple(-1 if value is None else value for value in row),
+    )
+
+
+def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:
+    """The contract: the engine's output for [start_date, end] with the job's settings, the B side waiting."""
+    prepared = prepare_job(job, spark)
+    options = IncJoinSettings(
+        include_waiting=job.join.include_waiting, b_waits_for_a=True, output_select=prepared.spec.settings.output_select
+    )
+    a, b = (spark.read.format("delta").load(ref.path) for ref in (job.source_a, job.source_b))
+    join = job.join
+    return inc_join(a, b, join.how, join.join_cols, None, join.look_back_time, join.max_waiting_time,
+                    job.start_date, end, options)  # fmt: skip
+
+
+def same_rows(actual: DataFrame, expected: DataFrame) -> None:
+    assert_df_equality(actual, expected.select(*actual.columns), ignore_row_order=True, ignore_nullable=True)
+
+
+def test_full_outer_daily_monthly_and_one_run_give_the_engine_output(spark: SparkSession, tmp_path: Path) -> None:
+    spec = SampleSpec(start=START, days=8, rows_per_day=6, seed=5, p_no_b=0.2, p_orphan_b=0.3, p_two_b=0.1)
+    write_sources(spark, spec, str(tmp_path / "a"), str(tmp_path / "b"))
+    last = D[7]
+    daily = make_job(tmp_path, name="daily")
+    monthly = make_job(tmp_path, name="monthly", max_window=0)
+    once = make_job(tmp_path, name="once", max_window=0)
+    assert len(run(daily, spark=spark).windows) == 8
+    backfill(monthly, START, last, chunk="month", spark=spark)
+    run(once, spark=spark)
+    expected = engine_output(spark, daily, last)
+    kinds = {r.JoinType for r in expected.select("JoinType").distinct().collect()}
+    assert {JoinType.NOT_MATCHED, JoinType.B_WAITING, JoinType.A_WAITING, JoinType.A_TIMED_OUT} <= kinds
+    for job in (daily, monthly, once):
+        same_rows(target(spark, job), expected)
+
+
+def test_a_b_row_waits_for_its_a_look_back_time_units_and_resolves_when_it_arrives(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # B row 1 lands on day 0 and its A two days later (lb = 2); B row 5 never gets an A.
+    write(spark, tmp_path, [(1, 10.0, D[2]), (8, 80.0, D[3])], [(1, 11, D[0]), (5, 51, D[0]), (9, 99, D[3])])
+    job = make_job(tmp_path)
+    run(job, until=D[0], spark=spark)
+    assert rows(spark, job) == [(1, 11, 0, JoinType.B_WAITING), (5, 51, 0, JoinType.B_WAITING)]
+    run(job, until=D[1], spark=spark)
+    assert rows(spark, job) == [(1, 11, 1, JoinType.B_WAITING), (5, 51, 1, JoinType.B_WAITING)]
+    report = run(job, until=D[2], spark=spark).windows[0]
+    assert rows(spark, job) == [(1, 11, 2, JoinType.A_LATE), (5, 51, 2, JoinType.NOT_MATCHED)]
+    assert (report.counts["a_late"], report.counts["not_matched"], report.counts["b_waiting"]) == (1, 1, 0)
+
+
+def test_a_b_row_one_unit_after_the_timeout_is_too_late_counted_and_kept_in_the_late_rows_table(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # A row 1 times out on day 2 (mw = 2); its B lands on day 3: one unit too late.
+    write(spark, tmp_path, [(1, 10.0, D[0]), (8, 80.0, D[3])], [(1, 11, D[3]), (9, 99, D[3])])
+    late_path = tmp_path / "late"
+    job = make_job(tmp_path, join={"look_back_time": 0}, target={"late_rows": str(late_path)})
+    reports = run(job, spark=spark).windows
+    assert [r.too_late for r in reports] == [0, 0, 0, 1]
+    assert (1, 11, 3, JoinType.NOT_MATCHED) in rows(spark, job)  # in a full outer job also a B-only row
+    assert (1, None, 2, JoinType.A_TIMED_OUT) in rows(spark, job)
+    late = spark.read.format("delta").load(str(late_path)).collect()
+    assert [(r.TrxId, r.RecDate_A, r.SepaId, r.RecDate_B, r.TooLateBy) for r in late] == [(1, D[0], 11, D[3], 1)]
+    logged = spark.read.format("delta").load(f"{job.state.path}/runs").orderBy("window_start").collect()
+    assert [r.rows_too_late for r in logged] == [0, 0, 0, 1]
+    rerun(job, D[3], spark=spark)  # a re-run rewrites the same late rows
+    assert spark.read.format("delta").load(str(late_path)).count() == 1
+
+
+def _corrected(spark: SparkSession, root: Path, corrections: str) -> tuple[JobConfig, list[tuple[Any, ...]]]:
+    """A left job run through day 3, then a backdated B row (day 1) for A row 1, which had timed out."""
+    write(spark, root, [(1, 10.0, D[0]), (2, 20.0, D[0]), (8, 80.0, D[3])], [(2, 21, D[0]), (9, 99, D[3])])
+    job = make_job(root, how="left", max_window=0, join={"max_waiting_time": 1, "look_back_time": 0},
+                   target={"corrections": corrections})  # fmt: skip
+    run(job, spark=spark)
+    before = rows(spark, job)
+    assert (1, None, 1, JoinType.A_TIMED_OUT) in before
+    spark.createDataFrame([(1, 11, D[1])], B_SCHEMA).write.format("delta").mode("append").save(str(root / "b"))
+    assert run(job, spark=spark).nothing_pending  # a forward run keeps timed out final
+    return job, before
+
+
+def test_a_rerun_applies_a_backdated_correction_so_the_target_equals_a_reload(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    job, _ = _corrected(spark, tmp_path, "apply")
+    result = rerun(job, D[1], spark=spark)
+    report = result.windows[0]
+    assert (report.window, report.inserted, report.deleted) == (f"{D[1]}..{D[3]}", 1, 1)
+    assert (1, 11, 1, JoinType.B_LATE) in rows(spark, job)
+    same_rows(target(spark, job), engine_output(spark, job, D[3]))
+
+
+def test_with_corrections_keep_a_rerun_keeps_the_timed_out_row_and_reports_the_match_too_late(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    job, before = _corrected(spark, tmp_path, "keep")
+    report = rerun(job, D[1], spark=spark).windows[0]
+    assert rows(spark, job) == before
+    assert (report.inserted, report.deleted, report.too_late) == (0, 0, 1)

@@ -339,10 +339,10 @@ def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_ver
         ('how = "left"', 'how = "left', r"jobs/trx\.toml: invalid TOML: "),
         ("look_back_time = 1", "lookback_time = 1", r"jobs/trx\.toml: join\.lookback_time: unknown key"),
         ("look_back_time = 1", "look_back_time = -1", r"jobs/trx\.toml: join\.look_back_time: must be >= 0 \(got -1\)"),
-        ('how = "left"', 'how = "full"', r"jobs/trx\.toml: join\.how: 'full' is not allowed in a job"),
+        ('how = "left"', 'how = "right"', r"jobs/trx\.toml: join\.how: expected one of inner, .*, got 'right'"),
         ('keys = ["TrxId"]', "keys = []", r"jobs/trx\.toml: target\.keys: must list at least one column"),
     ],
-    ids=["does_not_parse", "unknown_key", "negative_look_back_time", "full_outer_join", "empty_keys"],
+    ids=["does_not_parse", "unknown_key", "negative_look_back_time", "unknown_join_type", "empty_keys"],
 )
 def test_a_job_file_that_is_invalid_exits_2_naming_the_field_before_spark_starts(
     tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None, old: str, new: str,

@@ -172,7 +172,7 @@ def _table(result_days: tuple[DemoDay, ...]) -> str:
             str(d.inserted), str(d.updated), str(d.deleted), f"{d.run_s:.1f}",
         )
     buffer = io.StringIO()
-    Console(file=buffer, width=160, force_terminal=False, color_system=None).print(table)
+    Console(file=buffer, width=240, force_terminal=False, color_system=None).print(table)
     return buffer.getvalue().rstrip("\n")
 
 

@@ -67,8 +67,8 @@ def test_a_waiting_row_whose_a_row_matched_is_deleted_and_the_match_inserted(spa
     assert _plan(spark, [MATCHED], [WAITING_2]) == sorted([(*MATCHED, "insert"), marker], key=repr)
 
 
-def test_a_timed_out_row_is_final(spark: SparkSession) -> None:
-    assert _plan(spark, [MATCHED], [TIMED_OUT]) == []
+def test_a_timed_out_row_is_final_and_a_match_for_it_is_only_counted(spark: SparkSession) -> None:
+    assert [row[-1] for row in _plan(spark, [MATCHED], [TIMED_OUT])] == ["ignore"]  # counted as too late
 
 
 def test_without_b_columns_an_unmatched_row_already_in_the_target_is_not_written_again(spark: SparkSession) -> None:

@@ -31,6 +31,7 @@ from rich.table import Table
 
 from deltainc.config import JobConfig, load_job, resolve_job
 from deltainc.errors import AmbiguousRowsError, Cancelled, ConfigError, JobLockedError, SchemaError
+from deltainc.join_types import JOIN_TYPE_NAMES
 from deltainc.settings import DEFAULT_SETTINGS_FILE, Settings, load_settings
 from deltainc.windows import from_index, parse_point
 
@@ -57,7 +58,6 @@ EXIT_TERMINATED = 143
 
 PROG = "deltainc"
 SETTINGS_ENV = "DELTAINC_SETTINGS_FILE"
-COUNT_NAMES = ("same_time", "a_late", "b_late", "a_timed_out", "a_waiting", "not_matched", "b_waiting")
 log = logging.getLogger("deltainc")
 
 
@@ -670,7 +670,7 @@ def _runs_table(runs: list[dict[str, Any]]) -> Table:
         started = run.get("started_at")
         if isinstance(started, dt.datetime):
             started = started.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-        rows = sum(int(run.get(f"rows_{name}") or 0) for name in COUNT_NAMES)
+        rows = sum(int(run.get(f"rows_{name}") or 0) for name in JOIN_TYPE_NAMES.values())
         changes = f"{run.get('rows_inserted') or 0} / {run.get('rows_updated') or 0} / {run.get('rows_deleted') or 0}"
         error = (str(run.get("error") or "").splitlines() or [""])[0][:80]
         table.add_row(

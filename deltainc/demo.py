@@ -28,7 +28,7 @@ from rich.table import Table
 from deltainc import pipeline
 from deltainc.config import JobConfig
 from deltainc.errors import ConfigError
-from deltainc.join_types import JoinType
+from deltainc.join_types import JOIN_TYPE_NAMES, JoinType
 from deltainc.sample_data import SampleSpec, generate
 
 __all__ = ["DemoDay", "DemoResult", "run_demo", "demo_job", "DEMO_START", "COUNT_NAMES"]
@@ -36,16 +36,7 @@ __all__ = ["DemoDay", "DemoResult", "run_demo", "demo_job", "DEMO_START", "COUNT
 DEMO_START = dt.date(2025, 3, 1)
 LOOK_BACK_TIME = 2  # the seed's example: B arrives up to 2 days before A ...
 MAX_WAITING_TIME = 11  # ... and up to 11 days after it
-COUNT_NAMES: tuple[str, ...] = (
-    "same_time",
-    "a_late",
-    "b_late",
-    "a_timed_out",
-    "a_waiting",
-    "not_matched",
-    "b_waiting",
-    "too_late",
-)
+COUNT_NAMES: tuple[str, ...] = (*JOIN_TYPE_NAMES.values(), "too_late")  # the columns of the demo's table
 _MARKER = ".deltainc-demo"  # marks a folder as the demo's own, so that a re-run may empty it
 
 

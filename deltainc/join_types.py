@@ -6,7 +6,7 @@ from enum import IntEnum
 
 from deltainc.errors import ConfigError
 
-__all__ = ["JoinType", "HOWS", "normalize_how"]
+__all__ = ["JoinType", "JOIN_TYPE_NAMES", "HOWS", "normalize_how"]
 
 
 class JoinType(IntEnum):
@@ -20,6 +20,17 @@ class JoinType(IntEnum):
     A_WAITING = 5  # unmatched, still waiting (only with include_waiting)
     B_WAITING = 6  # full_outer with b_waits_for_a: a B row unmatched so far, waiting lb for an A (include_waiting)
 
+
+# The name of each code where rows are counted (run log rows_<name>, a run's line, the demo's table), in order.
+JOIN_TYPE_NAMES: dict[JoinType, str] = {
+    JoinType.SAME_TIME: "same_time",
+    JoinType.A_LATE: "a_late",
+    JoinType.B_LATE: "b_late",
+    JoinType.A_TIMED_OUT: "a_timed_out",
+    JoinType.A_WAITING: "a_waiting",
+    JoinType.NOT_MATCHED: "not_matched",  # full_outer jobs only, like b_waiting
+    JoinType.B_WAITING: "b_waiting",
+}
 
 HOWS: dict[str, str] = {
     "inner": "inner",

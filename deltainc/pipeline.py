@@ -26,7 +26,7 @@ from deltainc.engine import JoinSpec, join_prepared, prepare_join, read_sources
 from deltainc.errors import Cancelled, ConfigError, JobLockedError, SchemaError
 from deltainc.job_status import JobStatus, describe
 from deltainc.join_settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
-from deltainc.join_types import JoinType
+from deltainc.join_types import JOIN_TYPE_NAMES, JoinType
 from deltainc.lock import Heartbeat, release_lock, start_heartbeat
 from deltainc.merge import ACTION, Identity, count_and_check, merge_window, plan_actions
 from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME, plan_layout
@@ -64,15 +64,6 @@ StepHook = Callable[[str], None]
 WindowHook = Callable[["WindowReport"], None]
 WriteMode = Literal["forward", "rerun", "recompute", "rebuild"]
 ProgressHook = Callable[[int, int, "WindowReport | None", Window], None]
-_COUNT_NAMES = {
-    JoinType.SAME_TIME: "same_time",
-    JoinType.A_LATE: "a_late",
-    JoinType.B_LATE: "b_late",
-    JoinType.A_TIMED_OUT: "a_timed_out",
-    JoinType.A_WAITING: "a_waiting",
-    JoinType.NOT_MATCHED: "not_matched",  # full_outer jobs only, like b_waiting
-    JoinType.B_WAITING: "b_waiting",
-}
 _B_SIDE = (JoinType.NOT_MATCHED, JoinType.B_WAITING)
 
 
@@ -259,8 +250,8 @@ def _locked(prepared: PreparedJob, state: JobState | None = None) -> Iterator[_L
 
 def _counts(found: dict[int, int], how: str) -> dict[str, int]:
     """Output rows by JoinType name; the B side's only for full_outer jobs."""
-    codes = [code for code in _COUNT_NAMES if how == "full_outer" or code not in _B_SIDE]
-    return {_COUNT_NAMES[code]: found.get(int(code), 0) for code in codes}
+    codes = [code for code in JOIN_TYPE_NAMES if how == "full_outer" or code not in _B_SIDE]
+    return {JOIN_TYPE_NAMES[code]: found.get(int(code), 0) for code in codes}
 
 
 @dataclass(frozen=True)

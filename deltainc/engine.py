@@ -13,6 +13,9 @@ Semantics (DESIGN.md sections 2-3). For an output window W = [s, e] in `time_uom
   it is output at b.RecDate + WaitingTime, JoinType 6 B_WAITING while WaitingTime < lb (dropped unless
   include_waiting) and 0 NOT_MATCHED, final, once WaitingTime = lb (at once when lb = 0); it needs
   enforce_sliding_join_window and is ignored by the other hows (they output no B-only row);
+- asof (`deltainc.asof`): each A row once, with the nearest B row among its candidates or none; a match is
+  output when final at a.RecDate + its final delay, before that as JoinType 7 PROVISIONAL at e (WaitingTime
+  e - a.RecDate, dropped unless include_waiting); an unmatched A row waits as long as a candidate can arrive;
 - the WaitingTime column: null for matched rows, the A row's wait for A-only rows, the B row's wait for B-only
   rows with `b_waits_for_a` (null under the seed library's rule);
 - A is read in [s - mw, e] (with `b_waits_for_a`: [s - lb - mw, e], every A row that can match a B row
@@ -29,9 +32,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from deltainc import asof
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join_settings import IncJoinSettings
-from deltainc.join_types import JoinType, normalize_how
+from deltainc.join_types import WAITING_TYPES, JoinType, normalize_how
 from deltainc.output_layout import (
     DIFF_ARRIVAL_TIME,
     JOIN_TYPE,
@@ -54,6 +58,7 @@ __all__ = [
 ]
 
 _T = f"{RESERVED_PREFIX}t"  # unit index of the incremental column
+_ID = f"{RESERVED_PREFIX}id"  # asof: one id per A row, to keep one match per A row
 _KEY_FAMILIES = (
     (T.ByteType, T.ShortType, T.IntegerType, T.LongType),
     (T.FloatType, T.DoubleType),
@@ -134,6 +139,32 @@ def _check_join_cond(df_a: DataFrame, df_b: DataFrame, join_cond: str | Column, 
         ) from None
 
 
+def _check_asof(df_a: DataFrame, df_b: DataFrame, join_cols: Sequence[str], settings: IncJoinSettings) -> None:
+    """An as-of join needs the sliding join window (finality rests on it), and an `asof_col` of one time kind in
+    both sources that is not a key; `asof_tie_break` names columns of B."""
+    if not settings.enforce_sliding_join_window:
+        raise ConfigError(
+            "how: 'asof' needs enforce_sliding_join_window = true: a match is final only once no nearer B row "
+            "can still arrive, which the sliding join window bounds"
+        )
+    column = settings.asof_col
+    if column is not None:
+        if column.lower() in {c.lower() for c in join_cols}:
+            raise ConfigError(f"asof_col: {column!r} is a join key; name a time column of both sources")
+        kinds = []
+        for side, df in (("source_a", df_a), ("source_b", df_b)):
+            data_type = _column_type(df, column, side, "asof_col")
+            if not isinstance(data_type, _TIME_TYPES):
+                raise SchemaError(
+                    f"asof_col: column {column!r} of {side} must be a date or timestamp, got {data_type.simpleString()}"
+                )
+            kinds.append(isinstance(data_type, T.DateType))
+        if kinds[0] != kinds[1]:
+            raise SchemaError(f"asof_col: column {column!r} is a date in one source and a timestamp in the other")
+    for name in settings.asof_tie_break:
+        _column_type(df_b, name, "source_b", "asof_tie_break")
+
+
 def prepare_join(
     a_columns_df: DataFrame,
     b_columns_df: DataFrame,
@@ -164,6 +195,11 @@ def prepare_join(
             "b_waits_for_a: needs enforce_sliding_join_window = true: without the sliding join window an A row "
             "of any later window can match a B row, so a B row never stops waiting"
         )
+    if canonical == "asof":
+        _check_asof(a_columns_df, b_columns_df, cols, settings)
+    elif settings.asof_col is not None or "asof_strategy" in settings.model_fields_set:
+        field = "asof_col" if settings.asof_col is not None else "asof_strategy"
+        raise ConfigError(f"{field}: only for how = 'asof', got how = {canonical!r}")
     if start is not None and end is not None and start > end:
         raise ConfigError(
             f"output window: output_window_start {from_index(start, uom)} is after "
@@ -272,35 +308,13 @@ def inc_join(
     return join_prepared(df_a, df_b, spec)
 
 
-def join_prepared(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> DataFrame:
-    """The join for an already validated spec (the pipeline validates once, then joins)."""
-    settings, layout = spec.settings, spec.layout
-    lb, mw, s = spec.look_back_time, spec.max_waiting_time, spec.start
-    alias_a, alias_b = settings.alias_a, settings.alias_b
+_Rows = tuple[DataFrame, Column, Column, Column, Column]  # joined rows, DiffArrivalTime, WaitingTime, out t, JoinType
 
-    a_src, b_src = read_sources(df_a, df_b, spec)
-    if spec.end is None:
-        a_src, b_src, e = _with_latest_end(a_src, b_src, spec)
-    else:
-        e = F.lit(spec.end)
-    a, b = a_src.alias(alias_a), b_src.alias(alias_b)
 
-    def col_a(name: str) -> Column:
-        return F.col(f"{alias_a}.`{name}`")
-
-    def col_b(name: str) -> Column:
-        return F.col(f"{alias_b}.`{name}`")
-
-    a_t, b_t = col_a(_T), col_b(_T)
-    condition = F.lit(True)
-    for key in spec.join_cols:
-        condition = condition & (col_a(key) == col_b(key))
-    if spec.join_cond is not None:
-        condition = condition & (F.expr(spec.join_cond) if isinstance(spec.join_cond, str) else spec.join_cond)
-    if settings.enforce_sliding_join_window:
-        condition = condition & b_t.between(a_t - F.lit(lb), a_t + F.lit(mw))
-    # Without it the seed library adds no time condition: the read bounds [s - lb - mw, e] alone limit B.
-
+def _rows(a: DataFrame, b: DataFrame, condition: Column, spec: JoinSpec, e: Column) -> _Rows:
+    """The equi-joins (inner, left, left_anti, full_outer): every pair in the sliding join window."""
+    lb, mw = spec.look_back_time, spec.max_waiting_time
+    a_t, b_t = F.col(f"{spec.settings.alias_a}.{_T}"), F.col(f"{spec.settings.alias_b}.{_T}")
     if spec.how == "left_anti":
         joined = a.join(b, condition, "left_anti")
         b_t = F.lit(None).cast("int")  # B's columns are gone after an anti join
@@ -330,13 +344,92 @@ def join_prepared(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> DataFrame
     )
     if b_waits:
         join_type = join_type.when(b_only & (waiting < F.lit(lb)), int(JoinType.B_WAITING))
-    join_type = join_type.otherwise(int(JoinType.NOT_MATCHED))
+    return joined, diff, waiting, out_t, join_type.otherwise(int(JoinType.NOT_MATCHED))
+
+
+def _asof_rows(a: DataFrame, b: DataFrame, condition: Column, spec: JoinSpec, e: Column) -> _Rows:
+    """The as-of join (`deltainc.asof`): each A row once, with its nearest candidate, final or provisional."""
+    settings, lb, mw = spec.settings, spec.look_back_time, spec.max_waiting_time
+    alias_a, alias_b = settings.alias_a, settings.alias_b
+    a_t, b_t = F.col(f"{alias_a}.{_T}"), F.col(f"{alias_b}.{_T}")
+    exact, strategy = settings.asof_col is not None, settings.asof_strategy
+    if exact:
+        column = settings.asof_col or ""
+        data_type = a.schema[column].dataType
+        a_time = asof.asof_time(F.col(f"{alias_a}.`{column}`"), data_type, True, a_t)
+        b_time = asof.asof_time(F.col(f"{alias_b}.`{column}`"), b.schema[column].dataType, True, b_t)
+    else:
+        a_time, b_time = a_t, b_t
+    scale = asof.time_scale(exact, settings.time_uom)
+    candidate = condition & asof.is_candidate(a_time, b_time, strategy, lb, mw, scale)
+    joined = a.join(b, candidate, "left_outer")
+    named = list(settings.asof_tie_break)
+    others = [
+        f.name
+        for f in b.schema.fields
+        if f.name not in named and f.name != _T and not isinstance(f.dataType, T.MapType)  # maps do not order
+    ]
+    tie_break = [F.col(f"{alias_b}.`{name}`") for name in [*named, *others]]
+    joined = asof.nearest_only(joined, F.col(f"{alias_a}.{_ID}"), a_time, b_time, b_t, tie_break)
+
+    matched, a_only = b_t.isNotNull(), b_t.isNull()
+    final_t = a_t + asof.final_delay(strategy, exact, mw, a_t, b_t)
+    provisional = matched & (final_t > e)
+    limit = asof.wait_limit(strategy, exact, mw)
+    waited = F.least(F.lit(limit), F.greatest(F.lit(0), e - a_t))
+    diff = F.when(matched, b_t - a_t)
+    waiting = F.when(a_only, waited).when(provisional, e - a_t)
+    out_t = F.when(provisional, e).when(matched, final_t).otherwise(a_t + waited)
+    join_type = (
+        F.when(provisional, int(JoinType.PROVISIONAL))
+        .when(matched & (diff == 0), int(JoinType.SAME_TIME))
+        .when(matched & (diff < 0), int(JoinType.A_LATE))
+        .when(matched, int(JoinType.B_LATE))
+        .when(waited == F.lit(limit), int(JoinType.A_TIMED_OUT))
+        .otherwise(int(JoinType.A_WAITING))
+    )
+    return joined, diff, waiting, out_t, join_type
+
+
+def join_prepared(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> DataFrame:
+    """The join for an already validated spec (the pipeline validates once, then joins)."""
+    settings, layout = spec.settings, spec.layout
+    lb, mw, s = spec.look_back_time, spec.max_waiting_time, spec.start
+    alias_a, alias_b = settings.alias_a, settings.alias_b
+
+    a_src, b_src = read_sources(df_a, df_b, spec)
+    if spec.end is None:
+        a_src, b_src, e = _with_latest_end(a_src, b_src, spec)
+    else:
+        e = F.lit(spec.end)
+    if spec.how == "asof":
+        a_src = a_src.withColumn(_ID, F.monotonically_increasing_id())
+    a, b = a_src.alias(alias_a), b_src.alias(alias_b)
+
+    def col_a(name: str) -> Column:
+        return F.col(f"{alias_a}.`{name}`")
+
+    def col_b(name: str) -> Column:
+        return F.col(f"{alias_b}.`{name}`")
+
+    a_t, b_t = col_a(_T), col_b(_T)
+    condition = F.lit(True)
+    for key in spec.join_cols:
+        condition = condition & (col_a(key) == col_b(key))
+    if spec.join_cond is not None:
+        condition = condition & (F.expr(spec.join_cond) if isinstance(spec.join_cond, str) else spec.join_cond)
+    if settings.enforce_sliding_join_window:
+        condition = condition & b_t.between(a_t - F.lit(lb), a_t + F.lit(mw))
+    # Without it the seed library adds no time condition: the read bounds [s - lb - mw, e] alone limit B.
+
+    rows = _asof_rows if spec.how == "asof" else _rows
+    joined, diff, waiting, out_t, join_type = rows(a, b, condition, spec, e)
 
     keep = out_t <= e
     if s is not None:
         keep = keep & (out_t >= F.lit(s))
     if not settings.include_waiting:
-        keep = keep & ~join_type.isin(int(JoinType.A_WAITING), int(JoinType.B_WAITING))
+        keep = keep & ~join_type.isin(*[int(code) for code in WAITING_TYPES])
 
     columns: dict[str, Column] = {}
     for key in spec.join_cols:

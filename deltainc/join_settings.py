@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
@@ -28,6 +29,12 @@ class IncJoinSettings(BaseModel):
     b_waits_for_a: bool = False
     """full_outer: unmatched B rows wait lb units for an A row, like A rows wait mw (window-invariant); False = the
     seed library's rule, unmatched B rows at B.RecDate. Needs enforce_sliding_join_window; ignored by other hows."""
+    asof_strategy: Literal["backward", "forward", "nearest"] = "backward"
+    """asof: which B row is nearest: the latest at or before A's time, the first at or after it, or either side."""
+    asof_col: str | None = None
+    """asof: a date or timestamp column of both sources compared exactly; None = the incremental column's units."""
+    asof_tie_break: tuple[str, ...] = ()
+    """asof: B columns that order equally near B rows (ascending) before B's other columns; e.g. target.b_keys."""
     output_select: str = DEFAULT_OUTPUT_SELECT
 
     @field_validator("alias_a", "alias_b")
@@ -35,6 +42,13 @@ class IncJoinSettings(BaseModel):
     def _alias_is_identifier(cls, value: str) -> str:
         if not _IDENTIFIER.match(value):
             raise ValueError(f"expected a plain identifier (letters, digits, _), got {value!r}")
+        return value
+
+    @field_validator("asof_col")
+    @classmethod
+    def _asof_col_not_empty(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be empty")
         return value
 
     @field_validator("inc_col_name")

@@ -6,11 +6,11 @@ from enum import IntEnum
 
 from deltainc.errors import ConfigError
 
-__all__ = ["JoinType", "JOIN_TYPE_NAMES", "HOWS", "normalize_how"]
+__all__ = ["JoinType", "JOIN_TYPE_NAMES", "WAITING_TYPES", "HOWS", "counted_types", "normalize_how"]
 
 
 class JoinType(IntEnum):
-    """How an output row came about; codes 0-5 are the seed library's, 6 is deltainc's own (B_WAITING)."""
+    """How an output row came about; codes 0-5 are the seed library's, 6 and 7 are deltainc's own."""
 
     NOT_MATCHED = 0  # full_outer only: a B row that matched no A row, final (with b_waits_for_a: waited lb)
     SAME_TIME = 1  # matched, A and B arrived in the same unit
@@ -19,6 +19,7 @@ class JoinType(IntEnum):
     A_TIMED_OUT = 4  # unmatched, waited max_waiting_time
     A_WAITING = 5  # unmatched, still waiting (only with include_waiting)
     B_WAITING = 6  # full_outer with b_waits_for_a: a B row unmatched so far, waiting lb for an A (include_waiting)
+    PROVISIONAL = 7  # asof: matched so far, but a nearer B row can still arrive (include_waiting)
 
 
 # The name of each code where rows are counted (run log rows_<name>, a run's line, the demo's table), in order.
@@ -30,7 +31,22 @@ JOIN_TYPE_NAMES: dict[JoinType, str] = {
     JoinType.A_WAITING: "a_waiting",
     JoinType.NOT_MATCHED: "not_matched",  # full_outer jobs only, like b_waiting
     JoinType.B_WAITING: "b_waiting",
+    JoinType.PROVISIONAL: "provisional",  # asof jobs only
 }
+
+# Rows that are not final: they wait at the end of the processed range and are replaced by the next window.
+WAITING_TYPES: tuple[JoinType, ...] = (JoinType.A_WAITING, JoinType.B_WAITING, JoinType.PROVISIONAL)
+_ONLY_FOR: dict[JoinType, str] = {
+    JoinType.NOT_MATCHED: "full_outer",
+    JoinType.B_WAITING: "full_outer",
+    JoinType.PROVISIONAL: "asof",
+}
+
+
+def counted_types(how: str) -> tuple[JoinType, ...]:
+    """The JoinTypes a job of kind `how` counts (run log, a run's line): the B side's only for full_outer,
+    provisional only for asof."""
+    return tuple(code for code in JOIN_TYPE_NAMES if _ONLY_FOR.get(code, how) == how)
 
 HOWS: dict[str, str] = {
     "inner": "inner",
@@ -41,6 +57,7 @@ HOWS: dict[str, str] = {
     "full": "full_outer",
     "fullouter": "full_outer",
     "outer": "full_outer",
+    "asof": "asof",
 }
 
 
@@ -49,6 +66,7 @@ def normalize_how(how: str) -> str:
     key = str(how).lower().replace("_", "")
     if key not in HOWS:
         raise ConfigError(
-            f"how: unknown join type {how!r}; expected one of inner, left (left_outer), left_anti, full_outer (full)"
+            f"how: unknown join type {how!r}; expected one of inner, left (left_outer), left_anti, "
+            "full_outer (full), asof"
         )
     return HOWS[key]

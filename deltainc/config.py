@@ -46,6 +46,7 @@ _HOW = {
     "full": "full_outer",
     "outer": "full_outer",
     "fullouter": "full_outer",
+    "asof": "asof",
 }
 
 
@@ -117,7 +118,7 @@ class TableRef(_Section):
 class JoinConfig(_Section):
     """How A joins B: join type, keys or condition, incremental column and the late-arrival tolerances."""
 
-    how: Literal["inner", "left", "left_anti", "full_outer"]
+    how: Literal["inner", "left", "left_anti", "full_outer", "asof"]
     join_cols: Columns = Field(default_factory=list)
     join_cond: Text | None = None
     inc_col: Text = "RecDate"
@@ -129,6 +130,10 @@ class JoinConfig(_Section):
     # B rows arriving after the A row they match timed out are counted (and kept with target.late_rows) up to
     # this many units after that A row; None = 2 x max_waiting_time, 0 = not looked for (reads stay smaller).
     late_horizon: NonNegativeInt | None = None
+    # asof jobs: which B row is an A row's nearest (README "As-of joins"), and the time column both sources compare
+    # exactly (None: the incremental column in time_uom units).
+    asof_strategy: Literal["backward", "forward", "nearest"] = "backward"
+    asof_col: Text | None = None
     alias_a: str = "A"
     alias_b: str = "B"
     output_select: Text | None = None
@@ -140,7 +145,7 @@ class JoinConfig(_Section):
             return value
         key = value.strip().lower().replace("_", "")
         if key not in _HOW:
-            raise ValueError(f"expected one of inner, left (left_outer), left_anti, full_outer, got {value!r}")
+            raise ValueError(f"expected one of inner, left (left_outer), left_anti, full_outer, asof, got {value!r}")
         return _HOW[key]
 
     @field_validator("alias_a", "alias_b")
@@ -152,7 +157,9 @@ class JoinConfig(_Section):
 
     @property
     def horizon(self) -> int:
-        """How far after its A row a too-late B row is still looked for (0 = not at all)."""
+        """How far after its A row a too-late B row is still looked for (0 = not at all; asof jobs: not at all)."""
+        if self.how == "asof":
+            return 0
         return 2 * self.max_waiting_time if self.late_horizon is None else self.late_horizon
 
     @model_validator(mode="after")
@@ -163,6 +170,20 @@ class JoinConfig(_Section):
             raise ValueError(
                 "a full_outer job needs enforce_sliding_join_window = true: without it unmatched B rows depend "
                 "on the window's size"
+            )
+        if self.how == "asof" and not self.enforce_sliding_join_window:
+            raise ValueError(
+                "an asof job needs enforce_sliding_join_window = true: a match is final only once no nearer B row "
+                "can still arrive, which the sliding join window bounds"
+            )
+        if self.how != "asof":
+            for name in ("asof_strategy", "asof_col"):
+                if name in self.model_fields_set:
+                    raise ValueError(f"{name}: only for how = \"asof\" (how is {self.how!r})")
+        if self.how == "asof" and self.late_horizon:
+            raise ValueError(
+                "late_horizon: an asof job does not look for too-late B rows (a later B row is a candidate of "
+                "later A rows, not a late match); remove it"
             )
         if self.late_horizon is not None and 0 < self.late_horizon <= self.max_waiting_time:
             raise ValueError(
@@ -245,8 +266,11 @@ class JobConfig(_Section):
                 "target.b_keys: a full_outer job outputs B rows without an A row; list the columns that identify "
                 "a B row (with B's RecDate they are such a row's identity)"
             )
-        if self.join.how == "full_outer" and self.target.corrections == "keep":
-            raise ValueError('target.corrections: "keep" is not available for full_outer jobs; use "apply"')
+        if self.join.how in ("full_outer", "asof") and self.target.corrections == "keep":
+            raise ValueError(
+                f'target.corrections: "keep" is not available for {self.join.how} jobs (their rows are revised when '
+                'a source changes); use "apply"'
+            )
         return self
 
     def state_path(self, default: Path) -> str:

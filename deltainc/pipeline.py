@@ -26,7 +26,7 @@ from deltainc.engine import JoinSpec, join_prepared, prepare_join, read_sources
 from deltainc.errors import Cancelled, ConfigError, JobLockedError, SchemaError
 from deltainc.job_status import JobStatus, describe
 from deltainc.join_settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
-from deltainc.join_types import JOIN_TYPE_NAMES, JoinType
+from deltainc.join_types import JOIN_TYPE_NAMES, counted_types
 from deltainc.lock import Heartbeat, release_lock, start_heartbeat
 from deltainc.merge import ACTION, Identity, count_and_check, merge_window, plan_actions
 from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME, plan_layout
@@ -64,7 +64,6 @@ StepHook = Callable[[str], None]
 WindowHook = Callable[["WindowReport"], None]
 WriteMode = Literal["forward", "rerun", "recompute", "rebuild"]
 ProgressHook = Callable[[int, int, "WindowReport | None", Window], None]
-_B_SIDE = (JoinType.NOT_MATCHED, JoinType.B_WAITING)
 
 
 @dataclass(frozen=True)
@@ -161,6 +160,14 @@ def _output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: I
     return select, identity
 
 
+def _asof_options(job: JobConfig) -> dict[str, Any]:
+    """An asof job's engine options: its strategy and time column, and equally near B rows ordered by b_keys."""
+    join = job.join
+    if join.how != "asof":
+        return {}
+    return {"asof_strategy": join.asof_strategy, "asof_col": join.asof_col, "asof_tie_break": tuple(job.target.b_keys)}
+
+
 def prepare_job(
     job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None
 ) -> PreparedJob:
@@ -180,6 +187,7 @@ def prepare_job(
         time_uom=join.time_uom,
         enforce_sliding_join_window=join.enforce_sliding_join_window,
         b_waits_for_a=join.how == "full_outer",  # a job's B side is window-invariant (DESIGN.md 2)
+        **_asof_options(job),
     )
     def validated(options: IncJoinSettings) -> JoinSpec:
         return prepare_join(df_a, df_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
@@ -249,9 +257,8 @@ def _locked(prepared: PreparedJob, state: JobState | None = None) -> Iterator[_L
 
 
 def _counts(found: dict[int, int], how: str) -> dict[str, int]:
-    """Output rows by JoinType name; the B side's only for full_outer jobs."""
-    codes = [code for code in JOIN_TYPE_NAMES if how == "full_outer" or code not in _B_SIDE]
-    return {JOIN_TYPE_NAMES[code]: found.get(int(code), 0) for code in codes}
+    """Output rows by JoinType name, of the types a job of this kind outputs."""
+    return {JOIN_TYPE_NAMES[code]: found.get(int(code), 0) for code in counted_types(how)}
 
 
 @dataclass(frozen=True)

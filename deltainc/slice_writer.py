@@ -20,7 +20,7 @@ from pyspark.sql import types as T
 from deltainc.commit_metrics import CommitResult, last_commit
 from deltainc.commit_metrics import user_metadata as commit_metadata
 from deltainc.config import TableRef
-from deltainc.join_types import JoinType
+from deltainc.join_types import WAITING_TYPES
 from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.sources import delta_table
 
@@ -52,8 +52,8 @@ def sql_literal(value: dt.date | dt.datetime, data_type: T.DataType) -> str:
 @dataclass(frozen=True)
 class Slices:
     """The two slices a forward window after the watermark may change, as a SQL condition on the target:
-    the rows still waiting at the watermark (A rows for their B, and in full_outer jobs B rows for their A)
-    and any row after it."""
+    the rows still waiting at the watermark (A rows for their B, in full_outer jobs B rows for their A, in asof
+    jobs provisional matches for a nearer B) and any row after it."""
 
     rec: str  # the output RecDate column
     watermark: str  # the watermark as a SQL literal of the column's type
@@ -61,7 +61,7 @@ class Slices:
     def condition(self, prefix: str = "") -> str:
         """Waiting rows at the watermark, and rows after it; columns qualified by `prefix` (e.g. 't.')."""
         column, join_type = f"{prefix}`{self.rec}`", f"{prefix}`{JOIN_TYPE}`"
-        waiting = f"{int(JoinType.A_WAITING)}, {int(JoinType.B_WAITING)}"  # A rows waiting for B, B rows for A
+        waiting = ", ".join(str(int(code)) for code in WAITING_TYPES)  # A rows for B, B rows for A, provisional
         # The leading bound repeats what the OR implies, as a conjunct on the RecDate column alone: that is
         # what Delta turns into a partition filter (or file skipping), so history is never looked at.
         w = self.watermark

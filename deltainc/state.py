@@ -48,7 +48,7 @@ RUN_SCHEMA = (
     "target_write STRING, target_version BIGINT, target_files_added BIGINT, target_files_removed BIGINT, "
     "target_rows_copied BIGINT, target_deletion_vectors BIGINT, "
     "time_uom STRING, watermark STRING, watermark_unit BIGINT, releases_lock BOOLEAN, took_over STRING, "
-    "job_settings STRING, rows_not_matched BIGINT, rows_b_waiting BIGINT, rows_too_late BIGINT"
+    "job_settings STRING, rows_not_matched BIGINT, rows_b_waiting BIGINT, rows_too_late BIGINT, rows_provisional BIGINT"
 )
 
 
@@ -96,6 +96,7 @@ class RunRecord:
     rows_not_matched: int = 0  # full_outer: B rows that never matched (final)
     rows_b_waiting: int = 0  # full_outer: B rows still waiting for their A
     rows_too_late: int | None = None  # B rows that matched an A row only after it timed out; None: not looked for
+    rows_provisional: int = 0  # asof: matches a nearer B row can still replace
 
 
 def _create(spark: SparkSession, path: str, schema: str) -> None:

@@ -358,6 +358,37 @@ def test_late_horizon_defaults_to_twice_the_wait_and_must_exceed_it(tmp_path: Pa
         load_job(write(tmp_path, replace_line(text, "max_waiting_time = 3", "max_waiting_time = 3\nlate_horizon = 3")))
 
 
+def test_an_asof_job_reads_its_strategy_and_asof_col(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'how = "left"', 'how = "asof"\nasof_strategy = "nearest"\nasof_col = "EventTime"')
+    join = load_job(write(tmp_path, text)).join
+    assert (join.how, join.asof_strategy, join.asof_col, join.horizon) == ("asof", "nearest", "EventTime", 0)
+    assert load_job(write(tmp_path, replace_line(MINIMAL, 'how = "left"', 'how = "asof"'))).join.asof_strategy == (
+        "backward"
+    )
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ('how = "left"\nasof_col = "EventTime"', r'join: asof_col: only for how = "asof" \(how is \'left\'\)'),
+        ('how = "inner"\nasof_strategy = "forward"', r'join: asof_strategy: only for how = "asof"'),
+        ('how = "asof"\nasof_strategy = "closest"', r"join\.asof_strategy: .*'backward', 'forward' or 'nearest'"),
+        ('how = "asof"\nenforce_sliding_join_window = false', r"join: an asof job needs enforce_sliding_join_window"),
+        ('how = "asof"\nmax_waiting_time = 1\nlate_horizon = 4', r"join: late_horizon: an asof job does not look"),
+    ],
+)
+def test_asof_settings_are_checked(tmp_path: Path, lines: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_job(write(tmp_path, replace_line(MINIMAL, 'how = "left"', lines)))
+
+
+def test_corrections_keep_is_refused_for_an_asof_job(tmp_path: Path) -> None:
+    text = replace_line(MINIMAL, 'how = "left"', 'how = "asof"')
+    text = replace_line(text, 'keys = ["TrxId"]', 'keys = ["TrxId"]\ncorrections = "keep"')
+    with pytest.raises(ConfigError, match=r'target\.corrections: "keep" is not available for asof jobs'):
+        load_job(write(tmp_path, text))
+
+
 def test_late_rows_is_a_path_when_it_looks_like_one_else_a_table(tmp_path: Path) -> None:
     text = replace_line(MINIMAL, 'keys = ["TrxId"]', 'keys = ["TrxId"]\nlate_rows = "data/late"')
     assert load_job(write(tmp_path, text)).target.late_rows_ref.path == str(Path("data/late").absolute())
@@ -368,7 +399,7 @@ def test_late_rows_is_a_path_when_it_looks_like_one_else_a_table(tmp_path: Path)
 @pytest.mark.parametrize("how", ["right", "cross", "semi", "left-anti", ""])
 def test_join_how_unknown_is_an_error_listing_the_choices(tmp_path: Path, how: str) -> None:
     text = replace_line(MINIMAL, 'how = "left"', f'how = "{how}"')
-    expected = rf"join\.how: expected one of inner, left .*, left_anti, full_outer, got '{how}'"
+    expected = rf"join\.how: expected one of inner, left .*, left_anti, full_outer, asof, got '{how}'"
     with pytest.raises(ConfigError, match=expected):
         load_job(write(tmp_path, text))
 

@@ -134,6 +134,7 @@ class JoinConfig(_Section):
     # exactly (None: the incremental column in time_uom units).
     asof_strategy: Literal["backward", "forward", "nearest"] = "backward"
     asof_col: Text | None = None
+    asof_col_b: Text | None = None  # B's time column when its name differs from A's asof_col
     alias_a: str = "A"
     alias_b: str = "B"
     output_select: Text | None = None
@@ -177,9 +178,11 @@ class JoinConfig(_Section):
                 "can still arrive, which the sliding join window bounds"
             )
         if self.how != "asof":
-            for name in ("asof_strategy", "asof_col"):
+            for name in ("asof_strategy", "asof_col", "asof_col_b"):
                 if name in self.model_fields_set:
                     raise ValueError(f"{name}: only for how = \"asof\" (how is {self.how!r})")
+        if self.asof_col_b is not None and self.asof_col is None:
+            raise ValueError("asof_col_b: needs asof_col (A's time column); asof_col alone names both")
         if self.how == "asof" and self.late_horizon:
             raise ValueError(
                 "late_horizon: an asof job does not look for too-late B rows (a later B row is a candidate of "

@@ -140,27 +140,29 @@ def _check_join_cond(df_a: DataFrame, df_b: DataFrame, join_cond: str | Column, 
 
 
 def _check_asof(df_a: DataFrame, df_b: DataFrame, join_cols: Sequence[str], settings: IncJoinSettings) -> None:
-    """An as-of join needs the sliding join window (finality rests on it), and an `asof_col` of one time kind in
-    both sources that is not a key; `asof_tie_break` names columns of B."""
+    """An as-of join needs the sliding join window (finality rests on it), and time columns (`asof_col`, B's named
+    `asof_col_b` when it differs) of one kind that are not keys; `asof_tie_break` names columns of B."""
     if not settings.enforce_sliding_join_window:
         raise ConfigError(
             "how: 'asof' needs enforce_sliding_join_window = true: a match is final only once no nearer B row "
             "can still arrive, which the sliding join window bounds"
         )
-    column = settings.asof_col
-    if column is not None:
-        if column.lower() in {c.lower() for c in join_cols}:
-            raise ConfigError(f"asof_col: {column!r} is a join key; name a time column of both sources")
+    if settings.asof_col is not None:
+        names = (settings.asof_col, settings.asof_col_b or settings.asof_col)
+        field_b = "asof_col_b" if settings.asof_col_b else "asof_col"
         kinds = []
-        for side, df in (("source_a", df_a), ("source_b", df_b)):
-            data_type = _column_type(df, column, side, "asof_col")
+        sides = (("source_a", df_a, names[0], "asof_col"), ("source_b", df_b, names[1], field_b))
+        for side, df, column, field in sides:
+            if column.lower() in {c.lower() for c in join_cols}:
+                raise ConfigError(f"{field}: {column!r} is a join key; name a time column of {side}")
+            data_type = _column_type(df, column, side, field)
             if not isinstance(data_type, _TIME_TYPES):
                 raise SchemaError(
-                    f"asof_col: column {column!r} of {side} must be a date or timestamp, got {data_type.simpleString()}"
+                    f"{field}: column {column!r} of {side} must be a date or timestamp, got {data_type.simpleString()}"
                 )
             kinds.append(isinstance(data_type, T.DateType))
         if kinds[0] != kinds[1]:
-            raise SchemaError(f"asof_col: column {column!r} is a date in one source and a timestamp in the other")
+            raise SchemaError(f"{field_b}: A's {names[0]!r} and B's {names[1]!r} must both be dates or both timestamps")
     for name in settings.asof_tie_break:
         _column_type(df_b, name, "source_b", "asof_tie_break")
 
@@ -198,7 +200,7 @@ def prepare_join(
     if canonical == "asof":
         _check_asof(a_columns_df, b_columns_df, cols, settings)
     elif settings.asof_col is not None or "asof_strategy" in settings.model_fields_set:
-        field = "asof_col" if settings.asof_col is not None else "asof_strategy"
+        field = "asof_col" if settings.asof_col is not None else "asof_strategy"  # asof_col_b needs asof_col
         raise ConfigError(f"{field}: only for how = 'asof', got how = {canonical!r}")
     if start is not None and end is not None and start > end:
         raise ConfigError(
@@ -354,10 +356,10 @@ def _asof_rows(a: DataFrame, b: DataFrame, condition: Column, spec: JoinSpec, e:
     a_t, b_t = F.col(f"{alias_a}.{_T}"), F.col(f"{alias_b}.{_T}")
     exact, strategy = settings.asof_col is not None, settings.asof_strategy
     if exact:
-        column = settings.asof_col or ""
-        data_type = a.schema[column].dataType
-        a_time = asof.asof_time(F.col(f"{alias_a}.`{column}`"), data_type, True, a_t)
-        b_time = asof.asof_time(F.col(f"{alias_b}.`{column}`"), b.schema[column].dataType, True, b_t)
+        a_col = settings.asof_col or ""
+        b_col = settings.asof_col_b or a_col
+        a_time = asof.asof_time(F.col(f"{alias_a}.`{a_col}`"), a.schema[a_col].dataType, True, a_t)
+        b_time = asof.asof_time(F.col(f"{alias_b}.`{b_col}`"), b.schema[b_col].dataType, True, b_t)
     else:
         a_time, b_time = a_t, b_t
     scale = asof.time_scale(exact, settings.time_uom)

@@ -32,7 +32,9 @@ class IncJoinSettings(BaseModel):
     asof_strategy: Literal["backward", "forward", "nearest"] = "backward"
     """asof: which B row is nearest: the latest at or before A's time, the first at or after it, or either side."""
     asof_col: str | None = None
-    """asof: a date or timestamp column of both sources compared exactly; None = the incremental column's units."""
+    """asof: A's date or timestamp column compared exactly; None = the incremental column's units."""
+    asof_col_b: str | None = None
+    """asof: B's time column when it is named otherwise than `asof_col` (Polars' right_on)."""
     asof_tie_break: tuple[str, ...] = ()
     """asof: B columns that order equally near B rows (ascending) before B's other columns; e.g. target.b_keys."""
     output_select: str = DEFAULT_OUTPUT_SELECT
@@ -44,7 +46,7 @@ class IncJoinSettings(BaseModel):
             raise ValueError(f"expected a plain identifier (letters, digits, _), got {value!r}")
         return value
 
-    @field_validator("asof_col")
+    @field_validator("asof_col", "asof_col_b")
     @classmethod
     def _asof_col_not_empty(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
@@ -64,6 +66,12 @@ class IncJoinSettings(BaseModel):
         if value not in TIME_UOMS:
             raise ValueError(f"expected one of {', '.join(TIME_UOMS)}, got {value!r}")
         return value
+
+    @model_validator(mode="after")
+    def _asof_col_b_needs_asof_col(self) -> IncJoinSettings:
+        if self.asof_col_b is not None and self.asof_col is None:
+            raise ValueError("asof_col_b needs asof_col (A's time column)")
+        return self
 
     @model_validator(mode="after")
     def _aliases_differ(self) -> IncJoinSettings:

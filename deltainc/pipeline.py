@@ -165,7 +165,12 @@ def _asof_options(job: JobConfig) -> dict[str, Any]:
     join = job.join
     if join.how != "asof":
         return {}
-    return {"asof_strategy": join.asof_strategy, "asof_col": join.asof_col, "asof_tie_break": tuple(job.target.b_keys)}
+    return {
+        "asof_strategy": join.asof_strategy,
+        "asof_col": join.asof_col,
+        "asof_col_b": join.asof_col_b,
+        "asof_tie_break": tuple(job.target.b_keys),
+    }
 
 
 def prepare_job(

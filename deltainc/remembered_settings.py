@@ -37,7 +37,7 @@ class SettingsChangedError(ConfigError):
 def built_with(job: JobConfig) -> dict[str, object]:
     """The settings that decide which rows the target holds, by their names in the job file (JSON values)."""
     join, target = job.join, job.target
-    asof = {"join.asof_strategy": join.asof_strategy, "join.asof_col": join.asof_col} if join.how == "asof" else {}
+    asof = {f"join.{name}": getattr(join, name) for name in ("asof_strategy", "asof_col", "asof_col_b")}
     return {
         "start_date": job.start_date.isoformat(),
         "join.how": join.how,
@@ -51,7 +51,7 @@ def built_with(job: JobConfig) -> dict[str, object]:
         "join.enforce_sliding_join_window": join.enforce_sliding_join_window,
         "target.keys": list(target.keys),
         "target.b_keys": list(target.b_keys),
-        **asof,
+        **(asof if join.how == "asof" else {}),
     }
 
 

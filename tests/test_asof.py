@@ -325,6 +325,7 @@ def test_asof_needs_the_sliding_join_window(spark: SparkSession) -> None:
     ("asof_col", "error", "message"),
     [
         ("missing", SchemaError, r"^asof_col: column 'missing' missing from source_a"),
+        ("bid", SchemaError, r"^asof_col: column 'bid' missing from source_a"),
         ("aid", SchemaError, r"^asof_col: column 'aid' of source_a must be a date or timestamp, got int"),
         ("k", ConfigError, r"^asof_col: 'k' is a join key"),
     ],
@@ -340,8 +341,20 @@ def test_asof_col_must_be_a_time_column_of_both_sources(
 def test_asof_col_must_be_of_one_time_kind_in_both_sources(spark: SparkSession) -> None:
     df_a = spark.createDataFrame([], "k int, RecDate date, ts date")
     df_b = spark.createDataFrame([], "k int, RecDate date, ts timestamp")
-    with pytest.raises(SchemaError, match=r"^asof_col: column 'ts' is a date in one source and a timestamp"):
+    with pytest.raises(SchemaError, match=r"^asof_col: A's 'ts' and B's 'ts' must both be dates or both timestamps"):
         inc_join(df_a, df_b, "asof", "k", other_settings=IncJoinSettings(asof_col="ts"))
+
+
+def test_b_may_name_its_time_column_otherwise(spark: SparkSession) -> None:
+    df_a = spark.createDataFrame([(1, 1, day(10), at(10, 12))], A_SCHEMA)
+    df_b = spark.createDataFrame(
+        [(1, 11, day(9), at(9, 10), 0.1)], "k int, bid int, RecDate date, ValidFrom timestamp, score double"
+    )
+    options = IncJoinSettings(asof_col="ts", asof_col_b="ValidFrom", output_select="aid, bid, RecDate, JoinType")
+    out = inc_join(df_a, df_b, "asof", "k", None, 2, 0, day(10), day(10), options)
+    assert [tuple(row) for row in out.collect()] == [(1, 11, day(10), JoinType.A_LATE)]
+    with pytest.raises(SchemaError, match=r"^asof_col_b: column 'Valid' missing from source_b"):
+        inc_join(df_a, df_b, "asof", "k", other_settings=IncJoinSettings(asof_col="ts", asof_col_b="Valid"))
 
 
 def test_asof_settings_are_refused_for_other_join_types(spark: SparkSession) -> None:

@@ -880,6 +880,6 @@ def _cmd_demo(ctx: Context) -> int:
     )
     ok = getattr(result, "ok", True)
     if not ok:
-        _error("demo: the daily schedule, the re-run and the one-shot reload did not agree (see above)")
+        _error("demo: the daily schedules, the re-run and the one-shot reloads did not agree (see above)")
         return EXIT_FAILURE
     return EXIT_OK

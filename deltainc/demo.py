@@ -27,8 +27,9 @@ from rich.table import Table
 
 from deltainc import pipeline
 from deltainc.config import JobConfig
+from deltainc.demo_features import FeatureResult, run_features
 from deltainc.errors import ConfigError
-from deltainc.join_types import JOIN_TYPE_NAMES, JoinType
+from deltainc.join_types import JOIN_TYPE_NAMES, JoinType, counted_types
 from deltainc.sample_data import SampleSpec, generate
 
 __all__ = ["DemoDay", "DemoResult", "run_demo", "demo_job", "DEMO_START", "COUNT_NAMES"]
@@ -36,7 +37,8 @@ __all__ = ["DemoDay", "DemoResult", "run_demo", "demo_job", "DEMO_START", "COUNT
 DEMO_START = dt.date(2025, 3, 1)
 LOOK_BACK_TIME = 2  # the seed's example: B arrives up to 2 days before A ...
 MAX_WAITING_TIME = 11  # ... and up to 11 days after it
-COUNT_NAMES: tuple[str, ...] = (*JOIN_TYPE_NAMES.values(), "too_late")  # the columns of the demo's table
+# The columns of the demo's table: the full_outer job's outcomes and its too-late B rows.
+COUNT_NAMES: tuple[str, ...] = (*(JOIN_TYPE_NAMES[code] for code in counted_types("full_outer")), "too_late")
 _MARKER = ".deltainc-demo"  # marks a folder as the demo's own, so that a re-run may empty it
 
 
@@ -68,11 +70,12 @@ class DemoResult:
     reload_equal: bool  # the one-shot reload of all days gave exactly the daily target's rows
     reload_s: float
     total_s: float
+    features: FeatureResult | None = None  # the as-of job's part
 
     @property
     def ok(self) -> bool:
-        """Both promises held."""
-        return self.rerun_unchanged and self.reload_equal
+        """Both promises held (and the as-of feature table's reload equalled its daily runs)."""
+        return self.rerun_unchanged and self.reload_equal and (self.features is None or self.features.reload_equal)
 
     @property
     def seconds_per_day(self) -> float:
@@ -266,6 +269,7 @@ def run_demo(
         f"One-shot reload of {reloaded_windows} into a second target ({reload_s:.1f} s): "
         f"equal to the daily target: {'yes' if reload_equal else 'NO'}"
     )
+    features = run_features(root, spark, spec, echo)
     result = DemoResult(
         root=root,
         days=tuple(schedule),
@@ -275,9 +279,11 @@ def run_demo(
         reload_equal=reload_equal,
         reload_s=reload_s,
         total_s=time.monotonic() - clock,
+        features=features,
     )
     echo(
         f"Done in {result.total_s:.0f} s ({result.seconds_per_day:.1f} s per scheduled day). "
-        f"Tables under {root}: ledger, payments, target_{daily.name}, target_{reload.name}, _deltainc"
+        f"Tables under {root}: ledger, payments, risk_scores, target_{daily.name}, target_{reload.name}, "
+        "target_demo_features, target_demo_features_reload, _deltainc"
     )
     return result

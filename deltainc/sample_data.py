@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
+import random
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -38,6 +39,8 @@ __all__ = [
     "ORPHAN_TRX_OFFSET",
     "SampleSpec",
     "generate",
+    "RISK_SCHEMA",
+    "risk_scores",
     "write_sources",
     "seed_example",
 ]
@@ -355,6 +358,29 @@ def generate(spark: SparkSession, spec: SampleSpec, partitions: int | None = Non
     payments = first.unionByName(_second_payments(first, spec)).unionByName(_orphan_payments(tx, spec))
     source_b = _as_b(payments, spec)
     return source_a, source_b
+
+
+RISK_SCHEMA = "ScoreId long, AccountName string, ValidFrom timestamp, Risk double, RecDate date"
+# How many days after it became valid a risk score is delivered (RecDate - day of ValidFrom), and how often.
+RISK_DELIVERY_DELAYS: tuple[tuple[int, float], ...] = ((0, 0.6), (1, 0.3), (2, 0.1))
+
+
+def risk_scores(spark: SparkSession, spec: SampleSpec, every_days: float = 3.0) -> DataFrame:
+    """A third source for as-of joins: each account's risk score, re-rated about every `every_days` days at a
+    random time of day (ValidFrom), delivered 0-2 days later (RecDate); every account is rated on the first day."""
+    rng = random.Random(spec.seed)
+    rows: list[tuple[int, str, int, float, dt.date]] = []
+    for account in ACCOUNT_NAMES:
+        for offset in range(spec.days):
+            if offset and rng.random() >= 1 / every_days:
+                continue
+            valid_from = (spec.start - _EPOCH).days * SECONDS_PER_DAY + offset * SECONDS_PER_DAY
+            valid_from += rng.randrange(SECONDS_PER_DAY)
+            delay = rng.choices([d for d, _ in RISK_DELIVERY_DELAYS], [w for _, w in RISK_DELIVERY_DELAYS])[0]
+            delivered = spec.start + dt.timedelta(days=min(offset + delay, spec.days - 1))
+            rows.append((len(rows) + 1, account, valid_from, round(rng.random(), 3), delivered))
+    raw = spark.createDataFrame(rows, "ScoreId long, AccountName string, seconds long, Risk double, RecDate date")
+    return raw.select("ScoreId", "AccountName", F.timestamp_seconds("seconds").alias("ValidFrom"), "Risk", "RecDate")
 
 
 def write_sources(

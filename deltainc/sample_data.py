@@ -367,7 +367,7 @@ RISK_DELIVERY_DELAYS: tuple[tuple[int, float], ...] = ((0, 0.6), (1, 0.3), (2, 0
 
 def risk_scores(spark: SparkSession, spec: SampleSpec, every_days: float = 3.0) -> DataFrame:
     """A third source for as-of joins: each account's risk score, re-rated about every `every_days` days at a
-    random time of day (ValidFrom), delivered 0-2 days later (RecDate); every account is rated on the first day."""
+    random time of day (ValidFrom), delivered 0-2 days later (RecDate); every account has a rating from the start."""
     rng = random.Random(spec.seed)
     rows: list[tuple[int, str, int, float, dt.date]] = []
     for account in ACCOUNT_NAMES:
@@ -375,7 +375,8 @@ def risk_scores(spark: SparkSession, spec: SampleSpec, every_days: float = 3.0) 
             if offset and rng.random() >= 1 / every_days:
                 continue
             valid_from = (spec.start - _EPOCH).days * SECONDS_PER_DAY + offset * SECONDS_PER_DAY
-            valid_from += rng.randrange(SECONDS_PER_DAY)
+            # The first rating is valid from the day before the start (a ledger row may be booked the day before).
+            valid_from += rng.randrange(SECONDS_PER_DAY) if offset else -SECONDS_PER_DAY
             delay = rng.choices([d for d, _ in RISK_DELIVERY_DELAYS], [w for _, w in RISK_DELIVERY_DELAYS])[0]
             delivered = spec.start + dt.timedelta(days=min(offset + delay, spec.days - 1))
             rows.append((len(rows) + 1, account, valid_from, round(rng.random(), 3), delivered))

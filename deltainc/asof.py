@@ -24,10 +24,11 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from deltainc.windows import unit_seconds
+
 __all__ = ["STRATEGIES", "asof_time", "time_scale", "is_candidate", "nearest_only", "final_delay", "wait_limit"]
 
 STRATEGIES = ("backward", "forward", "nearest")
-_UNIT_MICROS = {"day": 86_400_000_000, "hour": 3_600_000_000}
 
 
 def asof_time(column: Column, data_type: T.DataType, exact: bool, unit: Column) -> Column:
@@ -38,13 +39,13 @@ def asof_time(column: Column, data_type: T.DataType, exact: bool, unit: Column) 
     if not exact:
         return unit
     if isinstance(data_type, T.DateType):
-        return F.datediff(column, F.lit(dt.date(1970, 1, 1))).cast("long") * F.lit(_UNIT_MICROS["day"])
+        return F.datediff(column, F.lit(dt.date(1970, 1, 1))).cast("long") * F.lit(unit_seconds("day") * 1_000_000)
     return F.unix_micros(column.cast("timestamp"))
 
 
 def time_scale(exact: bool, uom: str) -> int:
     """How many units of `asof_time` one `time_uom` unit is (the tolerances lb and mw are in time_uom units)."""
-    return _UNIT_MICROS[uom] if exact else 1
+    return unit_seconds(uom) * 1_000_000 if exact else 1
 
 
 def is_candidate(a_time: Column, b_time: Column, strategy: str, lb: int, mw: int, scale: int) -> Column:

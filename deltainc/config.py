@@ -126,7 +126,7 @@ class JoinConfig(_Section):
     max_waiting_time: NonNegativeInt = 0
     include_waiting: StrictBool = True
     enforce_sliding_join_window: StrictBool = True
-    time_uom: Literal["day", "hour"] = "day"
+    time_uom: Literal["day", "hour", "minute"] = "day"
     # B rows arriving after the A row they match timed out are counted (and kept with target.late_rows) up to
     # this many units after that A row; None = 2 x max_waiting_time, 0 = not looked for (reads stay smaller).
     late_horizon: NonNegativeInt | None = None

@@ -44,7 +44,7 @@ from deltainc.output_layout import (
     OutputLayout,
     plan_layout,
 )
-from deltainc.windows import from_index, parse_point
+from deltainc.windows import from_index, parse_point, unit_seconds
 
 __all__ = [
     "inc_join",
@@ -220,14 +220,14 @@ def unit_index(column: Column, data_type: T.DataType, uom: str) -> Column:
         day = column if isinstance(data_type, T.DateType) else F.to_date(column)
         return F.datediff(day, F.lit(dt.date(1970, 1, 1)))
     seconds = F.unix_timestamp(column.cast("timestamp"))
-    return F.floor(seconds / F.lit(3600)).cast("int")
+    return F.floor(seconds / F.lit(unit_seconds(uom))).cast("int")
 
 
 def unit_time(index: Column, uom: str) -> Column:
-    """The date (day) or timestamp (hour) of a unit index: the inverse of `unit_index`, for output RecDates."""
+    """The date (day) or timestamp (hour, minute) of a unit index: the inverse of `unit_index`, for output RecDates."""
     if uom == "day":
         return F.date_add(F.lit(dt.date(1970, 1, 1)), index)
-    return F.timestamp_seconds(index * F.lit(3600))
+    return F.timestamp_seconds(index.cast("long") * F.lit(unit_seconds(uom)))
 
 
 def source_filter(df: DataFrame, inc: str, uom: str, first: int | None, last: int | None) -> Column:

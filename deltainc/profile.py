@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from pyspark.sql import Column, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from deltainc.config import JobConfig
-from deltainc.engine import prepare_join, source_filter
+from deltainc.engine import prepare_join, source_filter, unit_index
 from deltainc.errors import ConfigError, InternalError
 from deltainc.join_settings import IncJoinSettings
 from deltainc.sources import read_table
@@ -103,14 +102,6 @@ class DelayProfile:
         raise ConfigError(
             f"coverage: expected one of {', '.join(COVERAGES)} (with pairs measured), got {coverage!r}"
         )
-
-
-def _unit_index(column: Column, data_type: T.DataType, uom: str) -> Column:
-    """Whole `uom` units since 1970-01-01 in the session time zone, as the engine counts them."""
-    if uom == "day":
-        day = column if isinstance(data_type, T.DateType) else F.to_date(column)
-        return F.datediff(day, F.lit(dt.date(1970, 1, 1)))
-    return F.floor(F.unix_timestamp(column.cast("timestamp")) / F.lit(3600)).cast("int")
 
 
 def _rank_value(sorted_values: list[tuple[int, int]], count: int, level: Fraction) -> int:
@@ -219,7 +210,7 @@ def profile_job(
         condition = condition & F.expr(join.join_cond)
     a_rec, b_rec = F.col(f"{join.alias_a}.`{inc}`"), F.col(f"{join.alias_b}.`{inc}`")
     a_type, b_type = df_a.schema[inc].dataType, df_b.schema[inc].dataType
-    delay = _unit_index(b_rec, b_type, uom) - _unit_index(a_rec, a_type, uom)
+    delay = unit_index(b_rec, b_type, uom) - unit_index(a_rec, a_type, uom)
     rows = a.join(b, condition, "left").groupBy(delay.alias(_DELAY)).count().collect()
     counted = {int(r[_DELAY]): int(r["count"]) for r in rows if r[_DELAY] is not None}
     unmatched = sum(int(r["count"]) for r in rows if r[_DELAY] is None)

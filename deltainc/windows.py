@@ -27,13 +27,19 @@ __all__ = [
     "chunk_windows",
 ]
 
-TimeUom = Literal["day", "hour"]
-TIME_UOMS: tuple[str, ...] = ("day", "hour")
+TimeUom = Literal["day", "hour", "minute"]
+TIME_UOMS: tuple[str, ...] = ("day", "hour", "minute")
 Chunk = Literal["day", "month", "year", "all"]
 
 _EPOCH_DAY = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1)
-_UNIT_SECONDS = {"day": 86400, "hour": 3600}
+_UNIT_SECONDS = {"day": 86400, "hour": 3600, "minute": 60}
+
+
+def unit_seconds(time_uom: str) -> int:
+    """How many seconds one unit of `time_uom` lasts."""
+    _check_uom(time_uom)
+    return _UNIT_SECONDS[time_uom]
 
 
 def _check_uom(time_uom: str) -> None:
@@ -54,7 +60,7 @@ def to_index(point: dt.date | dt.datetime, time_uom: str = "day") -> int:
 
 
 def from_index(index: int, time_uom: str = "day") -> dt.date | dt.datetime:
-    """The first instant of unit `index`: a date for days, a naive UTC datetime for hours."""
+    """The first instant of unit `index`: a date for days, a naive UTC datetime for hours and minutes."""
     _check_uom(time_uom)
     if time_uom == "day":
         return _EPOCH_DAY + dt.timedelta(days=index)

@@ -462,15 +462,15 @@ def test_flags_must_be_booleans(tmp_path: Path, field: str) -> None:
         load_job(path)
 
 
-@pytest.mark.parametrize("uom", ["day", "hour"])
-def test_time_uom_accepts_day_and_hour(tmp_path: Path, uom: str) -> None:
+@pytest.mark.parametrize("uom", ["day", "hour", "minute"])
+def test_time_uom_accepts_day_hour_and_minute(tmp_path: Path, uom: str) -> None:
     path = write(tmp_path, with_lines(MINIMAL, "join", f'time_uom = "{uom}"'))
     assert load_job(path).join.time_uom == uom
 
 
 def test_time_uom_rejects_anything_else(tmp_path: Path) -> None:
     path = write(tmp_path, with_lines(MINIMAL, "join", 'time_uom = "week"'))
-    with pytest.raises(ConfigError, match=r"join\.time_uom: .*'day' or 'hour' \(got 'week'\)"):
+    with pytest.raises(ConfigError, match=r"join\.time_uom: .*'day', 'hour' or 'minute' \(got 'week'\)"):
         load_job(path)
 
 

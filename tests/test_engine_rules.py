@@ -314,6 +314,21 @@ def test_hour_time_uom_counts_in_hours(spark: SparkSession) -> None:
     assert rows == [(1, ts(2025, 1, 1, 13), 3, JoinType.B_LATE), (2, ts(2025, 1, 1, 13), None, JoinType.A_TIMED_OUT)]
 
 
+def test_minute_time_uom_counts_in_minutes(spark: SparkSession) -> None:
+    ts = dt.datetime
+    df_a = spark.createDataFrame(
+        [(1, ts(2025, 1, 1, 10, 30, 59)), (2, ts(2025, 1, 1, 10, 30))], "k long, RecDate timestamp"
+    )
+    df_b = spark.createDataFrame([(1, ts(2025, 1, 1, 10, 33, 5))], "k long, RecDate timestamp")
+    options = IncJoinSettings(time_uom="minute")
+    out = inc_join(df_a, df_b, "left", ["k"], None, 0, 3, "2025-01-01T10:00", "2025-01-01T10:59", options)
+    rows = sorted((r.k, r.RecDate, r.DiffArrivalTime, r.JoinType) for r in out.collect())
+    assert rows == [
+        (1, ts(2025, 1, 1, 10, 33), 3, JoinType.B_LATE),
+        (2, ts(2025, 1, 1, 10, 33), None, JoinType.A_TIMED_OUT),
+    ]
+
+
 def test_without_a_window_end_the_latest_recdate_in_both_sources_is_the_end(spark: SparkSession) -> None:
     df_a, df_b = sources(spark, [(1, 0), (2, 4)], [(1, 2), (9, 6)])
     out = inc_join(

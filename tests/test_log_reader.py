@@ -80,7 +80,7 @@ def assert_same_state(spark: SparkSession, paths: StatePaths, *jobs: str) -> Non
 
 def assert_same_latest(spark: SparkSession, location: str, inc_col: str = "RecDate") -> None:
     frame = spark.read.format("delta").load(location)
-    for uom in ("day", "hour"):
+    for uom in ("day", "hour", "minute"):
         assert latest_unit_from_log(location, inc_col, uom) == latest_unit(frame, inc_col, uom)
 
 

@@ -34,9 +34,12 @@ class Layout:
     partition_by: str | None
 
     def point(self, step: int) -> dt.date | dt.datetime:
-        """The RecDate `step` units after the job's start (a date for daily jobs, a timestamp for hourly ones)."""
+        """The RecDate `step` units after the job's start (a date for daily jobs, a timestamp for hourly and
+        minutely ones)."""
         if self.time_uom == "hour":
             return T0 + dt.timedelta(hours=step)
+        if self.time_uom == "minute":
+            return T0 + dt.timedelta(minutes=step)
         return T0.date() + dt.timedelta(days=step)
 
     def arg(self, step: int) -> str:
@@ -48,6 +51,7 @@ class Layout:
 LAYOUTS = {
     "date_partitioned": Layout("date", "day", "RecDate"),
     "timestamp_partitioned": Layout("timestamp", "hour", "RecDate"),
+    "minute_partitioned": Layout("timestamp", "minute", "RecDate"),
     "unpartitioned": Layout("date", "day", None),
 }
 

@@ -71,6 +71,9 @@ def test_the_helpers_agree_with_the_hand_counted_anchors() -> None:
         (dt.datetime(2025, 3, 1, 10, 30), "hour", MAR_1_2025_H + 10),
         (dt.datetime(1969, 12, 31, 23, 30), "hour", -1),
         (dt.datetime(9999, 12, 31, 23, 59, 59, 999999), "hour", DEC_31_9999 * 24 + 23),
+        (dt.date(2025, 3, 1), "minute", MAR_1_2025_H * 60),
+        (dt.datetime(2025, 3, 1, 10, 42, 59), "minute", MAR_1_2025_H * 60 + 10 * 60 + 42),
+        (dt.datetime(1969, 12, 31, 23, 59, 30), "minute", -1),
     ],
 )
 def test_to_index_counts_whole_units_since_1970(point: dt.date, time_uom: str, expected: int) -> None:
@@ -93,7 +96,7 @@ def test_to_index_converts_an_aware_datetime_to_utc(point: dt.datetime, time_uom
 
 
 def test_to_index_rejects_an_unknown_time_uom() -> None:
-    with pytest.raises(ConfigError, match=r"time_uom: expected one of day, hour, got 'week'"):
+    with pytest.raises(ConfigError, match=r"time_uom: expected one of day, hour, minute, got 'week'"):
         to_index(dt.date(2025, 3, 1), "week")
 
 
@@ -115,6 +118,9 @@ def test_to_index_rejects_what_is_not_a_date(point: object) -> None:
         (24, "hour", dt.datetime(1970, 1, 2, 0)),
         (-1, "hour", dt.datetime(1969, 12, 31, 23)),
         (MAR_1_2025_H + 10, "hour", dt.datetime(2025, 3, 1, 10)),
+        (0, "minute", dt.datetime(1970, 1, 1, 0, 0)),
+        (-1, "minute", dt.datetime(1969, 12, 31, 23, 59)),
+        (MAR_1_2025_H * 60 + 10 * 60 + 42, "minute", dt.datetime(2025, 3, 1, 10, 42)),
     ],
 )
 def test_from_index_gives_the_first_instant_of_the_unit(index: int, time_uom: str, expected: dt.date) -> None:
@@ -124,8 +130,8 @@ def test_from_index_gives_the_first_instant_of_the_unit(index: int, time_uom: st
 
 
 def test_from_index_rejects_an_unknown_time_uom() -> None:
-    with pytest.raises(ConfigError, match=r"time_uom: expected one of day, hour, got 'minute'"):
-        from_index(0, "minute")
+    with pytest.raises(ConfigError, match=r"time_uom: expected one of day, hour, minute, got 'second'"):
+        from_index(0, "second")
 
 
 # --- parse_point ----------------------------------------------------------------------------------
@@ -138,6 +144,8 @@ def test_from_index_rejects_an_unknown_time_uom() -> None:
         ("2025-03-01", "hour", MAR_1_2025_H),
         ("2025-03-01T10:30", "day", MAR_1_2025),
         ("2025-03-01T10:30", "hour", MAR_1_2025_H + 10),
+        ("2025-03-01T10:30", "minute", (MAR_1_2025_H + 10) * 60 + 30),
+        ("2025-03-01T01:30+02:00", "minute", (MAR_1_2025_H - 1) * 60 + 30),
         ("2025-03-01 10:30:00", "hour", MAR_1_2025_H + 10),
         ("2025-03-01T01:30+02:00", "hour", MAR_1_2025_H - 1),
         (dt.date(2025, 3, 1), "day", MAR_1_2025),

@@ -1,4 +1,4 @@
-"""The `deltainc` command line: run, rerun, backfill, status, validate, unlock, profile and demo.
+"""The `deltainc` command line: run, rerun, backfill, status, validate, verify, unlock, profile and demo.
 
 Exit codes: 0 done (or nothing pending), 1 any other failure, 2 invalid configuration or input (nothing
 written), 3 the job is locked by a concurrent run. Errors go to stderr as `deltainc: error: <message>`.
@@ -201,6 +201,17 @@ def build_parser() -> argparse.ArgumentParser:
         True,
     )
     sub.add_argument("job", metavar="JOB", nargs="?", help="default: every job in the job directory")
+
+    sub = command(
+        "verify",
+        "recompute a processed range in one shot and compare it with the target, row for row; writes nothing; "
+        "exit 1 when they differ",
+        _cmd_verify,
+        True,
+    )
+    sub.add_argument("job", metavar="JOB")
+    sub.add_argument("--start", type=_point, metavar="DATE", help="default: the job's start_date")
+    sub.add_argument("--end", type=_point, metavar="DATE", help="default: the watermark")
 
     sub = command("unlock", "remove the lock a dead run left behind", _cmd_unlock, False)
     sub.add_argument("job", metavar="JOB")
@@ -821,6 +832,35 @@ def _cmd_validate(ctx: Context) -> int:
 
 
 # --- unlock -------------------------------------------------------------------------------------------------------
+
+
+def _cmd_verify(ctx: Context) -> int:
+    from deltainc.verify import verify
+
+    if ctx.args.start is not None:
+        _check_range(ctx.args.start, ctx.args.end)
+    job, _ = ctx.job(ctx.args.job)
+    result = verify(job, ctx.args.start, ctx.args.end, spark=ctx.spark(), settings=ctx.settings)
+    if ctx.json:
+        document = json.loads(json.dumps(dataclasses.asdict(result), default=_json_default))
+        _emit_json({**document, "equal": result.equal})
+        return EXIT_OK if result.equal else EXIT_FAILURE
+    verdict = "equal" if result.equal else "DRIFT"
+    ctx.print(
+        f"verify {result.job} {result.window} (watermark {result.watermark}): target {result.target_rows} rows, "
+        f"recompute {result.recomputed_rows} rows: {verdict}"
+    )
+    for label, counts, sample in (
+        ("only in the target", result.only_in_target, result.sample_only_in_target),
+        ("only in the recompute", result.only_in_recompute, result.sample_only_in_recompute),
+    ):
+        if counts:
+            ctx.print(f"  {label}: " + "  ".join(f"{name} {rows}" for name, rows in counts.items()))
+            for row in sample:
+                ctx.print("    " + json.dumps(row, default=_json_default))
+    if not result.equal:
+        ctx.print(f"  the target drifted from a reload; `deltainc rerun {result.job} --start DATE` rewrites it")
+    return EXIT_OK if result.equal else EXIT_FAILURE
 
 
 def _cmd_unlock(ctx: Context) -> int:

@@ -214,6 +214,9 @@ class TargetConfig(TableRef):
     # "apply" recomputes through the watermark, so the target equals a reload; "keep" keeps what the target has
     # and only counts such rows as too late.
     corrections: Literal["apply", "keep"] = "apply"
+    # A column added to a source: "none" refuses the run naming it; "add_columns" adds it to the target through
+    # Delta's schema evolution (rows already there read NULL). A dropped or retyped column is always refused.
+    schema_evolution: Literal["none", "add_columns"] = "none"
 
     @field_validator("late_rows")
     @classmethod

@@ -162,6 +162,7 @@ def merge_window(
     a_first: dt.date | dt.datetime,
     a_after_last: dt.date | dt.datetime,
     user_metadata: dict[str, str],
+    add_columns: bool = False,
 ) -> CommitResult:
     """One MERGE of the planned actions into the target; its condition carries literal A RecDate bounds."""
     table = delta_table(spark, ref)
@@ -180,12 +181,13 @@ def merge_window(
             f"t.`{JOIN_TYPE}` = {int(JoinType.A_WAITING)}",
         ]
     )
-    values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in target_columns}
+    columns = [c for c in actions.columns if c != ACTION] if add_columns else target_columns
+    values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in columns}
     with commit_metadata(spark, user_metadata):
+        merge = table.alias("t").merge(actions.alias("s"), condition)
+        merge = merge.withSchemaEvolution() if add_columns else merge  # the output's new columns join the table
         (
-            table.alias("t")
-            .merge(actions.alias("s"), condition)
-            .whenMatchedDelete(condition=f"s.{ACTION} = 'delete'")
+            merge.whenMatchedDelete(condition=f"s.{ACTION} = 'delete'")
             .whenMatchedUpdate(condition=f"s.{ACTION} = 'update'", set=values)
             .whenNotMatchedInsert(condition=f"s.{ACTION} = 'insert'", values=values)
             .execute()

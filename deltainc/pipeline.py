@@ -54,6 +54,7 @@ from deltainc.state import (
     state_paths,
 )
 from deltainc.target_layout import default_partitioning, ensure_target, lay_out
+from deltainc.target_schema import new_columns
 from deltainc.too_late import too_late_rows
 from deltainc.windows import Window, chunk_windows, from_index, next_window, parse_point, read_bounds, to_index
 
@@ -276,29 +277,27 @@ class _Written:
     too_late: int = 0  # matches of timed-out A rows a re-run kept out (corrections = "keep")
 
 
-def _check_target_columns(prepared: PreparedJob, target: DataFrame, output: DataFrame) -> None:
-    missing = [c for c in output.columns if c not in target.columns]
-    extra = [c for c in target.columns if c not in output.columns]
-    if missing or extra:
-        raise SchemaError(
-            f"target: {prepared.job.target.label} has other columns than the join output "
-            f"(missing in target: {missing}, not produced by the join: {extra}); "
-            "write to a new target or restore the job's output_select"
-        )
+def _fit_target(prepared: PreparedJob, target: DataFrame, output: DataFrame) -> bool:
+    """Check the output against the target's columns (target_schema); True when the write adds new columns."""
+    job, layout = prepared.job, prepared.spec.layout
+    added = new_columns(target.schema, output.schema, layout, job.target.label, job.target.schema_evolution)
+    if added:
+        log.warning("%s: adding the sources' new column(s) %s to the target %s", job.name, added, job.target.label)
+    return bool(added)
 
 
 def _write_forward(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> _Written:
     """A window right after the watermark: replace the target's two slices by the window's output."""
     spark, job = prepared.spark, prepared.job
     target = read_table(spark, job.target, "target")
-    _check_target_columns(prepared, target, output)
+    add = _fit_target(prepared, target, output)
     rec = prepared.spec.layout.inc_col
     slices = forward_slices(rec, from_index(window.start - 1, prepared.uom), target.schema[rec].dataType)
     read = scan_stats(spark, target.where(slices.condition()))
     if job.target.forward_write == "merge":
-        commit = merge_slices(spark, job.target, output, prepared.identity.columns, slices, metadata)
+        commit = merge_slices(spark, job.target, output, prepared.identity.columns, slices, metadata, add)
     else:
-        commit = replace_slices(spark, job.target, output, slices, metadata)
+        commit = replace_slices(spark, job.target, output, slices, metadata, add)
     return _Written(job.target.forward_write, commit, read)
 
 
@@ -308,7 +307,7 @@ def _write_forward_only(
     """A re-run (or a job without the sliding join window): MERGE only what moves a target row forward."""
     spark, job, identity = prepared.spark, prepared.job, prepared.identity
     target = read_table(spark, job.target, "target")
-    _check_target_columns(prepared, target, output)
+    add = _fit_target(prepared, target, output)
     bounds = read_bounds(window, job.join.look_back_time, job.join.max_waiting_time)
     a_first, a_after = from_index(bounds.a_start, prepared.uom), from_index(bounds.a_end + 1, prepared.uom)
     a_rec = F.col(f"`{identity.a_rec}`")
@@ -318,9 +317,9 @@ def _write_forward_only(
     try:
         planned = {row[ACTION]: int(row["count"]) for row in actions.groupBy(ACTION).count().collect()}
         ignored = planned.pop("ignore", 0)
-        commit = (
-            merge_window(spark, job.target, actions, identity, a_first, a_after, metadata) if planned else NO_COMMIT
-        )
+        commit = NO_COMMIT
+        if planned:
+            commit = merge_window(spark, job.target, actions, identity, a_first, a_after, metadata, add)
     finally:
         actions.unpersist()
     return _Written("forward_only_merge", commit, read, too_late=ignored)
@@ -337,10 +336,13 @@ def _write_recompute(
     """
     spark, job = prepared.spark, prepared.job
     target = read_table(spark, job.target, "target")
-    _check_target_columns(prepared, target, output)
+    add = _fit_target(prepared, target, output)
     rec = prepared.spec.layout.inc_col
     condition = f"`{rec}` >= {sql_literal(from_index(window.start, prepared.uom), target.schema[rec].dataType)}"
-    current = target.where(condition).select(*[F.col(f"`{c}`") for c in output.columns])
+    # A column the sources added is NULL in the target's rows so far (compared as such).
+    held = [F.col(f"`{c}`") if c in target.columns else F.lit(None).cast(f.dataType).alias(c) for c, f in
+            ((f.name, f) for f in output.schema.fields)]  # fmt: skip
+    current = target.where(condition).select(*held)
     read = scan_stats(spark, current)
     mark = f"{RESERVED_PREFIX}change"
     changes = (
@@ -351,7 +353,7 @@ def _write_recompute(
     changed = {row[mark]: int(row["count"]) for row in changes.groupBy(mark).count().collect()}
     if not changed:
         return _Written("recompute", NO_COMMIT, read)
-    commit = replace_where(spark, job.target, output, condition, metadata)
+    commit = replace_where(spark, job.target, output, condition, metadata, add)
     exact = replace(commit, inserted=changed.get("inserted", 0), updated=0, deleted=changed.get("deleted", 0))
     return _Written("recompute", exact, read)
 

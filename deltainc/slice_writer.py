@@ -79,25 +79,34 @@ def replace_slices(
     output: DataFrame,
     slices: Slices,
     user_metadata: dict[str, str],
+    add_columns: bool = False,
 ) -> CommitResult:
     """Overwrite exactly the rows of `slices` with `output`: one Delta commit (replaceWhere).
 
     Delta deletes the matching rows (with deletion vectors, without rewriting their files) and appends the
     output, and checks that every output row satisfies the condition, so nothing outside the slices moves.
     """
-    return replace_where(spark, ref, output, slices.condition(), user_metadata)
+    return replace_where(spark, ref, output, slices.condition(), user_metadata, add_columns)
 
 
 def replace_where(
-    spark: SparkSession, ref: TableRef, output: DataFrame, condition: str, user_metadata: dict[str, str]
+    spark: SparkSession,
+    ref: TableRef,
+    output: DataFrame,
+    condition: str,
+    user_metadata: dict[str, str],
+    add_columns: bool = False,
 ) -> CommitResult:
-    """Overwrite the rows of the target that satisfy the SQL `condition` with `output`, in one commit."""
+    """Overwrite the rows of the target that satisfy the SQL `condition` with `output`, in one commit;
+    `add_columns`: the output's new columns are added to the table (Delta's mergeSchema)."""
     writer = (
         output.write.format("delta")
         .mode("overwrite")
         .option("replaceWhere", condition)
         .option("userMetadata", json.dumps(user_metadata, sort_keys=True))
     )
+    if add_columns:
+        writer = writer.option("mergeSchema", "true")
     if ref.path is not None:
         writer.save(ref.path)
     else:
@@ -112,6 +121,7 @@ def merge_slices(
     identity_columns: list[str],
     slices: Slices,
     user_metadata: dict[str, str],
+    add_columns: bool = False,
 ) -> CommitResult:
     """The same change as `replace_slices` as one Delta MERGE: the slice rows the output does not hold are
     deleted, the output rows inserted (or updated where an earlier attempt left them)."""
@@ -122,16 +132,20 @@ def merge_slices(
     for c in identity_columns:
         same = same & F.col(f"`{c}`").eqNullSafe(F.col(f"`{_SEEN}{c}`"))
     gone = slice_rows.join(seen, same, "left_anti")
+    held = [  # a column the output adds (add_columns) is NULL in the slice rows to delete
+        F.col(f"`{f.name}`") if f.name in gone.columns else F.lit(None).cast(f.dataType).alias(f.name)
+        for f in output.schema.fields
+    ]
     source = output.withColumn(_ACTION, F.lit("put")).unionByName(
-        gone.select(*[F.col(f"`{c}`") for c in output.columns]).withColumn(_ACTION, F.lit("delete"))
+        gone.select(*held).withColumn(_ACTION, F.lit("delete"))
     )
     on = " AND ".join([f"t.`{c}` <=> s.`{c}`" for c in identity_columns] + [slices.condition("t.")])
     values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in output.columns}
     with commit_metadata(spark, user_metadata):
+        merge = table.alias("t").merge(source.alias("s"), on)
+        merge = merge.withSchemaEvolution() if add_columns else merge
         (
-            table.alias("t")
-            .merge(source.alias("s"), on)
-            .whenMatchedDelete(condition=f"s.{_ACTION} = 'delete'")
+            merge.whenMatchedDelete(condition=f"s.{_ACTION} = 'delete'")
             .whenMatchedUpdate(set=values)
             .whenNotMatchedInsert(condition=f"s.{_ACTION} = 'put'", values=values)
             .execute()

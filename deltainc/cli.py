@@ -792,7 +792,8 @@ def _cmd_validate(ctx: Context) -> int:
         if target:
             from deltainc.target_layout import layout_warnings, read_layout
 
-            warnings = layout_warnings(read_layout(spark, job.target), join.inc_col, uom)
+            layout = read_layout(spark, job.target)
+            warnings = layout_warnings(layout, join.inc_col, uom, job.target.change_data_feed)
         status = status_document(state)
         document = {
             "job": job.name,

@@ -217,6 +217,8 @@ class TargetConfig(TableRef):
     # A column added to a source: "none" refuses the run naming it; "add_columns" adds it to the target through
     # Delta's schema evolution (rows already there read NULL). A dropped or retyped column is always refused.
     schema_evolution: Literal["none", "add_columns"] = "none"
+    # Create the target with Delta's Change Data Feed, so consumers read each run's changes (table_changes).
+    change_data_feed: StrictBool = False
 
     @field_validator("late_rows")
     @classmethod

@@ -454,7 +454,8 @@ def _process_window(
 
         lease.check(job.name)
         step("writing")
-        ensure_target(spark, job.target, output.schema, prepared.partition_by, job.target.deletion_vectors)
+        made = job.target
+        ensure_target(spark, made, output.schema, prepared.partition_by, made.deletion_vectors, made.change_data_feed)
         metadata = {"job": job.name, "run_id": lease.run_id, "command": command, "window": str(window)}
         written = _writer(mode, forward)(prepared, window, output, metadata)
         commit = written.commit

@@ -16,6 +16,7 @@ from deltainc.sources import delta_table, table_exists
 __all__ = ["TargetLayout", "default_partitioning", "ensure_target", "lay_out", "read_layout", "layout_warnings"]
 
 DELETION_VECTORS = "delta.enableDeletionVectors"
+CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class TargetLayout:
 
     partition_by: tuple[str, ...]
     deletion_vectors: bool
+    change_data_feed: bool = False
 
 
 def default_partitioning(partition_by: Sequence[str] | None, rec: str, time_uom: str) -> list[str]:
@@ -38,13 +40,20 @@ def default_partitioning(partition_by: Sequence[str] | None, rec: str, time_uom:
 
 
 def ensure_target(
-    spark: SparkSession, ref: TableRef, schema: T.StructType, partition_by: Sequence[str], deletion_vectors: bool
+    spark: SparkSession,
+    ref: TableRef,
+    schema: T.StructType,
+    partition_by: Sequence[str],
+    deletion_vectors: bool,
+    change_data_feed: bool = False,
 ) -> bool:
     """Create the target table (empty, with the output schema and layout) unless it exists; True if created."""
     if table_exists(spark, ref):
         return False
     writer = spark.createDataFrame([], schema).write.format("delta").mode("append")
     writer = writer.option(DELETION_VECTORS, str(deletion_vectors).lower())
+    if change_data_feed:
+        writer = writer.option(CHANGE_DATA_FEED, "true")
     if partition_by:
         writer = writer.partitionBy(*partition_by)
     if ref.path is not None:
@@ -61,7 +70,9 @@ def read_layout(spark: SparkSession, ref: TableRef) -> TargetLayout:
         return TargetLayout((), False)
     properties = dict(detail["properties"] or {})
     return TargetLayout(
-        tuple(detail["partitionColumns"] or ()), properties.get(DELETION_VECTORS, "false").lower() == "true"
+        tuple(detail["partitionColumns"] or ()),
+        properties.get(DELETION_VECTORS, "false").lower() == "true",
+        properties.get(CHANGE_DATA_FEED, "false").lower() == "true",
     )
 
 
@@ -77,9 +88,16 @@ def lay_out(output: DataFrame, partition_by: Sequence[str], rec: str) -> DataFra
     return output.repartitionByRange(F.col(f"`{rec}`"))
 
 
-def layout_warnings(layout: TargetLayout, rec: str, time_uom: str) -> list[str]:
-    """Why a forward run on this target would read or rewrite more than its two slices, if it would."""
+def layout_warnings(layout: TargetLayout, rec: str, time_uom: str, change_data_feed: bool = False) -> list[str]:
+    """Why a forward run on this target would read or rewrite more than its two slices, if it would; and a
+    job asking for the change data feed of a target created without it."""
     warnings: list[str] = []
+    if change_data_feed and not layout.change_data_feed:
+        warnings.append(
+            "target: change_data_feed = true, but the existing table was created without it (the setting applies "
+            f"when a target is created); turn it on with ALTER TABLE ... SET TBLPROPERTIES ('{CHANGE_DATA_FEED}' "
+            "= 'true'): changes are recorded from then on"
+        )
     if rec not in layout.partition_by and time_uom == "day":
         laid = f"partitioned by {', '.join(layout.partition_by)}" if layout.partition_by else "not partitioned"
         warnings.append(

@@ -26,13 +26,15 @@ $(VENV)/.jars: $(VENV)/.installed
 	  $(PY) -m deltainc.spark --warm; }
 	touch $@
 
-test: jars
+test: lint jars
 	$(PY) -m pytest
 
 demo: jars
 	$(PY) -m deltainc demo
 
+# Formatting, lint rules and strict typing; `make test` (and so CI) runs it first.
 lint: install
+	$(PY) -m ruff format --check deltainc tests jobs benchmarks
 	$(PY) -m ruff check deltainc tests jobs benchmarks
 	$(PY) -m mypy
 

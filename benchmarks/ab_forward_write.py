@@ -161,8 +161,11 @@ def main(argv: list[str] | None = None) -> int:
             restore(bench, versions)
             sample = measure_once(bench, _variant(job, how), args.days, tables, jobs)
             samples[how].append(sample)
-            print(f"  {how:13s} pair {pair + 1}: {sample['seconds']:.2f} s, {sample['spark_jobs']} Spark jobs, "
-                  f"commits {sample['commits']}", flush=True)
+            print(
+                f"  {how:13s} pair {pair + 1}: {sample['seconds']:.2f} s, {sample['spark_jobs']} Spark jobs, "
+                f"commits {sample['commits']}",
+                flush=True,
+            )
     text = render(args, samples, (load_start, load_average()))
     args.out.write_text(text)
     print(text)

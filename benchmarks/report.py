@@ -578,8 +578,12 @@ def render(results: Results) -> str:
             f"left on TrxId, look_back_time {o.get('look_back')}, max_waiting_time {o.get('max_wait')} days, "
             "include_waiting, target keys TrxId + SepaId",
         ],
-        ["target partitioned by", "RecDate (the job's default layout)" if o.get("partition_by") is None
-         else ", ".join(o.get("partition_by") or []) or "(not partitioned)"],
+        [
+            "target partitioned by",
+            "RecDate (the job's default layout)"
+            if o.get("partition_by") is None
+            else ", ".join(o.get("partition_by") or []) or "(not partitioned)",
+        ],
         ["repetitions asked", str(o.get("repeat"))],
     ]
     if src is not None:

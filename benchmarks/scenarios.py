@@ -116,9 +116,7 @@ class Bench:
             }
         )
 
-    def run(
-        self, job: JobConfig, until: int, on_step: Callable[[str], None] | None = None
-    ) -> tuple[WindowReport, ...]:
+    def run(self, job: JobConfig, until: int, on_step: Callable[[str], None] | None = None) -> tuple[WindowReport, ...]:
         """pipeline.run(job, until=day `until`); the windows it processed."""
         day = self.sources.day(until)
         return pipeline.run(job, until=day, spark=self.spark, settings=self.settings, on_step=on_step).windows

@@ -180,7 +180,7 @@ class JoinConfig(_Section):
         if self.how != "asof":
             for name in ("asof_strategy", "asof_col", "asof_col_b"):
                 if name in self.model_fields_set:
-                    raise ValueError(f"{name}: only for how = \"asof\" (how is {self.how!r})")
+                    raise ValueError(f'{name}: only for how = "asof" (how is {self.how!r})')
         if self.asof_col_b is not None and self.asof_col is None:
             raise ValueError("asof_col_b: needs asof_col (A's time column); asof_col alone names both")
         if self.how == "asof" and self.late_horizon:
@@ -339,6 +339,5 @@ def resolve_job(name_or_path: str, job_dir: Path) -> Path:
         return by_name
     available = sorted(p.stem for p in job_dir.glob("*.toml")) if job_dir.is_dir() else []
     raise ConfigError(
-        f"job {name_or_path!r}: no such job file and no {by_name} "
-        f"(jobs in {job_dir}: {', '.join(available) or 'none'})"
+        f"job {name_or_path!r}: no such job file and no {by_name} (jobs in {job_dir}: {', '.join(available) or 'none'})"
     )

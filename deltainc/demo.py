@@ -162,8 +162,14 @@ def _table(result_days: tuple[DemoDay, ...]) -> str:
     for d in result_days:
         counts = [str(d.counts[name]) for name in COUNT_NAMES] if d.windows else ["-"] * len(COUNT_NAMES)
         table.add_row(
-            d.day.isoformat(), str(d.rows_a), str(d.rows_b), *counts,
-            str(d.inserted), str(d.updated), str(d.deleted), f"{d.run_s:.1f}",
+            d.day.isoformat(),
+            str(d.rows_a),
+            str(d.rows_b),
+            *counts,
+            str(d.inserted),
+            str(d.updated),
+            str(d.deleted),
+            f"{d.run_s:.1f}",
         )
     buffer = io.StringIO()
     Console(file=buffer, width=240, force_terminal=False, color_system=None).print(table)
@@ -261,9 +267,7 @@ def run_demo(
     reloaded = pipeline.run(reload, spark=spark)
     reload_s = time.monotonic() - started
     reload_path = str(root / f"target_{reload.name}")
-    reload_equal = _same_rows(
-        spark.read.format("delta").load(daily_path), spark.read.format("delta").load(reload_path)
-    )
+    reload_equal = _same_rows(spark.read.format("delta").load(daily_path), spark.read.format("delta").load(reload_path))
     reloaded_windows = ", ".join(w.window for w in reloaded.windows) or "nothing"
     echo(
         f"One-shot reload of {reloaded_windows} into a second target ({reload_s:.1f} s): "

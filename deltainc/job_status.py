@@ -120,9 +120,7 @@ def status_document(status: JobStatus) -> dict[str, Any]:
         },
         "lock": status.lock,
         "runs": [_run_document(run) for run in status.runs],
-        "changed_settings": [
-            {"setting": c.setting, "before": c.before, "now": c.now} for c in status.changed_settings
-        ],
+        "changed_settings": [{"setting": c.setting, "before": c.before, "now": c.now} for c in status.changed_settings],
         "problem": status.problem,
         "read_with": status.read_with,
     }

@@ -48,6 +48,7 @@ def counted_types(how: str) -> tuple[JoinType, ...]:
     provisional only for asof."""
     return tuple(code for code in JOIN_TYPE_NAMES if _ONLY_FOR.get(code, how) == how)
 
+
 HOWS: dict[str, str] = {
     "inner": "inner",
     "left": "left",

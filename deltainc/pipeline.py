@@ -195,6 +195,7 @@ def prepare_job(
         b_waits_for_a=join.how == "full_outer",  # a job's B side is window-invariant (DESIGN.md 2)
         **_asof_options(job),
     )
+
     def validated(options: IncJoinSettings) -> JoinSpec:
         return prepare_join(df_a, df_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
                             join.max_waiting_time, None, None, options)  # fmt: skip
@@ -301,9 +302,7 @@ def _write_forward(prepared: PreparedJob, window: Window, output: DataFrame, met
     return _Written(job.target.forward_write, commit, read)
 
 
-def _write_forward_only(
-    prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]
-) -> _Written:
+def _write_forward_only(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> _Written:
     """A re-run (or a job without the sliding join window): MERGE only what moves a target row forward."""
     spark, job, identity = prepared.spark, prepared.job, prepared.identity
     target = read_table(spark, job.target, "target")
@@ -325,9 +324,7 @@ def _write_forward_only(
     return _Written("forward_only_merge", commit, read, too_late=ignored)
 
 
-def _write_recompute(
-    prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]
-) -> _Written:
+def _write_recompute(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> _Written:
     """A re-run that applies corrections: the window runs from --start to the watermark, and the target's rows
     from --start on are replaced by its output, so the target equals a reload (no commit when nothing changed).
 

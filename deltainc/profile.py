@@ -99,9 +99,7 @@ class DelayProfile:
         for item in self.suggestions:
             if item.coverage == coverage:
                 return item
-        raise ConfigError(
-            f"coverage: expected one of {', '.join(COVERAGES)} (with pairs measured), got {coverage!r}"
-        )
+        raise ConfigError(f"coverage: expected one of {', '.join(COVERAGES)} (with pairs measured), got {coverage!r}")
 
 
 def _rank_value(sorted_values: list[tuple[int, int]], count: int, level: Fraction) -> int:
@@ -194,11 +192,24 @@ def profile_job(
     df_a = read_table(spark, job.source_a, "source_a")
     df_b = read_table(spark, job.source_b, "source_b")
     settings = IncJoinSettings(
-        alias_a=join.alias_a, alias_b=join.alias_b, inc_col_name=inc, time_uom=uom,
+        alias_a=join.alias_a,
+        alias_b=join.alias_b,
+        inc_col_name=inc,
+        time_uom=uom,
         include_waiting=join.include_waiting,
     )
-    prepare_join(df_a, df_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
-                 join.max_waiting_time, None, None, settings)  # the job's own validation, with its messages
+    prepare_join(
+        df_a,
+        df_b,
+        join.how,
+        join.join_cols,
+        join.join_cond,
+        join.look_back_time,
+        join.max_waiting_time,
+        None,
+        None,
+        settings,
+    )  # the job's own validation, with its messages
     first = None if start is None else to_index(start, uom)
     last = None if end is None else to_index(end + dt.timedelta(days=1), uom) - 1
     a = df_a.where(source_filter(df_a, inc, uom, first, last)).alias(join.alias_a)

@@ -153,7 +153,6 @@ def merge_slices(
     return last_commit(table)
 
 
-
 def overwrite_target(
     spark: SparkSession,
     ref: TableRef,

@@ -14,8 +14,16 @@ from deltainc.config import TableRef
 from deltainc.errors import ConfigError
 from deltainc.windows import to_index
 
-__all__ = ["ScanStats", "table_exists", "read_table", "latest_unit", "count_null_inc", "scan_stats", "delta_table",
-           "local_file_path"]
+__all__ = [
+    "ScanStats",
+    "table_exists",
+    "read_table",
+    "latest_unit",
+    "count_null_inc",
+    "scan_stats",
+    "delta_table",
+    "local_file_path",
+]
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,7 @@ def local_file_path(location: str) -> str | None:
     fragment or query, which is why urllib's urlparse must not see it.
     """
     if location.startswith("file:"):
-        rest = location[len("file:"):]
+        rest = location[len("file:") :]
         if rest.startswith("//"):  # file:///tmp/x (empty authority) or file://host/tmp/x
             slash = rest.find("/", 2)
             return rest[slash:] if slash >= 0 else "/"

@@ -103,7 +103,7 @@ def layout_warnings(layout: TargetLayout, rec: str, time_uom: str, change_data_f
         warnings.append(
             f"target: the table is {laid}, not by the output {rec}: a daily run finds its two slices by file "
             f"statistics, which is only cheap when each file holds few {rec} values; a target created by this "
-            f"version is partitioned by {rec} (set target.partition_by = [\"{rec}\"] for a new target)"
+            f'version is partitioned by {rec} (set target.partition_by = ["{rec}"] for a new target)'
         )
     if not layout.deletion_vectors:
         warnings.append(

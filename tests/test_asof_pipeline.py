@@ -104,8 +104,13 @@ def test_asof_daily_monthly_and_one_run_give_the_engine_output(spark: SparkSessi
                 "max_window": max_window,
                 "source_a": {"path": str(tmp_path / "a")},
                 "source_b": {"path": str(tmp_path / "b")},
-                "join": {"how": "asof", "asof_strategy": "nearest", "join_cols": ["TrxId"],
-                         "look_back_time": 2, "max_waiting_time": 2},  # fmt: skip
+                "join": {
+                    "how": "asof",
+                    "asof_strategy": "nearest",
+                    "join_cols": ["TrxId"],
+                    "look_back_time": 2,
+                    "max_waiting_time": 2,
+                },  # fmt: skip
                 "target": {"path": str(tmp_path / f"target_{name}"), "keys": ["TrxId"], "b_keys": ["SepaId"]},
                 "state": {"path": str(tmp_path / "state")},
             }

@@ -33,4 +33,3 @@ def test_a_consumer_reads_one_runs_changes_from_the_change_data_feed(spark: Spar
     )
     seen = sorted((r.TrxId, r._change_type, r.JoinType) for r in changes.collect())
     assert seen == [(2, "delete", 5), (2, "insert", 3), (3, "insert", 5)]
-

@@ -140,8 +140,14 @@ def subprocess_env(root: Path) -> dict[str, str]:
 
 
 def test_python_m_deltainc_help_lists_every_command(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "deltainc", "--help"], capture_output=True, text=True,
-                          env=subprocess_env(tmp_path), cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "deltainc", "--help"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(tmp_path),
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     for command in ("run", "rerun", "backfill", "status", "validate", "unlock", "profile", "demo"):
         assert re.search(rf"^\s+{command}\s", done.stdout, re.M), command
@@ -152,8 +158,14 @@ def test_validate_as_a_process_shows_pending_window_and_read_bounds_with_no_spar
     tmp_path: Path, sources: Sources
 ) -> None:
     write_job(tmp_path, sources)
-    done = subprocess.run([sys.executable, "-m", "deltainc", "validate", "trx"], capture_output=True, text=True,
-                          env=subprocess_env(tmp_path), cwd=tmp_path, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "deltainc", "validate", "trx"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(tmp_path),
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # no log4j WARN, no Ivy banner
     assert done.stdout.startswith("trx: valid")
@@ -192,19 +204,26 @@ def processed(spark: SparkSession, sources: Sources, tmp_path_factory: pytest.Te
 
 def test_run_prints_one_line_per_window_with_join_type_counts_and_changes(processed: Processed) -> None:
     first, second = processed.outputs
-    assert re.fullmatch(r"2025-03-01  same_time 1  a_late 0  b_late 0  a_timed_out 0  a_waiting 1  too_late 0  \|  "
-                        r"inserted 2  updated 0  deleted 0  files rewritten 0  \(\d+\.\d s\)\n"
-                        r"trx: processed 1 window\(s\); "
-                        r"watermark 2025-03-01\n", first)
+    assert re.fullmatch(
+        r"2025-03-01  same_time 1  a_late 0  b_late 0  a_timed_out 0  a_waiting 1  too_late 0  \|  "
+        r"inserted 2  updated 0  deleted 0  files rewritten 0  \(\d+\.\d s\)\n"
+        r"trx: processed 1 window\(s\); "
+        r"watermark 2025-03-01\n",
+        first,
+    )
     # TrxId 2's B arrives: its waiting row is deleted and its b_late match inserted; TrxId 4 starts waiting
-    assert re.fullmatch(r"2025-03-02  same_time 1  a_late 0  b_late 1  a_timed_out 0  a_waiting 1  too_late 0  \|  "
-                        r"inserted 3  updated 0  deleted 1  files rewritten 0  \(\d+\.\d s\)\n"
-                        r"trx: processed 1 window\(s\); "
-                        r"watermark 2025-03-02\n", second)
+    assert re.fullmatch(
+        r"2025-03-02  same_time 1  a_late 0  b_late 1  a_timed_out 0  a_waiting 1  too_late 0  \|  "
+        r"inserted 3  updated 0  deleted 1  files rewritten 0  \(\d+\.\d s\)\n"
+        r"trx: processed 1 window\(s\); "
+        r"watermark 2025-03-02\n",
+        second,
+    )
 
 
-def test_run_with_nothing_pending_exits_0_with_one_line(processed: Processed, capsys: pytest.CaptureFixture[str],
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_with_nothing_pending_exits_0_with_one_line(
+    processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(processed.root)
     for name, value in settings_env(processed.root).items():
         monkeypatch.setenv(name, value)
@@ -221,7 +240,11 @@ def test_status_json_shows_watermark_latest_pending_and_last_runs(
     assert main(["status", str(processed.job), "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert (status["job"], status["watermark"], status["latest_available"], status["pending"]) == (
-        "trx", "2025-03-02", "2025-03-02", None)
+        "trx",
+        "2025-03-02",
+        "2025-03-02",
+        None,
+    )
     runs = [(r["command"], r["window_start"], r["status"]) for r in status["runs"] if r["command"] == "run"]
     assert runs[:2] == [("run", "2025-03-02", "succeeded"), ("run", "2025-03-01", "succeeded")]
 
@@ -246,7 +269,11 @@ def test_rerun_of_processed_days_changes_no_row_and_keeps_the_watermark(
     assert result["watermark"] == "2025-03-02"
     [window] = result["windows"]
     assert (window["window"], window["inserted"], window["updated"], window["deleted"]) == (
-        "2025-03-01..2025-03-02", 0, 0, 0)
+        "2025-03-01..2025-03-02",
+        0,
+        0,
+        0,
+    )
 
 
 def test_a_locked_job_exits_3_and_unlock_removes_the_dead_runs_lock(
@@ -261,16 +288,23 @@ def test_a_locked_job_exits_3_and_unlock_removes_the_dead_runs_lock(
     assert main(["rerun", job, "--start", "2025-03-02"]) == 3
     out, err = capsys.readouterr()
     assert out == ""
-    assert re.fullmatch(r"deltainc: error: job 'trx' is locked by run dead-run \(.*\) since .*last heartbeat .*"
-                        r"`deltainc unlock` is only needed if the lock must go sooner\n", err)
+    assert re.fullmatch(
+        r"deltainc: error: job 'trx' is locked by run dead-run \(.*\) since .*last heartbeat .*"
+        r"`deltainc unlock` is only needed if the lock must go sooner\n",
+        err,
+    )
 
     assert main(["unlock", job, "--run-id", "other-run"]) == 2
-    assert re.search(r"--run-id: job 'trx' is locked by run dead-run .*, not by run 'other-run'",
-                     capsys.readouterr().err)
+    assert re.search(
+        r"--run-id: job 'trx' is locked by run dead-run .*, not by run 'other-run'", capsys.readouterr().err
+    )
 
     assert main(["unlock", job, "--run-id", "dead-run"]) == 0
-    assert re.fullmatch(r"trx: removed the lock of run dead-run \(.*\), taken at .*, \d+ minute\(s\) ago\n"
-                        r"  \(rarely needed: .*\)\n", capsys.readouterr().out)
+    assert re.fullmatch(
+        r"trx: removed the lock of run dead-run \(.*\), taken at .*, \d+ minute\(s\) ago\n"
+        r"  \(rarely needed: .*\)\n",
+        capsys.readouterr().out,
+    )
     assert main(["unlock", job]) == 0
     assert capsys.readouterr().out == "trx: no lock held, nothing to remove\n"
 
@@ -279,8 +313,11 @@ def test_a_locked_job_exits_3_and_unlock_removes_the_dead_runs_lock(
 
 
 def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
-    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession,
+    tmp_path: Path,
+    sources: Sources,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from deltainc import pipeline
 
@@ -299,14 +336,17 @@ def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
     assert main(argv) == 1
     out, err = capsys.readouterr()
     assert re.search(r"^\[1/2\] 2025-03-01  same_time 1 .* inserted 2 ", out, re.M)
-    assert err == ("deltainc: error: RuntimeError: disk full (stopped after chunk 1 of 2; run the same command again "
-                   "to resume: processed chunks are skipped; --verbose for the full trace)\n")
+    assert err == (
+        "deltainc: error: RuntimeError: disk full (stopped after chunk 1 of 2; run the same command again "
+        "to resume: processed chunks are skipped; --verbose for the full trace)\n"
+    )
 
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert re.search(r"^\[1/2\] 2025-03-01  already processed, skipped$", out, re.M)
-    assert re.search(r"^\[2/2\] 2025-03-02  same_time 1  a_late 0  b_late 1 .* inserted 3  updated 0  deleted 1 ",
-                     out, re.M)
+    assert re.search(
+        r"^\[2/2\] 2025-03-02  same_time 1  a_late 0  b_late 1 .* inserted 3  updated 0  deleted 1 ", out, re.M
+    )
     assert out.rstrip().endswith("trx: backfilled 1 of 2 chunk(s); watermark 2025-03-02")
     assert err == ""
 
@@ -315,8 +355,11 @@ def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
 
 
 def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_verbose(
-    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession,
+    tmp_path: Path,
+    sources: Sources,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from deltainc import log_status
 
@@ -345,8 +388,13 @@ def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_ver
     ids=["does_not_parse", "unknown_key", "negative_look_back_time", "unknown_join_type", "empty_keys"],
 )
 def test_a_job_file_that_is_invalid_exits_2_naming_the_field_before_spark_starts(
-    tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None, old: str, new: str,
-    message: str
+    tmp_path: Path,
+    sources: Sources,
+    capsys: pytest.CaptureFixture[str],
+    no_spark: None,
+    old: str,
+    new: str,
+    message: str,
 ) -> None:
     edit(write_job(tmp_path, sources), old, new)
     assert main(["run", "trx"]) == 2
@@ -363,13 +411,15 @@ def test_a_job_file_that_is_invalid_exits_2_naming_the_field_before_spark_starts
         ("missing_key_column", r"join_cols: column 'TrxId' missing from source_b \(columns: SepaId, Country, "),
         ("missing_target_key", r"target\.keys: column 'AccountId' missing from source_a \(columns: TrxId, Amount, "),
         ("mismatched_key_types", r"join_cols: key 'TrxId' has type bigint in source_a but string in source_b"),
-        ("output_column_collision", r"output column collision: 'RecDate' from the output inc_col collides with "
-                                    r"join_cols"),
+        (
+            "output_column_collision",
+            r"output column collision: 'RecDate' from the output inc_col collides with "
+            r"join_cols",
+        ),
     ],
 )
 def test_a_job_that_does_not_fit_its_sources_exits_2_naming_the_culprit_and_writes_nothing(
-    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], case: str,
-    message: str
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], case: str, message: str
 ) -> None:
     job = write_job(tmp_path, sources)
     if case == "missing_source":
@@ -394,34 +444,53 @@ def test_ambiguous_source_rows_exit_2_before_the_target_is_written(
 ) -> None:
     write_job(tmp_path, sources, a=sources.a_duplicates)
     assert main(["run", "trx"]) == 2
-    assert re.match(r"deltainc: error: target identity TrxId, RecDate_A, SepaId, RecDate_B is not unique in the join "
-                    r"output: TrxId=1, .*\(2 rows\)", capsys.readouterr().err)
+    assert re.match(
+        r"deltainc: error: target identity TrxId, RecDate_A, SepaId, RecDate_B is not unique in the join "
+        r"output: TrxId=1, .*\(2 rows\)",
+        capsys.readouterr().err,
+    )
     assert not (tmp_path / "target_trx").exists()
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["rerun", "trx", "--start", "2025-03-02", "--end", "2025-03-01"],
-         r"deltainc: error: --start 2025-03-02 is after --end 2025-03-01: invalid window\n"),
-        (["backfill", "trx", "--start", "2025-03-02", "--end", "2025-03-01"],
-         r"deltainc: error: --start 2025-03-02 is after --end 2025-03-01: invalid window\n"),
-        (["run", "trx", "--until", "2025-13-01"],
-         r"usage: deltainc run .*\ndeltainc: error: argument --until: expected a date like 2025-03-07, "
-         r"got '2025-13-01'\n"),
-        (["run", "trx", "--conf", "spark.executor.memory"],
-         r"usage: .*\ndeltainc: error: argument --conf: expected key=value \(e\.g\. spark\.executor\.memory=4g\), got "
-         r"'spark\.executor\.memory'\n"),
-        (["run", "nosuchjob"], r"deltainc: error: job 'nosuchjob': no such job file and no .*jobs/nosuchjob\.toml "
-                               r"\(jobs in .*: trx\)\n"),
+        (
+            ["rerun", "trx", "--start", "2025-03-02", "--end", "2025-03-01"],
+            r"deltainc: error: --start 2025-03-02 is after --end 2025-03-01: invalid window\n",
+        ),
+        (
+            ["backfill", "trx", "--start", "2025-03-02", "--end", "2025-03-01"],
+            r"deltainc: error: --start 2025-03-02 is after --end 2025-03-01: invalid window\n",
+        ),
+        (
+            ["run", "trx", "--until", "2025-13-01"],
+            r"usage: deltainc run .*\ndeltainc: error: argument --until: expected a date like 2025-03-07, "
+            r"got '2025-13-01'\n",
+        ),
+        (
+            ["run", "trx", "--conf", "spark.executor.memory"],
+            r"usage: .*\ndeltainc: error: argument --conf: expected key=value "
+            r"\(e\.g\. spark\.executor\.memory=4g\), got 'spark\.executor\.memory'\n",
+        ),
+        (
+            ["run", "nosuchjob"],
+            r"deltainc: error: job 'nosuchjob': no such job file and no .*jobs/nosuchjob\.toml "
+            r"\(jobs in .*: trx\)\n",
+        ),
         (["status", "trx", "--settings", "missing.toml"], r"deltainc: error: --settings: no such file missing\.toml\n"),
     ],
-    ids=["rerun_window_start_after_end", "backfill_window_start_after_end", "bad_date", "bad_conf", "unknown_job",
-         "missing_settings_file"],
+    ids=[
+        "rerun_window_start_after_end",
+        "backfill_window_start_after_end",
+        "bad_date",
+        "bad_conf",
+        "unknown_job",
+        "missing_settings_file",
+    ],
 )
 def test_invalid_command_line_input_exits_2_before_spark_starts(
-    tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None, argv: list[str],
-    message: str
+    tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None, argv: list[str], message: str
 ) -> None:
     write_job(tmp_path, sources)
     assert main(argv) == 2
@@ -435,10 +504,16 @@ def test_invalid_command_line_input_exits_2_before_spark_starts(
     ("text", "message"),
     [
         ("[spark\n", r"deltainc: error: settings\.toml: invalid TOML: "),
-        ('[spark]\nmastr = "local[1]"\n', r"deltainc: error: settings \(settings\.toml or DELTAINC_\* variables\): "
-                                          r"spark\.mastr: Extra inputs are not permitted"),
-        ("lock_expiry_seconds = 0\n", r"deltainc: error: settings \(.*\): lock_expiry_seconds: Input should "
-                                           r"be greater than or equal to 10 \(got 0\)"),
+        (
+            '[spark]\nmastr = "local[1]"\n',
+            r"deltainc: error: settings \(settings\.toml or DELTAINC_\* variables\): "
+            r"spark\.mastr: Extra inputs are not permitted",
+        ),
+        (
+            "lock_expiry_seconds = 0\n",
+            r"deltainc: error: settings \(.*\): lock_expiry_seconds: Input should "
+            r"be greater than or equal to 10 \(got 0\)",
+        ),
     ],
     ids=["does_not_parse", "unknown_key", "out_of_range"],
 )
@@ -456,21 +531,39 @@ def test_an_invalid_settings_file_exits_2_naming_the_file_and_field(
 
 
 def test_settings_master_and_conf_options_reach_the_spark_session(
-    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession,
+    tmp_path: Path,
+    sources: Sources,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: dict[str, Any] = {}
 
     def start(settings: Any, extra_conf: dict[str, str], verbose: bool, log_name: str) -> tuple[SparkSession, None]:
-        seen.update(settings=settings, conf=extra_conf, verbose=verbose, file=os.environ["DELTAINC_SETTINGS_FILE"],
-                    log_name=log_name)
+        seen.update(
+            settings=settings,
+            conf=extra_conf,
+            verbose=verbose,
+            file=os.environ["DELTAINC_SETTINGS_FILE"],
+            log_name=log_name,
+        )
         return spark, None
 
     monkeypatch.setattr(cli, "_start_spark", start)
     write_job(tmp_path, sources)
     (tmp_path / "settings.toml").write_text('[spark]\nmaster = "local[2]"\nexecutor_memory = "1g"\n')
-    argv = ["--settings", "settings.toml", "--conf", "spark.x.a=1", "validate", "trx", "--master", "local[1]",
-            "--conf", "spark.x.b=k=v"]
+    argv = [
+        "--settings",
+        "settings.toml",
+        "--conf",
+        "spark.x.a=1",
+        "validate",
+        "trx",
+        "--master",
+        "local[1]",
+        "--conf",
+        "spark.x.b=k=v",
+    ]
     monkeypatch.delenv("DELTAINC_SPARK__MASTER")
     assert main(argv) == 0
     assert seen["file"] == "settings.toml"
@@ -518,7 +611,7 @@ def test_status_of_a_job_whose_sources_are_missing_shows_the_problem_and_exits_0
 def test_status_and_validate_show_the_whole_pending_range_and_how_many_windows_it_takes(
     spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    edit(write_job(tmp_path, sources), 'start_date = 2025-03-01', 'start_date = 2025-03-01\nmax_window = 1')
+    edit(write_job(tmp_path, sources), "start_date = 2025-03-01", "start_date = 2025-03-01\nmax_window = 1")
     assert main(["status", "trx"]) == 0
     status_out = capsys.readouterr().out
     assert main(["validate", "trx"]) == 0
@@ -535,7 +628,10 @@ def test_status_answers_from_the_delta_logs_without_starting_spark(
     assert main(["status", str(processed.job), "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert (status["read_with"], status["watermark"], status["latest_available"]) == (
-        "delta_log", "2025-03-02", "2025-03-02")
+        "delta_log",
+        "2025-03-02",
+        "2025-03-02",
+    )
     assert dt.datetime.fromisoformat(status["runs"][0]["started_at"]).utcoffset() == dt.timedelta(0)
 
 
@@ -546,12 +642,20 @@ def test_validate_json_gives_pending_range_next_window_reads_and_target_state(
     assert main(["validate", str(job), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document == {
-        "job": "trx", "file": str(job), "valid": True, "watermark": None, "latest_available": "2025-03-02",
+        "job": "trx",
+        "file": str(job),
+        "valid": True,
+        "watermark": None,
+        "latest_available": "2025-03-02",
         "pending": {
-            "start": "2025-03-01", "end": "2025-03-02", "units": 2, "windows": 1,
+            "start": "2025-03-01",
+            "end": "2025-03-02",
+            "units": 2,
+            "windows": 1,
             "next_window": {"start": "2025-03-01", "end": "2025-03-02"},
         },
-        "target_exists": False, "warnings": [],
+        "target_exists": False,
+        "warnings": [],
         "next_window_reads": {"source_a": ["2025-02-27", "2025-03-02"], "source_b": ["2025-02-26", "2025-03-02"]},
     }
     assert nothing_written(tmp_path)
@@ -570,8 +674,12 @@ def test_a_changed_setting_makes_validate_and_run_exit_2_naming_it_until_a_rebui
         assert f"deltainc: error: {command}: job 'trx' changed since its target was built" in err
         assert "  join.max_waiting_time: 2 -> 1\n" in err and "deltainc run trx --rebuild" in err
     assert main(["run", "trx", "--rebuild"]) == 0
-    assert re.search(r"^2025-03-01\.\.2025-03-02 .*\ntrx: rebuilt the target in 2025-03-01\.\.2025-03-02; "
-                     r"watermark 2025-03-02$", capsys.readouterr().out, re.M)
+    assert re.search(
+        r"^2025-03-01\.\.2025-03-02 .*\ntrx: rebuilt the target in 2025-03-01\.\.2025-03-02; "
+        r"watermark 2025-03-02$",
+        capsys.readouterr().out,
+        re.M,
+    )
     assert main(["validate", "trx"]) == 0
 
 
@@ -617,7 +725,12 @@ def test_the_example_bank_trx_job_loads() -> None:
     job = load_job(REPO / "conf" / "jobs" / "bank_trx.toml")
     here = Path.cwd()  # relative paths in a job file are taken against the directory the command runs in
     assert (job.name, job.start_date, job.source_a.path, job.source_b.path, job.target.path) == (
-        "bank_trx", D1, str(here / "data/finance_trx"), str(here / "data/sepa_trx"), str(here / "data/trx_joined"))
+        "bank_trx",
+        D1,
+        str(here / "data/finance_trx"),
+        str(here / "data/sepa_trx"),
+        str(here / "data/trx_joined"),
+    )
     assert (job.target.keys, job.target.b_keys, job.join.join_cols) == (["TrxId"], ["SepaId"], ["TrxId"])
     assert (job.join.look_back_time, job.join.max_waiting_time, job.join.include_waiting) == (2, 11, True)
 

@@ -88,8 +88,12 @@ def test_a_window_on_a_restricts_the_a_rows(spark: SparkSession, by_hand: JobCon
 
 def test_join_cond_counts_only_pairs_it_accepts(spark: SparkSession, tmp_path: Path) -> None:
     write(spark, [(1, "NL", day(0)), (2, "NL", day(0))], "TrxId long, Country string, RecDate date", tmp_path / "a")
-    write(spark, [(1, "NL", day(2)), (1, "DE", day(5)), (2, "DE", day(1))], "TrxId long, Land string, RecDate date",
-          tmp_path / "b")
+    write(
+        spark,
+        [(1, "NL", day(2)), (1, "DE", day(5)), (2, "DE", day(1))],
+        "TrxId long, Land string, RecDate date",
+        tmp_path / "b",
+    )
     keyed = profile_job(spark, make_job(tmp_path, join_cond="A.Country = B.Land"))
     assert (keyed.histogram, keyed.unmatched_a) == (((2, 1),), 1)
     cond_only = profile_job(spark, make_job(tmp_path, join_cols=[], join_cond="A.TrxId = B.TrxId"))
@@ -100,10 +104,18 @@ def test_hours_count_whole_hours_between_timestamps(spark: SparkSession, tmp_pat
     def at(text: str) -> dt.datetime:
         return dt.datetime.fromisoformat(text).replace(tzinfo=dt.timezone.utc)
 
-    write(spark, [(1, at("2025-03-10 10:30:00")), (2, at("2025-03-10 23:10:00"))], "TrxId long, RecDate timestamp",
-          tmp_path / "a")
-    write(spark, [(1, at("2025-03-10 09:59:00")), (2, at("2025-03-11 02:00:00"))], "TrxId long, RecDate timestamp",
-          tmp_path / "b")
+    write(
+        spark,
+        [(1, at("2025-03-10 10:30:00")), (2, at("2025-03-10 23:10:00"))],
+        "TrxId long, RecDate timestamp",
+        tmp_path / "a",
+    )
+    write(
+        spark,
+        [(1, at("2025-03-10 09:59:00")), (2, at("2025-03-11 02:00:00"))],
+        "TrxId long, RecDate timestamp",
+        tmp_path / "b",
+    )
     profile = profile_job(spark, make_job(tmp_path, time_uom="hour"))
     assert profile.time_uom == "hour"
     assert profile.histogram == ((-1, 1), (3, 1))
@@ -150,10 +162,18 @@ def test_percentiles_and_full_coverage_from_a_histogram(
     ("histogram", "coverage", "look_back", "wait"),
     [
         # 99 % of 5,250 pairs leaves 52 to miss: the 30 at +13 and +20 go, the 750 before A must stay
-        ({-2: 300, -1: 450, 0: 3600, 1: 200, 2: 180, 3: 150, 4: 120, 5: 100, 6: 50, 8: 40, 11: 30, 13: 20, 20: 10},
-         "99", 2, 11),
-        ({-2: 300, -1: 450, 0: 3600, 1: 200, 2: 180, 3: 150, 4: 120, 5: 100, 6: 50, 8: 40, 11: 30, 13: 20, 20: 10},
-         "99.9", 2, 20),
+        (
+            {-2: 300, -1: 450, 0: 3600, 1: 200, 2: 180, 3: 150, 4: 120, 5: 100, 6: 50, 8: 40, 11: 30, 13: 20, 20: 10},
+            "99",
+            2,
+            11,
+        ),
+        (
+            {-2: 300, -1: 450, 0: 3600, 1: 200, 2: 180, 3: 150, 4: 120, 5: 100, 6: 50, 8: 40, 11: 30, 13: 20, 20: 10},
+            "99.9",
+            2,
+            20,
+        ),
         ({-3: 1, 0: 98, 3: 1}, "99", 3, 0),  # as narrow either way: the shorter wait wins
         ({-30: 1, 0: 97, 1: 1, 2: 1}, "99", 0, 2),  # miss the far look back rather than widen to 30
         ({0: 1000, 1: 1}, "99.9", 0, 0),

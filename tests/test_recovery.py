@@ -128,9 +128,7 @@ def sources(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tu
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(
-    spark: SparkSession, sources: tuple[str, str], tmp_path_factory: pytest.TempPathFactory
-) -> Path:
+def uninterrupted(spark: SparkSession, sources: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("uninterrupted")
     job = write_job(root, sources)
     run(load_job(job), spark=spark, settings=Settings(state_dir=root / "state"))
@@ -237,14 +235,28 @@ def test_a_killed_runs_redirected_log_shows_every_window_it_committed_and_spark_
     logs = tmp_path / "logs"
     environment = {**env(tmp_path), "DELTAINC_SPARK_LOG_DIR": str(logs)}
     with (tmp_path / "cron.log").open("w") as cron_log:
-        killed = subprocess.run([sys.executable, "-c", KILLED_CLI, str(job)], cwd=tmp_path, env=environment,
-                                stdout=cron_log, stderr=subprocess.STDOUT, timeout=300, check=False)
+        killed = subprocess.run(
+            [sys.executable, "-c", KILLED_CLI, str(job)],
+            cwd=tmp_path,
+            env=environment,
+            stdout=cron_log,
+            stderr=subprocess.STDOUT,
+            timeout=300,
+            check=False,
+        )
     assert killed.returncode == -9
     committed = [r for r in runs(spark, tmp_path) if r["status"] == "succeeded"]
     first = f"{committed[0]['window_start']}..{committed[0]['window_end']}"
     assert (tmp_path / "cron.log").read_text().startswith(f"{first}  same_time ")
-    again = subprocess.run([sys.executable, "-m", "deltainc", "run", str(job)], cwd=tmp_path, env=environment,
-                           capture_output=True, text=True, timeout=300, check=False)
+    again = subprocess.run(
+        [sys.executable, "-m", "deltainc", "run", str(job)],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert again.returncode == 0, again.stderr[-2000:]
     assert sorted(p.name for p in logs.iterdir()) == ["spark-trx.log"]  # both commands, one file
     assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)

@@ -126,8 +126,9 @@ def run_cli(argv: list[str], settings: Path, capsys: pytest.CaptureFixture[str])
 
 def target_rows(spark: SparkSession, path: Path) -> set[tuple[Any, ...]]:
     """(TrxId, SepaId, JoinType) of every target row."""
-    return {tuple(row) for row in spark.read.format("delta").load(str(path)).select("TrxId", "SepaId", "JoinType")
-            .collect()}
+    return {
+        tuple(row) for row in spark.read.format("delta").load(str(path)).select("TrxId", "SepaId", "JoinType").collect()
+    }
 
 
 def matched(rows: set[tuple[Any, ...]]) -> set[tuple[Any, ...]]:
@@ -137,8 +138,11 @@ def matched(rows: set[tuple[Any, ...]]) -> set[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("layout", list(LAYOUTS.values()), ids=list(LAYOUTS))
 def test_every_command_works_whatever_the_source_partitioning(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-    layout: Layout
+    spark: SparkSession,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    layout: Layout,
 ) -> None:
     """validate, run and status exit 0 and the target holds the expected matches; on timestamp partitions (the
     layout that crashed) rerun, backfill and profile too."""
@@ -148,8 +152,10 @@ def test_every_command_works_whatever_the_source_partitioning(
     settings = tmp_path / "settings.toml"
     settings.write_text("[spark]\nshuffle_partitions = 2\n")
     t0, t1 = layout.point(0), layout.point(1)
-    a_schema, b_schema = f"TrxId long, Amount double, RecDate {layout.rec_type}", (
-        f"SepaId long, TrxId long, Country string, RecDate {layout.rec_type}")
+    a_schema, b_schema = (
+        f"TrxId long, Amount double, RecDate {layout.rec_type}",
+        (f"SepaId long, TrxId long, Country string, RecDate {layout.rec_type}"),
+    )
     root = tmp_path / "sources"
     b_rows = [(10, 1, "NL", t0), (11, 2, "NL", t1), (12, 3, "DE", t1)]
     a = write_source(spark, root / "a", [(1, 10.0, t0), (2, 20.0, t0), (3, 30.0, t1), (4, 40.0, t1)], a_schema, layout)
@@ -165,8 +171,12 @@ def test_every_command_works_whatever_the_source_partitioning(
     assert "time_uom" not in JOB  # the template is daily; the edit above is what makes the hourly job hourly
 
     # TrxId 1 and 3 match in their own unit, 2's B is one unit late (within look_back 1), 4 is still waiting for B
-    expected = {(1, 10, JoinType.SAME_TIME), (2, 11, JoinType.B_LATE), (3, 12, JoinType.SAME_TIME),
-                (4, None, JoinType.A_WAITING)}
+    expected = {
+        (1, 10, JoinType.SAME_TIME),
+        (2, 11, JoinType.B_LATE),
+        (3, 12, JoinType.SAME_TIME),
+        (4, None, JoinType.A_WAITING),
+    }
     run_cli(["validate", "trx"], settings, capsys)
     run_cli(["run", "trx"], settings, capsys)
     rows = target_rows(spark, tmp_path / "target_trx")

@@ -156,9 +156,7 @@ def test_parse_point_reads_dates_and_datetimes(value: str | dt.date, time_uom: s
     assert parse_point(value, "--until", time_uom) == expected
 
 
-@pytest.mark.parametrize(
-    "value", ["yesterday", "", "2025-3-1", "2025-02-30", "2025-03-01T25:00", "01/03/2025"]
-)
+@pytest.mark.parametrize("value", ["yesterday", "", "2025-3-1", "2025-02-30", "2025-03-01T25:00", "01/03/2025"])
 def test_parse_point_error_names_the_field_and_the_value(value: str) -> None:
     with pytest.raises(ConfigError, match=rf"^--until: expected a date like 2025-03-07, got '{value}'$"):
         parse_point(value, "--until")
@@ -203,9 +201,7 @@ def test_window_spans_inclusive_units_and_prints_its_dates(
         ),
     ],
 )
-def test_window_rejects_start_after_end_naming_both(
-    start: int, end: int, time_uom: str, message: str
-) -> None:
+def test_window_rejects_start_after_end_naming_both(start: int, end: int, time_uom: str, message: str) -> None:
     with pytest.raises(ConfigError, match=rf"^output window: {message}$"):
         Window(start, end, time_uom)
 

@@ -851,6 +851,8 @@ def _cmd_verify(ctx: Context) -> int:
         f"verify {result.job} {result.window} (watermark {result.watermark}): target {result.target_rows} rows, "
         f"recompute {result.recomputed_rows} rows: {verdict}"
     )
+    read = (result.files_read_a, result.files_read_b, result.files_read_target)
+    ctx.print("  read {} file(s) of A, {} of B, {} of the target".format(*read))
     for label, counts, sample in (
         ("only in the target", result.only_in_target, result.sample_only_in_target),
         ("only in the recompute", result.only_in_recompute, result.sample_only_in_recompute),

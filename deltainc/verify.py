@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.config import JobConfig
-from deltainc.engine import join_prepared
+from deltainc.engine import join_prepared, read_sources
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join_types import JOIN_TYPE_NAMES, WAITING_TYPES
 from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX
@@ -26,7 +26,7 @@ from deltainc.pipeline import prepare_job
 from deltainc.remembered_settings import check_unchanged
 from deltainc.settings import Settings
 from deltainc.slice_writer import sql_literal
-from deltainc.sources import read_table
+from deltainc.sources import read_table, scan_stats
 from deltainc.state import read_state
 from deltainc.windows import Window, from_index, parse_point, to_index
 
@@ -48,6 +48,9 @@ class Verification:
     only_in_recompute: dict[str, int]
     sample_only_in_target: tuple[dict[str, Any], ...]
     sample_only_in_recompute: tuple[dict[str, Any], ...]
+    files_read_a: int  # what the check read: the range's own partitions (or files) of A, B and the target
+    files_read_b: int
+    files_read_target: int
 
     @property
     def equal(self) -> bool:
@@ -87,7 +90,9 @@ def verify(
             "only processed dates can be verified"
         )
     window = Window(first, last, uom)
-    recomputed = join_prepared(prepared.df_a, prepared.df_b, replace(prepared.spec, start=first, end=last))
+    spec = replace(prepared.spec, start=first, end=last)
+    scan_a, scan_b = read_sources(prepared.df_a, prepared.df_b, spec)
+    recomputed = join_prepared(prepared.df_a, prepared.df_b, spec)
     if last < state.watermark:  # the target's rows at `last` are final; the window's waiting rows are not
         recomputed = recomputed.where(~F.col(JOIN_TYPE).isin(*[int(code) for code in WAITING_TYPES]))
     target = read_table(spark, config.target, "target")
@@ -123,4 +128,7 @@ def verify(
         only_in_recompute={name: n for (side, name), n in sorted(counts.items()) if side == "recompute"},
         sample_only_in_target=samples["target"],
         sample_only_in_recompute=samples["recompute"],
+        files_read_a=scan_stats(spark, scan_a).files,
+        files_read_b=scan_stats(spark, scan_b).files,
+        files_read_target=scan_stats(spark, in_range).files,
     )

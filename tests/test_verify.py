@@ -55,7 +55,10 @@ def test_a_target_built_by_the_job_equals_its_reload(processed: Path, capsys: py
     capsys.readouterr()
     code, out = verify([], capsys)
     assert code == 0
-    assert out == "verify trx 2025-03-01..2025-03-02 (watermark 2025-03-02): target 4 rows, recompute 4 rows: equal\n"
+    assert out == (
+        "verify trx 2025-03-01..2025-03-02 (watermark 2025-03-02): target 4 rows, recompute 4 rows: equal\n"
+        "  read 2 file(s) of A, 2 of B, 2 of the target\n"
+    )
     code, out = verify(["--json"], capsys)
     document = json.loads(out)
     assert code == 0 and document["equal"] is True and document["only_in_target"] == {}
@@ -79,6 +82,7 @@ def test_a_row_changed_behind_the_jobs_back_is_drift(
     assert [row["TrxId"] for row in document["sample_only_in_target"]] == [4]
     code, out = verify(["--start", "2025-03-01", "--end", "2025-03-01"], capsys)  # the drift is on the 2nd
     assert code == 0 and "verify trx 2025-03-01 (watermark 2025-03-02)" in out
+    assert "  read 1 file(s) of A, 1 of B, 1 of the target\n" in out  # only the range's partitions
     assert target.history(1).first()["version"] == version + 1  # type: ignore[index]  # verify wrote nothing
     target.restoreToVersion(version)  # for the other tests
 

@@ -26,7 +26,7 @@ from deltainc.sample_data import SampleSpec, risk_scores
 
 __all__ = ["FeatureDay", "FeatureResult", "feature_job", "run_features", "SHOWN_DAYS"]
 
-SHOWN_DAYS = 5  # the last days, run one at a time
+SHOWN_DAYS = 5  # the last days, run one at a time (half the days of a shorter demo)
 _IDENTITY = ("TrxId", "RecDate_A")  # one ledger row (a corrected record is a new row with a later RecDate)
 
 
@@ -116,7 +116,8 @@ def run_features(root: Path, spark: SparkSession, spec: SampleSpec, echo: Callab
     job, reload = feature_job(root, "demo_features", spec.start), feature_job(root, "demo_features_reload", spec.start)
     target = root / f"target_{job.name}"
     last = spec.start + dt.timedelta(days=spec.days - 1)
-    first_shown = max(spec.start, last - dt.timedelta(days=SHOWN_DAYS - 1))
+    shown = min(SHOWN_DAYS, max(1, spec.days // 2))
+    first_shown = last - dt.timedelta(days=shown - 1)
     echo(
         f"As-of join: each ledger transaction with its account's risk score as of TrxDT (backward, look_back_time "
         f"30, max_waiting_time 2: a score may be delivered 2 days late); up to {first_shown} in one run, then daily"

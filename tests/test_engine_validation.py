@@ -321,7 +321,9 @@ def test_inc_join_settings_rejects_unknown_fields() -> None:
 
 
 def test_inc_join_settings_rejects_a_bad_time_uom() -> None:
-    with pytest.raises(ValidationError, match=r"(?s)time_uom\n  Value error, expected one of day, hour, got 'week'"):
+    with pytest.raises(
+        ValidationError, match=r"(?s)time_uom\n  Value error, expected one of day, hour, minute, got 'week'"
+    ):
         IncJoinSettings(time_uom="week")
 
 

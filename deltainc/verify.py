@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -104,26 +105,33 @@ def verify(
     low, high = (sql_literal(from_index(unit, uom), rec_type) for unit in (first, last))
     in_range = target.where(f"`{rec}` >= {low} AND `{rec}` <= {high}")  # literal bounds: Delta prunes the rest
     held = in_range.select(*[F.col(f"`{c}`") for c in recomputed.columns])
-    only_target = held.exceptAll(recomputed).withColumn(_SIDE, F.lit("target"))
-    only_recompute = recomputed.exceptAll(held).withColumn(_SIDE, F.lit("recompute"))
-    differences = only_target.unionByName(only_recompute).cache()
+    recomputed = recomputed.persist(StorageLevel.MEMORY_AND_DISK)  # the join runs once for both sides and the count
     try:
-        counts = {
-            (r[_SIDE], _name(int(r[JOIN_TYPE]))): int(r["count"])
-            for r in differences.groupBy(_SIDE, JOIN_TYPE).count().collect()
-        }
-        samples = {
-            side: tuple(r.asDict() for r in differences.where(F.col(_SIDE) == side).drop(_SIDE).limit(sample).collect())
-            for side in ("target", "recompute")
-        }
+        only_target = held.exceptAll(recomputed).withColumn(_SIDE, F.lit("target"))
+        only_recompute = recomputed.exceptAll(held).withColumn(_SIDE, F.lit("recompute"))
+        differences = only_target.unionByName(only_recompute).cache()
+        try:
+            counts = {
+                (r[_SIDE], _name(int(r[JOIN_TYPE]))): int(r["count"])
+                for r in differences.groupBy(_SIDE, JOIN_TYPE).count().collect()
+            }
+            samples = {
+                side: tuple(
+                    r.asDict() for r in differences.where(F.col(_SIDE) == side).drop(_SIDE).limit(sample).collect()
+                )
+                for side in ("target", "recompute")
+            }
+        finally:
+            differences.unpersist()
+        recomputed_rows = recomputed.count()
     finally:
-        differences.unpersist()
+        recomputed.unpersist()
     return Verification(
         job=config.name,
         window=str(window),
         watermark=prepared.label(state.watermark) or "",
         target_rows=held.count(),
-        recomputed_rows=recomputed.count(),
+        recomputed_rows=recomputed_rows,
         only_in_target={name: n for (side, name), n in sorted(counts.items()) if side == "target"},
         only_in_recompute={name: n for (side, name), n in sorted(counts.items()) if side == "recompute"},
         sample_only_in_target=samples["target"],

@@ -27,11 +27,11 @@ from pyspark.sql import functions as F
 from benchmarks.data import ensure_sources, table_version
 from benchmarks.report import load_average, machine_info
 from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
-from deltainc.config import JobConfig
-from deltainc.sample_data import SampleSpec
+from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.state import state_paths
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
-from deltainc.state import state_paths
+from deltainc.tools.sample_data import SampleSpec
 
 START = dt.date(2024, 1, 1)
 VARIANTS = ("replace_where", "merge")

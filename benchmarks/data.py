@@ -21,7 +21,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.sample_data import SampleSpec, generate
+from deltainc.tools.sample_data import SampleSpec, generate
 
 __all__ = ["Sources", "ensure_sources", "day", "copy_days", "append_day", "table_version", "table_stats"]
 

@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 from benchmarks.data import Sources
 from benchmarks.scenarios import OUTCOMES, PHASES, DailyPoint, ReloadResult, StreamResult
 from benchmarks.timing import Measurement, fmt_ratio, fmt_s, ratio
-from deltainc.sources import ScanStats
+from deltainc.pipeline.sources import ScanStats
 
 __all__ = ["Results", "machine_info", "versions", "spark_conf", "render", "goals", "Goal"]
 

@@ -27,9 +27,9 @@ from benchmarks.report import Results, load_average, machine_info, render, spark
 from benchmarks.scenarios import Bench, daily_phase, reload_phase, stream_phase
 from benchmarks.session_ab import run_pairs
 from benchmarks.timing import Measurement
-from deltainc.sample_data import SampleSpec
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
+from deltainc.tools.sample_data import SampleSpec
 
 DEFAULT_SIZES = (30, 180, 365)
 START = dt.date(2024, 1, 1)

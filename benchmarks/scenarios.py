@@ -27,13 +27,13 @@ from pyspark.sql import functions as F
 from benchmarks.data import Sources, append_day, copy_days, table_version
 from benchmarks.timing import Measurement, measure
 from deltainc import pipeline
-from deltainc.config import JobConfig
-from deltainc.engine import join_prepared
-from deltainc.pipeline import WindowReport
+from deltainc.join.engine import join_prepared
+from deltainc.join.windows import to_index
+from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.controller import WindowReport
+from deltainc.pipeline.sources import ScanStats, scan_stats
+from deltainc.pipeline.state import state_paths
 from deltainc.settings import Settings
-from deltainc.sources import ScanStats, scan_stats
-from deltainc.state import state_paths
-from deltainc.windows import to_index
 
 __all__ = [
     "Bench",

@@ -42,7 +42,8 @@ b_keys = ["SepaId"]
 # The same command, with the log reader refusing so that status reads with Spark.
 WITH_SPARK = """
 import sys
-from deltainc import cli, log_status
+from deltainc.cli import app as cli
+from deltainc.pipeline import log_status
 
 def refuse(*_args, **_kwargs):
     raise log_status.LogUnreadable("benchmark: read with Spark")
@@ -70,11 +71,11 @@ def _prepare(root: Path) -> None:
     """Sources of 10 days x 50 rows, and a job run over its first 5 days (5 windows: 5 run-log rows)."""
     if (root / "state" / "runs").is_dir():
         return
-    from deltainc.config import load_job
-    from deltainc.pipeline import run
-    from deltainc.sample_data import SampleSpec, write_sources
+    from deltainc.pipeline.config import load_job
+    from deltainc.pipeline.controller import run
     from deltainc.settings import Settings, SparkSettings
     from deltainc.spark import get_spark
+    from deltainc.tools.sample_data import SampleSpec, write_sources
 
     (root / "jobs").mkdir(parents=True, exist_ok=True)
     (root / "jobs" / "trx.toml").write_text(JOB.format(root=root))

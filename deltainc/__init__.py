@@ -12,11 +12,11 @@ from deltainc.errors import (
     JobLockedError,
     SchemaError,
 )
-from deltainc.join_settings import IncJoinSettings
-from deltainc.join_types import JoinType
+from deltainc.join.join_types import JoinType
+from deltainc.join.settings import IncJoinSettings
 
 if TYPE_CHECKING:
-    from deltainc.engine import inc_join
+    from deltainc.join.engine import inc_join
 
 __all__ = [
     "inc_join",
@@ -34,7 +34,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """`inc_join` is imported on first use: importing pyspark costs ~0.5 s that `deltainc status` never needs."""
     if name == "inc_join":
-        from deltainc.engine import inc_join
+        from deltainc.join.engine import inc_join
 
         return inc_join
     raise AttributeError(f"module 'deltainc' has no attribute {name!r}")

@@ -27,10 +27,10 @@ def leave_master_to_spark_submit(environ: MutableMapping[str, str]) -> None:
 def run(argv: Sequence[str]) -> int:
     leave_master_to_spark_submit(os.environ)
     try:
-        from deltainc.cli import main
+        from deltainc.cli.app import main
     except ImportError:  # run from a checkout without `pip install`: the package sits next to jobs/
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from deltainc.cli import main
+        from deltainc.cli.app import main
     return main(list(argv))
 
 

@@ -1,4 +1,4 @@
-"""As-of joins (how = "asof"): one window on complete data is Polars' join_asof; the rules of `deltainc.asof`
+"""As-of joins (how = "asof"): one window on complete data is Polars' join_asof; the rules of `deltainc.join.asof`
 (which B row is nearest, when a match is final, how an unmatched A row waits); any split into windows gives the
 same rows; bad settings are refused."""
 
@@ -224,7 +224,7 @@ def _source(rows: list[tuple[int, int, int, int]], first_id: int) -> list[Row]:
 
 
 def _model(a: list[Row], b: list[Row], strategy: str, exact: bool, lb: int, mw: int, s: int, e: int) -> Counter[tuple]:
-    """The as-of rules (deltainc.asof) for window [s, e]: (aid, bid, RecDate, WaitingTime, JoinType) rows."""
+    """The as-of rules (deltainc.join.asof) for window [s, e]: (aid, bid, RecDate, WaitingTime, JoinType) rows."""
     scale = 1440 if exact else 1
     out: Counter[tuple] = Counter()
     for k, aid, ta, ma in (row for row in a if s - mw <= row[2] <= e):

@@ -11,10 +11,10 @@ from chispa import assert_df_equality
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import JoinType, inc_join
-from deltainc.config import JobConfig
-from deltainc.pipeline import backfill, prepare_job, rerun, run
-from deltainc.sample_data import SampleSpec, write_sources
-from deltainc.sources import delta_table
+from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.controller import backfill, prepare_job, rerun, run
+from deltainc.pipeline.sources import delta_table
+from deltainc.tools.sample_data import SampleSpec, write_sources
 
 START = dt.date(2025, 3, 1)
 TRX_SCHEMA = "TrxId long, CustomerId long, Amount double, EventTime timestamp, RecDate date"

@@ -10,9 +10,9 @@ from chispa import assert_df_equality
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import IncJoinSettings, JoinType, inc_join
-from deltainc.config import JobConfig
-from deltainc.pipeline import backfill, prepare_job, rerun, run
-from deltainc.sample_data import SampleSpec, write_sources
+from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.controller import backfill, prepare_job, rerun, run
+from deltainc.tools.sample_data import SampleSpec, write_sources
 
 START = dt.date(2025, 3, 27)
 D = [START + dt.timedelta(days=i) for i in range(8)]

@@ -1,6 +1,6 @@
 """The `deltainc` command line through its real entry point, on tiny Delta tables under tmp_path.
 
-Every command runs in-process through `deltainc.cli.main` (the session `spark` fixture is reused by getOrCreate);
+Every command runs in-process through `deltainc.cli.app.main` (the session `spark` fixture is reused by getOrCreate);
 `python -m deltainc` runs as a subprocess twice, to prove the installed entry point and the quiet Spark start.
 """
 
@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from deltainc import cli
-from deltainc.cli import main
-from deltainc.config import load_job
+from deltainc.cli import app as cli
+from deltainc.cli.app import main
+from deltainc.pipeline.config import load_job
+from deltainc.pipeline.state import acquire, ensure_state_tables, state_paths
 from deltainc.settings import load_settings
-from deltainc.state import acquire, ensure_state_tables, state_paths
 
 REPO = Path(__file__).resolve().parents[1]
 D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
@@ -319,7 +319,7 @@ def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from deltainc import pipeline
+    from deltainc.pipeline import controller as pipeline
 
     write_job(tmp_path, sources)
     real_write, calls = pipeline.replace_slices, []
@@ -361,7 +361,7 @@ def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_ver
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from deltainc import log_status
+    from deltainc.pipeline import log_status
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom\nsecond line")

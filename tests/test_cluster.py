@@ -18,10 +18,10 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql import SparkSession
 
-from deltainc.config import load_job
-from deltainc.pipeline import run
-from deltainc.sample_data import SampleSpec, write_sources
+from deltainc.pipeline.config import load_job
+from deltainc.pipeline.controller import run
 from deltainc.spark import delta_packages
+from deltainc.tools.sample_data import SampleSpec, write_sources
 
 pytestmark = pytest.mark.cluster
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from deltainc.config import JobConfig, StateConfig, TableRef, load_job, resolve_job
 from deltainc.errors import ConfigError
+from deltainc.pipeline.config import JobConfig, StateConfig, TableRef, load_job, resolve_job
 
 EXAMPLE = """\
 name = "bank_trx"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from deltainc.demo import COUNT_NAMES, DEMO_START, DemoResult, run_demo
 from deltainc.errors import ConfigError
+from deltainc.tools.demo import COUNT_NAMES, DEMO_START, DemoResult, run_demo
 
 DAYS = 4
 

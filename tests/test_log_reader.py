@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from deltainc.lock import release_lock
-from deltainc.log_reader import LogUnreadable, latest_unit_from_log, read_runs_from_log, read_state_from_log
-from deltainc.sources import latest_unit
-from deltainc.state import (
+from deltainc.pipeline.lock import release_lock
+from deltainc.pipeline.log_reader import LogUnreadable, latest_unit_from_log, read_runs_from_log, read_state_from_log
+from deltainc.pipeline.sources import latest_unit
+from deltainc.pipeline.state import (
     LEGACY_WATERMARK_SCHEMA,
     RunRecord,
     StatePaths,

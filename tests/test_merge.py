@@ -6,7 +6,7 @@ import datetime as dt
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.merge import Identity, plan_actions
+from deltainc.pipeline.merge import Identity, plan_actions
 
 D = dt.date
 SCHEMA = "Id INT, RecDate_A DATE, SepaId STRING, RecDate_B DATE, WaitingTime INT, JoinType INT"

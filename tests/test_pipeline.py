@@ -14,12 +14,12 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import AmbiguousRowsError, IncJoinSettings, JobLockedError, JoinType, inc_join
-from deltainc.config import JobConfig
-from deltainc.pipeline import backfill, prepare_job, rerun, run, status
-from deltainc.remembered_settings import SettingsChangedError
-from deltainc.sample_data import SampleSpec, write_sources
+from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.controller import backfill, prepare_job, rerun, run, status
+from deltainc.pipeline.remembered_settings import SettingsChangedError
+from deltainc.pipeline.state import acquire, ensure_state_tables, state_paths
 from deltainc.settings import Settings
-from deltainc.state import acquire, ensure_state_tables, state_paths
+from deltainc.tools.sample_data import SampleSpec, write_sources
 
 START = dt.date(2025, 3, 27)  # the history crosses a month boundary
 DAYS = 8

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from deltainc.config import JobConfig
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.profile import (
+from deltainc.pipeline.config import JobConfig
+from deltainc.tools.profile import (
     COVERAGES,
     PERCENTILES,
     DelayProfile,

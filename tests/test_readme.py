@@ -12,8 +12,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 import deltainc.spark
-from deltainc.cli import build_parser
-from deltainc.config import JobConfig, JoinConfig, StateConfig, TableRef, TargetConfig
+from deltainc.cli.app import build_parser
+from deltainc.pipeline.config import JobConfig, JoinConfig, StateConfig, TableRef, TargetConfig
 from deltainc.settings import Settings, SparkSettings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,11 +19,11 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql import SparkSession
 
-from deltainc.config import load_job
-from deltainc.pipeline import run
-from deltainc.sample_data import SampleSpec, write_sources
+from deltainc.pipeline.config import load_job
+from deltainc.pipeline.controller import run
+from deltainc.pipeline.state import read_state, state_paths
 from deltainc.settings import Settings
-from deltainc.state import read_state, state_paths
+from deltainc.tools.sample_data import SampleSpec, write_sources
 
 START = dt.date(2025, 5, 1)
 DAYS = 6
@@ -83,7 +83,8 @@ KILLER = textwrap.dedent(
 TERMINATED = textwrap.dedent(
     """
     import os, signal, sys
-    from deltainc import cli, pipeline
+    from deltainc.cli import app as cli
+    from deltainc.pipeline import controller as pipeline
 
     real, calls = pipeline.count_and_check, []
 
@@ -103,7 +104,8 @@ TERMINATED = textwrap.dedent(
 KILLED_CLI = textwrap.dedent(
     """
     import os, signal, sys
-    from deltainc import cli, pipeline
+    from deltainc.cli import app as cli
+    from deltainc.pipeline import controller as pipeline
 
     real, calls = pipeline.count_and_check, []
 

@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from deltainc.errors import ConfigError
-from deltainc.sample_data import (
+from deltainc.tools.sample_data import (
     A_SCHEMA,
     B_SCHEMA,
     ORPHAN_TRX_OFFSET,

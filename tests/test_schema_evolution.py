@@ -11,10 +11,10 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql import SparkSession
 
-from deltainc.config import JobConfig
 from deltainc.errors import SchemaError
-from deltainc.pipeline import rerun, run
-from deltainc.sources import delta_table
+from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.controller import rerun, run
+from deltainc.pipeline.sources import delta_table
 
 D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
 A_SCHEMA = "TrxId long, Amount double, RecDate date"

@@ -17,10 +17,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from test_cli import JOB, Sources, edit, settings_env, write_job
 
-from deltainc import sources as sources_module
-from deltainc.cli import main
-from deltainc.join_types import JoinType
-from deltainc.sources import ScanStats, local_file_path, scan_stats
+from deltainc.cli.app import main
+from deltainc.join.join_types import JoinType
+from deltainc.pipeline import sources as sources_module
+from deltainc.pipeline.sources import ScanStats, local_file_path, scan_stats
 
 T0 = dt.datetime(2025, 3, 1)
 

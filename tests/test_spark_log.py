@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deltainc.spark_log import log_file
+from deltainc.cli.spark_log import log_file
 
 
 def test_every_command_of_a_job_appends_to_the_same_file(tmp_path: Path) -> None:

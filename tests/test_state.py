@@ -15,8 +15,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from deltainc import JobLockedError
-from deltainc.lock import release_lock, remove_lock, start_heartbeat, take_lock
-from deltainc.state import (
+from deltainc.pipeline.lock import release_lock, remove_lock, start_heartbeat, take_lock
+from deltainc.pipeline.state import (
     LEGACY_WATERMARK_SCHEMA,
     RunRecord,
     StatePaths,

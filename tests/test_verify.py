@@ -10,9 +10,9 @@ import pytest
 from pyspark.sql import SparkSession
 from test_cli import Sources, settings_env, write_job
 
-from deltainc.cli import main
-from deltainc.config import TableRef
-from deltainc.sources import delta_table
+from deltainc.cli.app import main
+from deltainc.pipeline.config import TableRef
+from deltainc.pipeline.sources import delta_table
 
 D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
 

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from deltainc.errors import ConfigError
-from deltainc.windows import (
+from deltainc.join.windows import (
     ReadBounds,
     Window,
     chunk_windows,

@@ -29,11 +29,11 @@ from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from deltainc.config import JobConfig, load_job, resolve_job
 from deltainc.errors import AmbiguousRowsError, Cancelled, ConfigError, JobLockedError, SchemaError
-from deltainc.join_types import JOIN_TYPE_NAMES
+from deltainc.join.join_types import JOIN_TYPE_NAMES
+from deltainc.join.windows import from_index, parse_point
+from deltainc.pipeline.config import JobConfig, load_job, resolve_job
 from deltainc.settings import DEFAULT_SETTINGS_FILE, Settings, load_settings
-from deltainc.windows import from_index, parse_point
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,9 +43,9 @@ else:  # pragma: no cover - Python 3.10
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from deltainc.job_status import JobStatus
-    from deltainc.pipeline import PipelineResult, WindowReport
-    from deltainc.windows import Pending
+    from deltainc.join.windows import Pending
+    from deltainc.pipeline.controller import PipelineResult, WindowReport
+    from deltainc.pipeline.job_status import JobStatus
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID", "EXIT_LOCKED"]
 
@@ -292,8 +292,8 @@ def _start_spark(
     settings: Settings, extra_conf: dict[str, str], verbose: bool, log_name: str
 ) -> tuple[SparkSession, Path | None]:
     """Get or create the SparkSession; unless verbose, Spark's log goes to the job's log file (errors only)."""
+    from deltainc.cli.spark_log import log_file
     from deltainc.spark import get_spark
-    from deltainc.spark_log import log_file
 
     if verbose:
         spark = get_spark(settings, extra_conf)
@@ -582,7 +582,7 @@ def _cmd_backfill(ctx: Context) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from deltainc import pipeline
-    from deltainc.windows import Window
+    from deltainc.join.windows import Window
 
     _check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
@@ -713,7 +713,7 @@ def _pending_line(pending: Pending | None, job: JobConfig) -> str:
 def _read_status(ctx: Context, job: JobConfig) -> JobStatus:
     """The job's status from its Delta logs without a JVM where they can answer, else with Spark."""
     from deltainc import pipeline
-    from deltainc.log_status import LogUnreadable, status_from_log
+    from deltainc.pipeline.log_status import LogUnreadable, status_from_log
 
     try:
         return status_from_log(job, ctx.settings, ctx.args.runs)
@@ -751,7 +751,7 @@ def _print_status(ctx: Context, state: JobStatus, job: JobConfig, path: Path) ->
 
 
 def _cmd_status(ctx: Context) -> int:
-    from deltainc.job_status import status_document
+    from deltainc.pipeline.job_status import status_document
 
     def check(job: JobConfig, path: Path) -> dict[str, Any]:
         state = _read_status(ctx, job)
@@ -764,10 +764,10 @@ def _cmd_status(ctx: Context) -> int:
 
 def _cmd_validate(ctx: Context) -> int:
     from deltainc import pipeline
-    from deltainc.job_status import status_document
-    from deltainc.remembered_settings import refusal
-    from deltainc.sources import table_exists
-    from deltainc.windows import read_bounds
+    from deltainc.join.windows import read_bounds
+    from deltainc.pipeline.job_status import status_document
+    from deltainc.pipeline.remembered_settings import refusal
+    from deltainc.pipeline.sources import table_exists
 
     def check(job: JobConfig, path: Path) -> dict[str, Any]:
         spark = ctx.spark()
@@ -790,7 +790,7 @@ def _cmd_validate(ctx: Context) -> int:
         target = table_exists(spark, job.target)
         warnings: list[str] = []
         if target:
-            from deltainc.target_layout import layout_warnings, read_layout
+            from deltainc.pipeline.target_layout import layout_warnings, read_layout
 
             layout = read_layout(spark, job.target)
             warnings = layout_warnings(layout, join.inc_col, uom, job.target.change_data_feed)
@@ -836,7 +836,7 @@ def _cmd_validate(ctx: Context) -> int:
 
 
 def _cmd_verify(ctx: Context) -> int:
-    from deltainc.verify import verify
+    from deltainc.pipeline.verify import verify
 
     if ctx.args.start is not None:
         _check_range(ctx.args.start, ctx.args.end)
@@ -867,8 +867,8 @@ def _cmd_verify(ctx: Context) -> int:
 
 
 def _cmd_unlock(ctx: Context) -> int:
-    from deltainc.lock import remove_lock
-    from deltainc.state import state_paths
+    from deltainc.pipeline.lock import remove_lock
+    from deltainc.pipeline.state import state_paths
 
     job, _ = ctx.job(ctx.args.job)
     paths = state_paths(job.state_path(ctx.settings.state_dir))
@@ -892,7 +892,7 @@ def _cmd_unlock(ctx: Context) -> int:
 
 
 def _cmd_profile(ctx: Context) -> int:
-    from deltainc import profile as profiling
+    from deltainc.tools import profile as profiling
 
     start, end = ctx.args.start, ctx.args.end
     if start is not None and end is not None and start > end:
@@ -916,7 +916,7 @@ def _cmd_profile(ctx: Context) -> int:
 
 
 def _cmd_demo(ctx: Context) -> int:
-    from deltainc.demo import run_demo
+    from deltainc.tools.demo import run_demo
 
     result = run_demo(
         ctx.args.root, ctx.spark(), days=ctx.args.days, rows_per_day=ctx.args.rows_per_day, echo=ctx.print

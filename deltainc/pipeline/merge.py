@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.commit_metrics import CommitResult, last_commit
-from deltainc.commit_metrics import user_metadata as commit_metadata
-from deltainc.config import TableRef
 from deltainc.errors import AmbiguousRowsError
-from deltainc.join_types import JoinType
-from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
-from deltainc.slice_writer import sql_literal
-from deltainc.sources import delta_table
+from deltainc.join.join_types import JoinType
+from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
+from deltainc.pipeline.commit_metrics import CommitResult, last_commit
+from deltainc.pipeline.commit_metrics import user_metadata as commit_metadata
+from deltainc.pipeline.config import TableRef
+from deltainc.pipeline.slice_writer import sql_literal
+from deltainc.pipeline.sources import delta_table
 
 __all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
 

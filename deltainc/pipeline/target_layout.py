@@ -10,8 +10,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc.config import TableRef
-from deltainc.sources import delta_table, table_exists
+from deltainc.pipeline.config import TableRef
+from deltainc.pipeline.sources import delta_table, table_exists
 
 __all__ = ["TargetLayout", "default_partitioning", "ensure_target", "lay_out", "read_layout", "layout_warnings"]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 
-from deltainc.config import JobConfig, TableRef
-from deltainc.job_status import JobStatus, describe
-from deltainc.log_reader import LogUnreadable, latest_unit_from_log, read_runs_from_log, read_state_from_log
+from deltainc.pipeline.config import JobConfig, TableRef
+from deltainc.pipeline.job_status import JobStatus, describe
+from deltainc.pipeline.log_reader import LogUnreadable, latest_unit_from_log, read_runs_from_log, read_state_from_log
+from deltainc.pipeline.state_model import state_paths
 from deltainc.settings import Settings
-from deltainc.state_model import state_paths
 
 __all__ = ["LogUnreadable", "status_from_log"]
 

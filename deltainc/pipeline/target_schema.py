@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyspark.sql import types as T
 
 from deltainc.errors import SchemaError
-from deltainc.output_layout import OutputLayout
+from deltainc.join.output_layout import OutputLayout
 
 __all__ = ["new_columns"]
 

@@ -16,9 +16,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from deltainc.lock_model import LockHolder
-from deltainc.state_model import JobState, StatePaths
-from deltainc.windows import to_index
+from deltainc.join.windows import to_index
+from deltainc.pipeline.lock_model import LockHolder
+from deltainc.pipeline.state_model import JobState, StatePaths
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable

@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.table import Table
 
 from deltainc import pipeline
-from deltainc.config import JobConfig
-from deltainc.join_types import JoinType
-from deltainc.sample_data import SampleSpec, risk_scores
+from deltainc.join.join_types import JoinType
+from deltainc.pipeline.config import JobConfig
+from deltainc.tools.sample_data import SampleSpec, risk_scores
 
 __all__ = ["FeatureDay", "FeatureResult", "feature_job", "run_features", "SHOWN_DAYS"]
 

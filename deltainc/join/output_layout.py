@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join_settings import IncJoinSettings
+from deltainc.join.settings import IncJoinSettings
 
 __all__ = ["OutputLayout", "plan_layout", "DIFF_ARRIVAL_TIME", "WAITING_TIME", "JOIN_TYPE", "RESERVED_PREFIX"]
 

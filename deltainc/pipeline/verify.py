@@ -18,18 +18,18 @@ from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.config import JobConfig
-from deltainc.engine import join_prepared, read_sources
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join_types import JOIN_TYPE_NAMES, WAITING_TYPES
-from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX
-from deltainc.pipeline import prepare_job
-from deltainc.remembered_settings import check_unchanged
+from deltainc.join.engine import join_prepared, read_sources
+from deltainc.join.join_types import JOIN_TYPE_NAMES, WAITING_TYPES
+from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
+from deltainc.join.windows import Window, from_index, parse_point, to_index
+from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.controller import prepare_job
+from deltainc.pipeline.remembered_settings import check_unchanged
+from deltainc.pipeline.slice_writer import sql_literal
+from deltainc.pipeline.sources import read_table, scan_stats
+from deltainc.pipeline.state import read_state
 from deltainc.settings import Settings
-from deltainc.slice_writer import sql_literal
-from deltainc.sources import read_table, scan_stats
-from deltainc.state import read_state
-from deltainc.windows import Window, from_index, parse_point, to_index
 
 __all__ = ["Verification", "verify"]
 

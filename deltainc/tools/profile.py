@@ -18,12 +18,12 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.config import JobConfig
-from deltainc.engine import prepare_join, source_filter, unit_index
 from deltainc.errors import ConfigError, InternalError
-from deltainc.join_settings import IncJoinSettings
-from deltainc.sources import read_table
-from deltainc.windows import to_index
+from deltainc.join.engine import prepare_join, source_filter, unit_index
+from deltainc.join.settings import IncJoinSettings
+from deltainc.join.windows import to_index
+from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.sources import read_table
 
 __all__ = [
     "PERCENTILES",

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from deltainc.engine import JoinSpec, source_filter, unit_index, unit_time
-from deltainc.merge import Identity
+from deltainc.join.engine import JoinSpec, source_filter, unit_index, unit_time
+from deltainc.pipeline.merge import Identity
 
 __all__ = ["TOO_LATE_BY", "too_late_rows"]
 

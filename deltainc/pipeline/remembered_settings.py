@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from deltainc.config import JobConfig
 from deltainc.errors import ConfigError
+from deltainc.pipeline.config import JobConfig
 
 __all__ = ["SettingChange", "SettingsChangedError", "built_with", "encode", "changes", "refusal", "check_unchanged"]
 

@@ -10,9 +10,9 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.config import TableRef
 from deltainc.errors import ConfigError
-from deltainc.windows import to_index
+from deltainc.join.windows import to_index
+from deltainc.pipeline.config import TableRef
 
 __all__ = [
     "ScanStats",

@@ -24,7 +24,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc.windows import unit_seconds
+from deltainc.join.windows import unit_seconds
 
 __all__ = ["STRATEGIES", "asof_time", "time_scale", "is_candidate", "nearest_only", "final_delay", "wait_limit"]
 

@@ -1,6 +1,6 @@
 """The end-to-end demo: a month of ledger and payment-engine loads, joined day by day into a Delta target.
 
-`run_demo` plays a real daily schedule on generated data (`deltainc.sample_data`): every day it appends
+`run_demo` plays a real daily schedule on generated data (`deltainc.tools.sample_data`): every day it appends
 that day's partitions of A (ledger transactions) and B (payment-engine records) and runs the job with
 `max_window = 1`, so the target grows exactly as it would in production. It then shows the two
 promises of DESIGN.md section 6 on the result: re-running a processed day leaves the target's rows
@@ -26,11 +26,11 @@ from rich.console import Console
 from rich.table import Table
 
 from deltainc import pipeline
-from deltainc.config import JobConfig
-from deltainc.demo_features import FeatureResult, run_features
 from deltainc.errors import ConfigError
-from deltainc.join_types import JOIN_TYPE_NAMES, JoinType, counted_types
-from deltainc.sample_data import SampleSpec, generate
+from deltainc.join.join_types import JOIN_TYPE_NAMES, JoinType, counted_types
+from deltainc.pipeline.config import JobConfig
+from deltainc.tools.demo_features import FeatureResult, run_features
+from deltainc.tools.sample_data import SampleSpec, generate
 
 __all__ = ["DemoDay", "DemoResult", "run_demo", "demo_job", "DEMO_START", "COUNT_NAMES"]
 

@@ -20,19 +20,19 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.commit_metrics import NO_COMMIT, CommitResult
-from deltainc.config import JobConfig, load_job, resolve_job
-from deltainc.engine import JoinSpec, join_prepared, prepare_join, read_sources
 from deltainc.errors import Cancelled, ConfigError, JobLockedError, SchemaError
-from deltainc.job_status import JobStatus, describe
-from deltainc.join_settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
-from deltainc.join_types import JOIN_TYPE_NAMES, counted_types
-from deltainc.lock import Heartbeat, release_lock, start_heartbeat
-from deltainc.merge import ACTION, Identity, count_and_check, merge_window, plan_actions
-from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME, plan_layout
-from deltainc.remembered_settings import built_with, check_unchanged, encode
-from deltainc.settings import Settings, load_settings
-from deltainc.slice_writer import (
+from deltainc.join.engine import JoinSpec, join_prepared, prepare_join, read_sources
+from deltainc.join.join_types import JOIN_TYPE_NAMES, counted_types
+from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME, plan_layout
+from deltainc.join.settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
+from deltainc.join.windows import Window, chunk_windows, from_index, next_window, parse_point, read_bounds, to_index
+from deltainc.pipeline.commit_metrics import NO_COMMIT, CommitResult
+from deltainc.pipeline.config import JobConfig, load_job, resolve_job
+from deltainc.pipeline.job_status import JobStatus, describe
+from deltainc.pipeline.lock import Heartbeat, release_lock, start_heartbeat
+from deltainc.pipeline.merge import ACTION, Identity, count_and_check, merge_window, plan_actions
+from deltainc.pipeline.remembered_settings import built_with, check_unchanged, encode
+from deltainc.pipeline.slice_writer import (
     forward_slices,
     merge_slices,
     overwrite_target,
@@ -40,9 +40,8 @@ from deltainc.slice_writer import (
     replace_where,
     sql_literal,
 )
-from deltainc.sources import ScanStats, count_null_inc, latest_unit, read_table, scan_stats
-from deltainc.spark import get_spark
-from deltainc.state import (
+from deltainc.pipeline.sources import ScanStats, count_null_inc, latest_unit, read_table, scan_stats
+from deltainc.pipeline.state import (
     JobState,
     RunRecord,
     StatePaths,
@@ -53,10 +52,11 @@ from deltainc.state import (
     read_state,
     state_paths,
 )
-from deltainc.target_layout import default_partitioning, ensure_target, lay_out
-from deltainc.target_schema import new_columns
-from deltainc.too_late import too_late_rows
-from deltainc.windows import Window, chunk_windows, from_index, next_window, parse_point, read_bounds, to_index
+from deltainc.pipeline.target_layout import default_partitioning, ensure_target, lay_out
+from deltainc.pipeline.target_schema import new_columns
+from deltainc.pipeline.too_late import too_late_rows
+from deltainc.settings import Settings, load_settings
+from deltainc.spark import get_spark
 
 __all__ = ["WindowReport", "PipelineResult", "JobStatus", "run", "rerun", "backfill", "status", "prepare_job"]
 

@@ -11,11 +11,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from deltainc.config import JobConfig
-from deltainc.lock_model import judge
-from deltainc.remembered_settings import SettingChange, built_with, changes
-from deltainc.state_model import JobState
-from deltainc.windows import Pending, from_index, pending_range, to_index
+from deltainc.join.windows import Pending, from_index, pending_range, to_index
+from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.lock_model import judge
+from deltainc.pipeline.remembered_settings import SettingChange, built_with, changes
+from deltainc.pipeline.state_model import JobState
 
 __all__ = ["JobStatus", "describe", "utc", "status_document"]
 

@@ -17,9 +17,9 @@ from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.errors import JobLockedError
-from deltainc.lock import LOCK_SCHEMA, LockHolder, judge, locked_message, take_lock
-from deltainc.sources import local_file_path
-from deltainc.state_model import JobState, StatePaths, state_paths
+from deltainc.pipeline.lock import LOCK_SCHEMA, LockHolder, judge, locked_message, take_lock
+from deltainc.pipeline.sources import local_file_path
+from deltainc.pipeline.state_model import JobState, StatePaths, state_paths
 
 __all__ = [
     "StatePaths",

@@ -17,12 +17,12 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc.commit_metrics import CommitResult, last_commit
-from deltainc.commit_metrics import user_metadata as commit_metadata
-from deltainc.config import TableRef
-from deltainc.join_types import WAITING_TYPES
-from deltainc.output_layout import JOIN_TYPE, RESERVED_PREFIX
-from deltainc.sources import delta_table
+from deltainc.join.join_types import WAITING_TYPES
+from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
+from deltainc.pipeline.commit_metrics import CommitResult, last_commit
+from deltainc.pipeline.commit_metrics import user_metadata as commit_metadata
+from deltainc.pipeline.config import TableRef
+from deltainc.pipeline.sources import delta_table
 
 __all__ = [
     "sql_literal",

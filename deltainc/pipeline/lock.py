@@ -28,7 +28,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError
-from deltainc.lock_model import Liveness, LockHolder, judge, locked_message, owner_id
+from deltainc.pipeline.lock_model import Liveness, LockHolder, judge, locked_message, owner_id
 
 __all__ = [
     "LOCK_SCHEMA",

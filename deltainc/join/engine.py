@@ -13,7 +13,7 @@ Semantics (DESIGN.md sections 2-3). For an output window W = [s, e] in `time_uom
   it is output at b.RecDate + WaitingTime, JoinType 6 B_WAITING while WaitingTime < lb (dropped unless
   include_waiting) and 0 NOT_MATCHED, final, once WaitingTime = lb (at once when lb = 0); it needs
   enforce_sliding_join_window and is ignored by the other hows (they output no B-only row);
-- asof (`deltainc.asof`): each A row once, with the nearest B row among its candidates or none; a match is
+- asof (`deltainc.join.asof`): each A row once, with the nearest B row among its candidates or none; a match is
   output when final at a.RecDate + its final delay, before that as JoinType 7 PROVISIONAL at e (WaitingTime
   e - a.RecDate, dropped unless include_waiting); an unmatched A row waits as long as a candidate can arrive;
 - the WaitingTime column: null for matched rows, the A row's wait for A-only rows, the B row's wait for B-only
@@ -32,11 +32,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc import asof
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join_settings import IncJoinSettings
-from deltainc.join_types import WAITING_TYPES, JoinType, normalize_how
-from deltainc.output_layout import (
+from deltainc.join import asof
+from deltainc.join.join_types import WAITING_TYPES, JoinType, normalize_how
+from deltainc.join.output_layout import (
     DIFF_ARRIVAL_TIME,
     JOIN_TYPE,
     RESERVED_PREFIX,
@@ -44,7 +43,8 @@ from deltainc.output_layout import (
     OutputLayout,
     plan_layout,
 )
-from deltainc.windows import from_index, parse_point, unit_seconds
+from deltainc.join.settings import IncJoinSettings
+from deltainc.join.windows import from_index, parse_point, unit_seconds
 
 __all__ = [
     "inc_join",
@@ -350,7 +350,7 @@ def _rows(a: DataFrame, b: DataFrame, condition: Column, spec: JoinSpec, e: Colu
 
 
 def _asof_rows(a: DataFrame, b: DataFrame, condition: Column, spec: JoinSpec, e: Column) -> _Rows:
-    """The as-of join (`deltainc.asof`): each A row once, with its nearest candidate, final or provisional."""
+    """The as-of join (`deltainc.join.asof`): each A row once, with its nearest candidate, final or provisional."""
     settings, lb, mw = spec.settings, spec.look_back_time, spec.max_waiting_time
     alias_a, alias_b = settings.alias_a, settings.alias_b
     a_t, b_t = F.col(f"{alias_a}.{_T}"), F.col(f"{alias_b}.{_T}")

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from deltainc.windows import TIME_UOMS
+from deltainc.join.windows import TIME_UOMS
 
 __all__ = ["IncJoinSettings", "DEFAULT_OUTPUT_SELECT"]
 

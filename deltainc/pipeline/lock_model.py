@@ -1,6 +1,7 @@
 """The lock's pure side, without Spark: who holds a job's lock and whether that run is still alive.
 
-`deltainc.lock` re-exports all of it; it lives apart so that `status` can judge a lock without importing pyspark.
+`deltainc.pipeline.lock` re-exports all of it; it lives apart so that `status` can judge a lock without
+pyspark.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any
 from chispa import assert_df_equality
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc import IncJoinSettings, JoinType, inc_join
+from deltainc import JoinType, inc_join
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.controller import backfill, prepare_job, rerun, run
 from deltainc.tools.sample_data import SampleSpec, write_sources
@@ -57,8 +57,8 @@ def rows(spark: SparkSession, job: JobConfig) -> list[tuple[Any, ...]]:
 def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:
     """The contract: the engine's output for [start_date, end] with the job's settings, the B side waiting."""
     prepared = prepare_job(job, spark)
-    options = IncJoinSettings(
-        include_waiting=job.join.include_waiting, b_waits_for_a=True, output_select=prepared.spec.settings.output_select
+    options = job.join.engine_settings(job.target.b_keys).model_copy(
+        update={"output_select": prepared.spec.settings.output_select}
     )
     a, b = (spark.read.format("delta").load(ref.path) for ref in (job.source_a, job.source_b))
     join = job.join

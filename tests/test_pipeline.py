@@ -13,7 +13,7 @@ from chispa import assert_df_equality
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc import AmbiguousRowsError, IncJoinSettings, JobLockedError, JoinType, inc_join
+from deltainc import AmbiguousRowsError, JobLockedError, JoinType, inc_join
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.controller import backfill, prepare_job, rerun, run, status
 from deltainc.pipeline.remembered_settings import SettingsChangedError
@@ -69,8 +69,8 @@ def target(spark: SparkSession, job: JobConfig) -> DataFrame:
 def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:
     """What the contract says the target must hold: inc_join over [start_date, end], as a fresh call."""
     prepared = prepare_job(job, spark)
-    settings = IncJoinSettings(
-        include_waiting=job.join.include_waiting, output_select=prepared.spec.settings.output_select
+    settings = job.join.engine_settings(job.target.b_keys).model_copy(
+        update={"output_select": prepared.spec.settings.output_select}
     )
     a = spark.read.format("delta").load(job.source_a.path)
     b = spark.read.format("delta").load(job.source_b.path)

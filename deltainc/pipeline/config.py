@@ -6,6 +6,7 @@ import datetime as dt
 import os
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -20,6 +21,7 @@ from pydantic import (
 )
 
 from deltainc.errors import ConfigError
+from deltainc.join.settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -155,6 +157,28 @@ class JoinConfig(_Section):
         if not _ALIAS.fullmatch(value):
             raise ValueError(f"expected an identifier (letters, digits, '_'), got {value!r}")
         return value
+
+    def engine_settings(self, tie_break: Sequence[str] = ()) -> IncJoinSettings:
+        """The engine's settings for this job's join: the one conversion from the job file to `inc_join`.
+
+        A job's B side waits for its A (DESIGN.md 2) so that full_outer output is window-invariant; an asof
+        job orders equally near B rows by `tie_break` (the target's b_keys).
+        """
+        asof: dict[str, Any] = {}
+        if self.how == "asof":
+            asof = {"asof_strategy": self.asof_strategy, "asof_col": self.asof_col, "asof_col_b": self.asof_col_b,
+                    "asof_tie_break": tuple(tie_break)}  # fmt: skip
+        return IncJoinSettings(
+            alias_a=self.alias_a,
+            alias_b=self.alias_b,
+            include_waiting=self.include_waiting,
+            inc_col_name=self.inc_col,
+            time_uom=self.time_uom,
+            enforce_sliding_join_window=self.enforce_sliding_join_window,
+            b_waits_for_a=self.how == "full_outer",
+            output_select=self.output_select or DEFAULT_OUTPUT_SELECT,
+            **asof,
+        )
 
     @property
     def horizon(self) -> int:

@@ -161,19 +161,6 @@ def _output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: I
     return select, identity
 
 
-def _asof_options(job: JobConfig) -> dict[str, Any]:
-    """An asof job's engine options: its strategy and time column, and equally near B rows ordered by b_keys."""
-    join = job.join
-    if join.how != "asof":
-        return {}
-    return {
-        "asof_strategy": join.asof_strategy,
-        "asof_col": join.asof_col,
-        "asof_col_b": join.asof_col_b,
-        "asof_tie_break": tuple(job.target.b_keys),
-    }
-
-
 def prepare_job(
     job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None
 ) -> PreparedJob:
@@ -185,16 +172,7 @@ def prepare_job(
     df_a = read_table(spark, job.source_a, "source_a")
     df_b = read_table(spark, job.source_b, "source_b")
     join = job.join
-    base = IncJoinSettings(
-        alias_a=join.alias_a,
-        alias_b=join.alias_b,
-        include_waiting=join.include_waiting,
-        inc_col_name=join.inc_col,
-        time_uom=join.time_uom,
-        enforce_sliding_join_window=join.enforce_sliding_join_window,
-        b_waits_for_a=join.how == "full_outer",  # a job's B side is window-invariant (DESIGN.md 2)
-        **_asof_options(job),
-    )
+    base = join.engine_settings(job.target.b_keys).model_copy(update={"output_select": DEFAULT_OUTPUT_SELECT})
 
     def validated(options: IncJoinSettings) -> JoinSpec:
         return prepare_join(df_a, df_b, join.how, join.join_cols, join.join_cond, join.look_back_time,

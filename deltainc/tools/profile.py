@@ -20,7 +20,6 @@ from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError, InternalError
 from deltainc.join.engine import prepare_join, source_filter, unit_index
-from deltainc.join.settings import IncJoinSettings
 from deltainc.join.windows import to_index
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.sources import read_table
@@ -191,13 +190,7 @@ def profile_job(
     uom, inc = join.time_uom, join.inc_col
     df_a = read_table(spark, job.source_a, "source_a")
     df_b = read_table(spark, job.source_b, "source_b")
-    settings = IncJoinSettings(
-        alias_a=join.alias_a,
-        alias_b=join.alias_b,
-        inc_col_name=inc,
-        time_uom=uom,
-        include_waiting=join.include_waiting,
-    )
+    settings = join.engine_settings()
     prepare_join(
         df_a,
         df_b,

@@ -17,13 +17,11 @@ from deltainc.tools.sample_data import (
     A_SCHEMA,
     B_SCHEMA,
     ORPHAN_TRX_OFFSET,
-    SEED_A_SCHEMA,
-    SEED_B_SCHEMA,
     SampleSpec,
     generate,
-    seed_example,
     write_sources,
 )
+from deltainc.tools.seed_example import SEED_A_SCHEMA, SEED_B_SCHEMA, seed_example
 
 START = dt.date(2025, 3, 1)
 TINY = SampleSpec(start=START, days=10, rows_per_day=20)

@@ -22,7 +22,8 @@ from rich.table import Table
 from deltainc import pipeline
 from deltainc.join.join_types import JoinType
 from deltainc.pipeline.config import JobConfig
-from deltainc.tools.sample_data import SampleSpec, risk_scores
+from deltainc.tools.risk_scores import risk_scores
+from deltainc.tools.sample_data import SampleSpec
 
 __all__ = ["FeatureDay", "FeatureResult", "feature_job", "run_features", "SHOWN_DAYS"]
 

@@ -27,7 +27,7 @@ $(VENV)/.jars: $(VENV)/.installed
 	touch $@
 
 test: lint jars
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=25
 
 demo: jars
 	$(PY) -m deltainc demo

@@ -53,7 +53,7 @@ def measure_once(bench: Bench, job: JobConfig, day: int, tables: list[str], jobs
     before = [table_version(bench.spark, p) for p in tables]
     jobs.begin()
     started = time.perf_counter()
-    report = bench.daily(job, day)
+    report = bench.daily(job, day).record
     seconds = time.perf_counter() - started
     spark_jobs = jobs.end()
     after = [table_version(bench.spark, p) for p in tables]
@@ -61,9 +61,9 @@ def measure_once(bench: Bench, job: JobConfig, day: int, tables: list[str], jobs
         "seconds": seconds,
         "spark_jobs": spark_jobs,
         "commits": [a - b for a, b in zip(after, before, strict=True)],
-        "inserted": report.inserted,
-        "updated": report.updated,
-        "deleted": report.deleted,
+        "inserted": report.rows_inserted,
+        "updated": report.rows_updated,
+        "deleted": report.rows_deleted,
         "files_added": report.target_files_added,
         "files_removed": report.target_files_removed,
         "rows_copied": report.target_rows_copied,

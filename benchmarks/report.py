@@ -244,12 +244,12 @@ def _mib(n: int) -> str:
 
 
 def _files(point: DailyPoint) -> int:
-    r = point.report
+    r = point.report.record
     return r.files_read_a + r.files_read_b + r.files_read_target
 
 
 def _read_cell(point: DailyPoint) -> str:
-    r = point.report
+    r = point.report.record
     total = r.bytes_read_a + r.bytes_read_b + r.bytes_read_target
     return f"{r.files_read_a} / {r.files_read_b} / {r.files_read_target} ({_mib(total)})"
 
@@ -264,7 +264,7 @@ def _scans_cell(stats: tuple[ScanStats, ScanStats] | None) -> str:
 
 def _window_s(m: Measurement) -> str:
     """Median of the WindowReport durations: the time spent in the window itself (no set-up, no lock)."""
-    durations = sorted(o.duration_s for o in m.outputs if o is not None)
+    durations = sorted(o.record.duration_s for o in m.outputs if o is not None)
     if not durations:
         return "-"
     return fmt_s(durations[len(durations) // 2])
@@ -438,7 +438,7 @@ def _scenario_4(results: Results) -> list[str]:
     if s is None:
         return ["_Not run._"]
     progress = s.progress or {}
-    report = s.daily.last
+    report = s.daily.last.record if s.daily.last else None
     deltainc_read = f"{report.files_read_a} / {report.files_read_b} / {report.files_read_target}" if report else "-"
     lines = _table(
         [
@@ -483,10 +483,10 @@ def _scenario_4(results: Results) -> list[str]:
 
 
 def _write_cell(point: DailyPoint) -> str:
-    r = point.report
+    r = point.report.record
     return (
-        f"{r.inserted} / {r.deleted}, {r.target_files_added} / {r.target_files_removed}, {r.target_rows_copied}, "
-        f"{r.target_deletion_vectors} ({r.target_write})"
+        f"{r.rows_inserted} / {r.rows_deleted}, {r.target_files_added} / {r.target_files_removed}, "
+        f"{r.target_rows_copied}, {r.target_deletion_vectors} ({r.target_write})"
     )
 
 
@@ -507,7 +507,7 @@ def _scenario_5(results: Results) -> list[str]:
                 fmt_ratio(ratio(p.daily, p.floor_target)),
                 fmt_ratio(ratio(p.daily, p.floor_append)),
                 _scans_cell(p.floor_stats),
-                f"{p.report.files_read_a} / {p.report.files_read_b}",
+                f"{p.report.record.files_read_a} / {p.report.record.files_read_b}",
             ]
         )
     return _table(

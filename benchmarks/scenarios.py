@@ -28,9 +28,10 @@ from benchmarks.data import Sources, append_day, copy_days, table_version
 from benchmarks.timing import Measurement, measure
 from deltainc import pipeline
 from deltainc.join.engine import join_prepared
+from deltainc.join.join_types import counted_types
 from deltainc.join.windows import to_index
 from deltainc.pipeline.config import JobConfig
-from deltainc.pipeline.controller import WindowReport
+from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.sources import ScanStats, scan_stats
 from deltainc.pipeline.state import state_paths
 from deltainc.settings import Settings
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 # JoinType code -> name, as in DESIGN.md section 2.
-OUTCOMES: dict[int, str] = {1: "same_time", 2: "a_late", 3: "b_late", 4: "a_timed_out", 5: "a_waiting"}
+OUTCOMES: dict[int, str] = {code: code.outcome for code in counted_types("left")}
 _MATCHED = (1, 2, 3)
 # The target's columns, in the order deltainc's default output_select gives them.
 OUTPUT_COLUMNS = (
@@ -125,8 +126,8 @@ class Bench:
         """The scheduled run for day `number` (watermark at number - 1): exactly one window, that day."""
         windows = self.run(job, number, on_step)
         label = self.sources.day(number).isoformat()
-        if len(windows) != 1 or windows[0].window != label:
-            raise RuntimeError(f"daily run of {job.name} for {label} processed {[w.window for w in windows]}")
+        if len(windows) != 1 or str(windows[0].window) != label:
+            raise RuntimeError(f"daily run of {job.name} for {label} processed {[str(w.window) for w in windows]}")
         return windows[0]
 
 
@@ -224,7 +225,7 @@ def profiled_daily(bench: Bench, job: JobConfig, number: int, phases: list[dict[
     """bench.daily, and the seconds of each of PHASES appended to `phases`.
 
     The pipeline reports the steps "read" (join done, checked), "merged" and "watermark"; the window's own
-    duration (WindowReport.duration_s) ends just after "watermark", which gives where the window began.
+    duration (its run-log row's duration_s) ends just after "watermark", which gives where the window began.
     """
     marks: dict[str, float] = {}
     started = time.perf_counter()
@@ -234,7 +235,7 @@ def profiled_daily(bench: Bench, job: JobConfig, number: int, phases: list[dict[
 
     report = bench.daily(job, number, on_step=mark)
     total = time.perf_counter() - started
-    begin = max(0.0, marks["watermark"] - report.duration_s)
+    begin = max(0.0, marks["watermark"] - report.record.duration_s)
     steps = [begin, marks["read"], marks["merged"], marks["watermark"], total]
     phases.append({name: b - a for name, a, b in zip(PHASES, [0.0, *steps[:-1]], steps, strict=True)})
     return report

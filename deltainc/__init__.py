@@ -1,13 +1,12 @@
 """deltainc: an incremental, late-arrival-aware join of two Delta tables, kept correct in a Delta target.
 
-The public API is what this module exports: the join (`inc_join`, `IncJoinSettings`, `JoinType`), the job
+The public API is what this module exports: the join (`inc_join`, `IncJoinSettings`, `JoinType`, `TimeUnit`), the job
 (`load_job`, `run`, `rerun`, `backfill`, `status`) and the error types. Everything else may move.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deltainc.errors import (
     AmbiguousRowsError,
@@ -19,16 +18,19 @@ from deltainc.errors import (
 )
 from deltainc.join.join_types import JoinType
 from deltainc.join.settings import IncJoinSettings
+from deltainc.join.time_units import TimeUnit
+from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from deltainc.join.engine import inc_join
-    from deltainc.pipeline.config import load_job
     from deltainc.pipeline import backfill, rerun, run, status
+    from deltainc.pipeline.config import load_job
 
 __all__ = [
     "inc_join",
     "IncJoinSettings",
     "JoinType",
+    "TimeUnit",
     "load_job",
     "run",
     "rerun",
@@ -42,19 +44,11 @@ __all__ = [
     "SchemaError",
 ]
 
-# Imported on first use: importing pyspark costs ~0.5 s that `deltainc status` never needs.
-_LAZY = {
-    "inc_join": "deltainc.join.engine",
-    "load_job": "deltainc.pipeline.config",
-    "run": "deltainc.pipeline",
-    "rerun": "deltainc.pipeline",
-    "backfill": "deltainc.pipeline",
-    "status": "deltainc.pipeline",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """The names of `_LAZY`, imported from their module on first use."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'deltainc' has no attribute {name!r}")
+__getattr__ = lazy_exports(
+    "deltainc",
+    {
+        "inc_join": "deltainc.join.engine",
+        "load_job": "deltainc.pipeline.config",
+        **{name: "deltainc.pipeline" for name in ("run", "rerun", "backfill", "status")},
+    },
+)

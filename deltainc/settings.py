@@ -1,7 +1,12 @@
-"""Global settings: conf/deltainc.toml, overridden by DELTAINC_* environment variables (nested with __)."""
+"""Global settings: a TOML file (conf/deltainc.toml), overridden by DELTAINC_* environment variables (nested with __).
+
+The file is `load_settings(settings_file)`'s argument, else $DELTAINC_SETTINGS_FILE, else DEFAULT_SETTINGS_FILE; it
+is given to pydantic-settings as its `toml_file`, so choosing one never writes to the environment.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -14,9 +19,17 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-__all__ = ["SparkSettings", "Settings", "load_settings", "DEFAULT_SETTINGS_FILE"]
+__all__ = [
+    "SparkSettings",
+    "Settings",
+    "load_settings",
+    "settings_file",
+    "DEFAULT_SETTINGS_FILE",
+    "SETTINGS_FILE_ENV",
+]
 
 DEFAULT_SETTINGS_FILE = Path("conf/deltainc.toml")
+SETTINGS_FILE_ENV = "DELTAINC_SETTINGS_FILE"  # the settings file when none is given (read, never written)
 
 
 class SparkSettings(BaseModel):
@@ -63,7 +76,9 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml_file = Path(os.environ.get("DELTAINC_SETTINGS_FILE", DEFAULT_SETTINGS_FILE))
+        """Explicit values first, then DELTAINC_* variables, then the TOML file: the class's `toml_file` (set
+        by `load_settings(settings_file)`), else the one `settings_file()` names."""
+        toml_file = settings_cls.model_config.get("toml_file") or settings_file()
         return (
             init_settings,
             env_settings,
@@ -71,6 +86,24 @@ class Settings(BaseSettings):
         )
 
 
-def load_settings(**overrides: object) -> Settings:
-    """Settings from the TOML file and the environment, with explicit overrides on top."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+def settings_file() -> Path:
+    """The settings file used when none is given: $DELTAINC_SETTINGS_FILE, else DEFAULT_SETTINGS_FILE."""
+    return Path(os.environ.get(SETTINGS_FILE_ENV, str(DEFAULT_SETTINGS_FILE)))
+
+
+@functools.cache
+def _reading(toml_file: Path) -> type[Settings]:
+    """Settings whose TOML source is `toml_file`: pydantic-settings' own `toml_file` configuration."""
+
+    class SettingsFromFile(Settings):
+        model_config = SettingsConfigDict(toml_file=toml_file)
+
+    return SettingsFromFile
+
+
+def load_settings(settings_file: Path | None = None, **overrides: object) -> Settings:
+    """Settings from `settings_file` (default: $DELTAINC_SETTINGS_FILE or DEFAULT_SETTINGS_FILE) and the
+    environment, with explicit overrides on top. A missing file means the defaults; a bad one raises
+    tomllib.TOMLDecodeError or pydantic.ValidationError."""
+    settings_cls = Settings if settings_file is None else _reading(Path(settings_file))
+    return settings_cls(**overrides)  # type: ignore[arg-type]

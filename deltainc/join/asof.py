@@ -17,18 +17,34 @@ The rules (README "As-of joins"), with t the RecDate's unit index:
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc.join.windows import unit_seconds
+from deltainc.join.join_spec import JoinSpec
+from deltainc.join.join_types import JoinType
+from deltainc.join.matched_rows import Rows
+from deltainc.join.output_layout import RESERVED_PREFIX
+from deltainc.join.time_units import TimeUnit
+from deltainc.join.unit_columns import UNIT, unit_index
 
-__all__ = ["STRATEGIES", "asof_time", "time_scale", "is_candidate", "nearest_only", "final_delay", "wait_limit"]
+__all__ = [
+    "STRATEGIES",
+    "A_ROW_ID",
+    "asof_rows",
+    "asof_time",
+    "time_scale",
+    "is_candidate",
+    "nearest_only",
+    "final_delay",
+    "wait_limit",
+]
 
 STRATEGIES = ("backward", "forward", "nearest")
+A_ROW_ID = f"{RESERVED_PREFIX}id"  # the column the engine adds to A: one id per A row, to keep one match per A row
+_MICROS = 1_000_000
 
 
 def asof_time(column: Column, data_type: T.DataType, exact: bool, unit: Column) -> Column:
@@ -39,13 +55,13 @@ def asof_time(column: Column, data_type: T.DataType, exact: bool, unit: Column) 
     if not exact:
         return unit
     if isinstance(data_type, T.DateType):
-        return F.datediff(column, F.lit(dt.date(1970, 1, 1))).cast("long") * F.lit(unit_seconds("day") * 1_000_000)
+        return unit_index(column, data_type, TimeUnit.DAY).cast("long") * F.lit(TimeUnit.DAY.seconds * _MICROS)
     return F.unix_micros(column.cast("timestamp"))
 
 
-def time_scale(exact: bool, uom: str) -> int:
+def time_scale(exact: bool, uom: TimeUnit | str) -> int:
     """How many units of `asof_time` one `time_uom` unit is (the tolerances lb and mw are in time_uom units)."""
-    return unit_seconds(uom) * 1_000_000 if exact else 1
+    return TimeUnit.parse(uom).seconds * _MICROS if exact else 1
 
 
 def is_candidate(a_time: Column, b_time: Column, strategy: str, lb: int, mw: int, scale: int) -> Column:
@@ -88,3 +104,47 @@ def final_delay(strategy: str, exact: bool, mw: int, a_unit: Column, b_unit: Col
 def wait_limit(strategy: str, exact: bool, mw: int) -> int:
     """How long an unmatched A row waits: until no candidate can arrive (backward by units: none after A)."""
     return 0 if strategy == "backward" and not exact else mw
+
+
+def asof_rows(a: DataFrame, b: DataFrame, condition: Column, spec: JoinSpec, e: Column) -> Rows:
+    """The as-of join's rows: each A row once, with its nearest candidate, final or provisional (module rules)."""
+    settings, lb, mw = spec.settings, spec.look_back_time, spec.max_waiting_time
+    alias_a, alias_b = settings.alias_a, settings.alias_b
+    a_t, b_t = F.col(f"{alias_a}.{UNIT}"), F.col(f"{alias_b}.{UNIT}")
+    exact, strategy = settings.asof_col is not None, settings.asof_strategy
+    if exact:
+        a_col = settings.asof_col or ""
+        b_col = settings.asof_col_b or a_col
+        a_time = asof_time(F.col(f"{alias_a}.`{a_col}`"), a.schema[a_col].dataType, True, a_t)
+        b_time = asof_time(F.col(f"{alias_b}.`{b_col}`"), b.schema[b_col].dataType, True, b_t)
+    else:
+        a_time, b_time = a_t, b_t
+    scale = time_scale(exact, settings.time_uom)
+    candidate = condition & is_candidate(a_time, b_time, strategy, lb, mw, scale)
+    joined = a.join(b, candidate, "left_outer")
+    named = list(settings.asof_tie_break)
+    others = [
+        f.name
+        for f in b.schema.fields
+        if f.name not in named and f.name != UNIT and not isinstance(f.dataType, T.MapType)  # maps do not order
+    ]
+    tie_break = [F.col(f"{alias_b}.`{name}`") for name in [*named, *others]]
+    joined = nearest_only(joined, F.col(f"{alias_a}.{A_ROW_ID}"), a_time, b_time, b_t, tie_break)
+
+    matched, a_only = b_t.isNotNull(), b_t.isNull()
+    final_t = a_t + final_delay(strategy, exact, mw, a_t, b_t)
+    provisional = matched & (final_t > e)
+    limit = wait_limit(strategy, exact, mw)
+    waited = F.least(F.lit(limit), F.greatest(F.lit(0), e - a_t))
+    diff = F.when(matched, b_t - a_t)
+    waiting = F.when(a_only, waited).when(provisional, e - a_t)
+    out_t = F.when(provisional, e).when(matched, final_t).otherwise(a_t + waited)
+    join_type = (
+        F.when(provisional, int(JoinType.PROVISIONAL))
+        .when(matched & (diff == 0), int(JoinType.SAME_TIME))
+        .when(matched & (diff < 0), int(JoinType.A_LATE))
+        .when(matched, int(JoinType.B_LATE))
+        .when(waited == F.lit(limit), int(JoinType.A_TIMED_OUT))
+        .otherwise(int(JoinType.A_WAITING))
+    )
+    return Rows(joined, diff, waiting, out_t, join_type)

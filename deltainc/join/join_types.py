@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Literal
 
 from deltainc.errors import ConfigError
 
-__all__ = ["JoinType", "JOIN_TYPE_NAMES", "WAITING_TYPES", "HOWS", "counted_types", "normalize_how"]
+__all__ = [
+    "JoinType",
+    "COUNTED_ORDER",
+    "WAITING_TYPES",
+    "How",
+    "HOWS",
+    "HOW_CHOICES",
+    "canonical_how",
+    "counted_types",
+    "normalize_how",
+]
 
 
 class JoinType(IntEnum):
@@ -21,18 +32,23 @@ class JoinType(IntEnum):
     B_WAITING = 6  # full_outer with b_waits_for_a: a B row unmatched so far, waiting lb for an A (include_waiting)
     PROVISIONAL = 7  # asof: matched so far, but a nearer B row can still arrive (include_waiting)
 
+    @property
+    def outcome(self) -> str:
+        """The name rows of this code are counted under (run log rows_<outcome>, a run's line): "same_time"."""
+        return self.name.lower()
 
-# The name of each code where rows are counted (run log rows_<name>, a run's line, the demo's table), in order.
-JOIN_TYPE_NAMES: dict[JoinType, str] = {
-    JoinType.SAME_TIME: "same_time",
-    JoinType.A_LATE: "a_late",
-    JoinType.B_LATE: "b_late",
-    JoinType.A_TIMED_OUT: "a_timed_out",
-    JoinType.A_WAITING: "a_waiting",
-    JoinType.NOT_MATCHED: "not_matched",  # full_outer jobs only, like b_waiting
-    JoinType.B_WAITING: "b_waiting",
-    JoinType.PROVISIONAL: "provisional",  # asof jobs only
-}
+
+# The order in which codes are counted (run log, a run's line, the demo's table).
+COUNTED_ORDER: tuple[JoinType, ...] = (
+    JoinType.SAME_TIME,
+    JoinType.A_LATE,
+    JoinType.B_LATE,
+    JoinType.A_TIMED_OUT,
+    JoinType.A_WAITING,
+    JoinType.NOT_MATCHED,  # full_outer jobs only, like b_waiting
+    JoinType.B_WAITING,
+    JoinType.PROVISIONAL,  # asof jobs only
+)
 
 # Rows that are not final: they wait at the end of the processed range and are replaced by the next window.
 WAITING_TYPES: tuple[JoinType, ...] = (JoinType.A_WAITING, JoinType.B_WAITING, JoinType.PROVISIONAL)
@@ -46,10 +62,11 @@ _ONLY_FOR: dict[JoinType, str] = {
 def counted_types(how: str) -> tuple[JoinType, ...]:
     """The JoinTypes a job of kind `how` counts (run log, a run's line): the B side's only for full_outer,
     provisional only for asof."""
-    return tuple(code for code in JOIN_TYPE_NAMES if _ONLY_FOR.get(code, how) == how)
+    return tuple(code for code in COUNTED_ORDER if _ONLY_FOR.get(code, how) == how)
 
 
-HOWS: dict[str, str] = {
+How = Literal["inner", "left", "left_anti", "full_outer", "asof"]
+HOWS: dict[str, How] = {
     "inner": "inner",
     "left": "left",
     "leftouter": "left",
@@ -60,14 +77,17 @@ HOWS: dict[str, str] = {
     "outer": "full_outer",
     "asof": "asof",
 }
+HOW_CHOICES = "inner, left (left_outer), left_anti, full_outer, asof"
 
 
-def normalize_how(how: str) -> str:
-    """Canonical join kind for `how`: case-insensitive, underscores optional."""
-    key = str(how).lower().replace("_", "")
-    if key not in HOWS:
-        raise ConfigError(
-            f"how: unknown join type {how!r}; expected one of inner, left (left_outer), left_anti, "
-            "full_outer (full), asof"
-        )
-    return HOWS[key]
+def canonical_how(how: object) -> How | None:
+    """The canonical join kind `how` names (case-insensitive, underscores optional), None if it names none."""
+    return HOWS.get(str(how).strip().lower().replace("_", ""))
+
+
+def normalize_how(how: str) -> How:
+    """Canonical join kind for `how`; a ConfigError naming the choices when it names none."""
+    canonical = canonical_how(how)
+    if canonical is None:
+        raise ConfigError(f"how: unknown join type {how!r}; expected one of {HOW_CHOICES}")
+    return canonical

@@ -10,10 +10,9 @@ from deltainc.join.settings import IncJoinSettings
 
 __all__ = ["OutputLayout", "plan_layout", "DIFF_ARRIVAL_TIME", "WAITING_TIME", "JOIN_TYPE", "RESERVED_PREFIX"]
 
-DIFF_ARRIVAL_TIME = "DiffArrivalTime"
-WAITING_TIME = "WaitingTime"
-JOIN_TYPE = "JoinType"
-RESERVED_PREFIX = "__di_"
+# The columns the join derives, next to those of the sources.
+DIFF_ARRIVAL_TIME, WAITING_TIME, JOIN_TYPE = "DiffArrivalTime", "WaitingTime", "JoinType"
+RESERVED_PREFIX = "__di_"  # the engine's working columns (unit index, A row id); no source column may start with it
 
 
 @dataclass(frozen=True)

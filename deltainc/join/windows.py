@@ -1,83 +1,36 @@
-"""Pure window arithmetic: time units, output windows, read bounds, next window, chunks. No Spark here.
+"""Pure window arithmetic over unit indexes: output windows, read bounds, the next window, chunks. No Spark here.
 
-Every instant is handled as an integer index of `time_uom` units since 1970-01-01 (UTC), so that the
-engine, the controller and the tests share one exact arithmetic.
+Unit indexes and their dates are `deltainc.join.time_units`' (re-exported here for the modules that import
+them from this one).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Literal
+from typing import Generic, TypeVar
 
 from deltainc.errors import ConfigError
+from deltainc.join.time_units import TimeUnit, day_of, day_units, from_index, parse_point, to_index, unit_seconds
 
 __all__ = [
-    "TimeUom",
-    "TIME_UOMS",
     "Window",
+    "Bounds",
     "ReadBounds",
+    "OpenReadBounds",
     "to_index",
     "from_index",
     "parse_point",
+    "unit_seconds",
     "read_bounds",
+    "open_read_bounds",
     "next_window",
     "Pending",
     "pending_range",
     "chunk_windows",
 ]
 
-TimeUom = Literal["day", "hour", "minute"]
-TIME_UOMS: tuple[str, ...] = ("day", "hour", "minute")
-Chunk = Literal["day", "month", "year", "all"]
-
-_EPOCH_DAY = dt.date(1970, 1, 1)
-_EPOCH = dt.datetime(1970, 1, 1)
-_UNIT_SECONDS = {"day": 86400, "hour": 3600, "minute": 60}
-
-
-def unit_seconds(time_uom: str) -> int:
-    """How many seconds one unit of `time_uom` lasts."""
-    _check_uom(time_uom)
-    return _UNIT_SECONDS[time_uom]
-
-
-def _check_uom(time_uom: str) -> None:
-    if time_uom not in TIME_UOMS:
-        raise ConfigError(f"time_uom: expected one of {', '.join(TIME_UOMS)}, got {time_uom!r}")
-
-
-def to_index(point: dt.date | dt.datetime, time_uom: str = "day") -> int:
-    """The unit index of a date or datetime (naive = UTC), truncated to the unit."""
-    _check_uom(time_uom)
-    if isinstance(point, dt.datetime):
-        if point.tzinfo is not None:
-            point = point.astimezone(dt.timezone.utc).replace(tzinfo=None)
-        return (point - _EPOCH) // dt.timedelta(seconds=_UNIT_SECONDS[time_uom])
-    if isinstance(point, dt.date):
-        return (point - _EPOCH_DAY).days * (_UNIT_SECONDS["day"] // _UNIT_SECONDS[time_uom])
-    raise ConfigError(f"expected a date or datetime, got {type(point).__name__} {point!r}")
-
-
-def from_index(index: int, time_uom: str = "day") -> dt.date | dt.datetime:
-    """The first instant of unit `index`: a date for days, a naive UTC datetime for hours and minutes."""
-    _check_uom(time_uom)
-    if time_uom == "day":
-        return _EPOCH_DAY + dt.timedelta(days=index)
-    return _EPOCH + dt.timedelta(seconds=index * _UNIT_SECONDS[time_uom])
-
-
-def parse_point(value: str | dt.date | dt.datetime, field: str, time_uom: str = "day") -> int:
-    """Parse a user-given point in time ('2025-03-07', '2025-03-07T10:00', a date) to a unit index."""
-    if isinstance(value, (dt.date, dt.datetime)):
-        return to_index(value, time_uom)
-    try:
-        parsed: dt.date | dt.datetime = (
-            dt.date.fromisoformat(value) if len(value) == 10 else dt.datetime.fromisoformat(value)
-        )
-    except (TypeError, ValueError):
-        raise ConfigError(f"{field}: expected a date like 2025-03-07, got {value!r}") from None
-    return to_index(parsed, time_uom)
+_Unit = TypeVar("_Unit", int, int | None)  # a unit index; None = open (unbounded)
 
 
 @dataclass(frozen=True)
@@ -86,9 +39,10 @@ class Window:
 
     start: int
     end: int
-    time_uom: str = "day"
+    time_uom: TimeUnit | str = TimeUnit.DAY
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "time_uom", TimeUnit.parse(self.time_uom))
         if self.start > self.end:
             raise ConfigError(f"output window: start {self.label(self.start)} is after end {self.label(self.end)}")
 
@@ -107,25 +61,42 @@ class Window:
 
 
 @dataclass(frozen=True)
-class ReadBounds:
-    """The inclusive ranges of RecDate a run for one window needs from A and from B (DESIGN.md 3)."""
+class Bounds(Generic[_Unit]):
+    """The inclusive ranges of RecDate a join for one output window needs from A and from B (DESIGN.md 3)."""
 
-    a_start: int
-    a_end: int
-    b_start: int
-    b_end: int
+    a_start: _Unit
+    a_end: _Unit
+    b_start: _Unit
+    b_end: _Unit
 
 
-def read_bounds(window: Window, look_back_time: int, max_waiting_time: int) -> ReadBounds:
-    """A in [s - mw, e], B in [s - lb - mw, e]; never after e."""
+ReadBounds = Bounds[int]  # a window's
+OpenReadBounds = Bounds[int | None]  # an output window's whose start or end may be open (None)
+
+
+def _before(point: _Unit, units: int) -> _Unit:
+    return None if point is None else point - units
+
+
+def open_read_bounds(
+    start: _Unit, end: _Unit, look_back_time: int, max_waiting_time: int, b_waits_for_a: bool = False
+) -> Bounds[_Unit]:
+    """What a join of the output window [start, end] reads; an open end (None) reads without that bound.
+
+    A in [s - mw, e], B in [s - lb - mw, e]; never after e. When unmatched B rows wait for an A row (full_outer
+    with `b_waits_for_a`), A in [s - lb - mw, e]: a B row output in W has b.RecDate >= s - lb, and every A row
+    that can match it is in [b.RecDate - mw, e].
+    """
     if look_back_time < 0 or max_waiting_time < 0:
         raise ConfigError("look_back_time and max_waiting_time must be >= 0")
-    return ReadBounds(
-        a_start=window.start - max_waiting_time,
-        a_end=window.end,
-        b_start=window.start - look_back_time - max_waiting_time,
-        b_end=window.end,
-    )
+    b_reach = look_back_time + max_waiting_time
+    a_reach = b_reach if b_waits_for_a else max_waiting_time
+    return Bounds(_before(start, a_reach), end, _before(start, b_reach), end)
+
+
+def read_bounds(window: Window, look_back_time: int, max_waiting_time: int, b_waits_for_a: bool = False) -> ReadBounds:
+    """`open_read_bounds` of a window: A in [s - mw, e] ([s - lb - mw, e] when B waits), B in [s - lb - mw, e]."""
+    return open_read_bounds(window.start, window.end, look_back_time, max_waiting_time, b_waits_for_a)
 
 
 def next_window(
@@ -134,7 +105,7 @@ def next_window(
     latest_available: int | None,
     until: int | None = None,
     max_window: int = 0,
-    time_uom: str = "day",
+    time_uom: TimeUnit | str = TimeUnit.DAY,
 ) -> Window | None:
     """The next window to process, or None when nothing is pending.
 
@@ -164,24 +135,25 @@ class Pending:
 
 
 def pending_range(
-    watermark: int | None,
-    start: int,
-    latest_available: int | None,
-    until: int | None = None,
-    max_window: int = 0,
-    time_uom: str = "day",
+    watermark: int | None, start: int, latest: int | None, until: int | None, max_window: int, time_uom: TimeUnit | str
 ) -> Pending | None:
-    """The pending range after `watermark` (None when nothing is pending), for status and validate."""
-    first = next_window(watermark, start, latest_available, until, max_window, time_uom)
-    whole = next_window(watermark, start, latest_available, until, 0, time_uom)
+    """The pending range after `watermark` (None when nothing is pending), for status and validate; the arguments
+    are `next_window`'s."""
+    first = next_window(watermark, start, latest, until, max_window, time_uom)
+    whole = next_window(watermark, start, latest, until, 0, time_uom)
     if first is None or whole is None:
         return None
     windows = -(-whole.units // max_window) if max_window else 1
     return Pending(whole, windows, first)
 
 
-def _month_start(day: dt.date) -> dt.date:
-    return day.replace(day=1)
+def _next_chunk(day: dt.date, chunk: str) -> dt.date:
+    """The first day of the chunk after the one `day` lies in."""
+    if chunk == "day":
+        return day + dt.timedelta(days=1)
+    if chunk == "month":
+        return (day.replace(day=1) + dt.timedelta(days=32)).replace(day=1)
+    return dt.date(day.year + 1, 1, 1)
 
 
 def chunk_windows(window: Window, chunk: str) -> list[Window]:
@@ -190,18 +162,10 @@ def chunk_windows(window: Window, chunk: str) -> list[Window]:
         raise ConfigError(f"chunk: expected one of day, month, year, all, got {chunk!r}")
     if chunk == "all":
         return [window]
-    per_day = 1 if window.time_uom == "day" else 24
     chunks: list[Window] = []
     cursor = window.start
     while cursor <= window.end:
-        first_day = dt.date(1970, 1, 1) + dt.timedelta(days=cursor // per_day)
-        if chunk == "day":
-            next_day = first_day + dt.timedelta(days=1)
-        elif chunk == "month":
-            next_day = (_month_start(first_day) + dt.timedelta(days=32)).replace(day=1)
-        else:
-            next_day = dt.date(first_day.year + 1, 1, 1)
-        boundary = (next_day - dt.date(1970, 1, 1)).days * per_day
+        boundary, _ = day_units(_next_chunk(day_of(cursor, window.time_uom), chunk), window.time_uom)
         last = min(boundary - 1, window.end)
         chunks.append(Window(cursor, last, window.time_uom))
         cursor = last + 1

@@ -1,19 +1,56 @@
 """The pipeline layer: job files, the controller (run, rerun, backfill, status), the target writers, the
-state (watermark, run log, lock) and the sources. Data flows config -> controller -> engine -> writer."""
+state (watermark, run log, lock) and the sources. Data flows config -> controller -> engine -> writer.
+
+What this module exports is the layer's API, the one the command line calls."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from deltainc.pipeline.controller import PipelineResult, WindowReport, backfill, prepare_job, rerun, run, status
+    from deltainc.pipeline.config import JobConfig, load_job, resolve_job
+    from deltainc.pipeline.controller import backfill, rerun, run, status, unlock
+    from deltainc.pipeline.job_status import JobStatus, status_document
+    from deltainc.pipeline.log_status import read_status
+    from deltainc.pipeline.prepared_job import prepare_job
+    from deltainc.pipeline.results import PipelineResult, WindowReport
+    from deltainc.pipeline.validation import JobValidation, validate_job
+    from deltainc.pipeline.verification import Verification, verify
 
-__all__ = ["PipelineResult", "WindowReport", "backfill", "prepare_job", "rerun", "run", "status"]
+__all__ = [
+    "JobConfig",
+    "JobStatus",
+    "JobValidation",
+    "PipelineResult",
+    "Verification",
+    "WindowReport",
+    "backfill",
+    "load_job",
+    "prepare_job",
+    "read_status",
+    "rerun",
+    "resolve_job",
+    "run",
+    "status",
+    "status_document",
+    "unlock",
+    "validate_job",
+    "verify",
+]
 
-
-def __getattr__(name: str) -> Any:
-    """The controller is imported on first use: `deltainc status` reads job files here without pyspark."""
-    if name in __all__:
-        return getattr(importlib.import_module("deltainc.pipeline.controller"), name)
-    raise AttributeError(f"module 'deltainc.pipeline' has no attribute {name!r}")
+# Imported on first use: `deltainc status` reads job files and Delta logs here without pyspark.
+__getattr__ = lazy_exports(
+    "deltainc.pipeline",
+    {
+        **{name: "deltainc.pipeline.config" for name in ("JobConfig", "load_job", "resolve_job")},
+        **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run", "status", "unlock")},
+        **{name: "deltainc.pipeline.job_status" for name in ("JobStatus", "status_document")},
+        "read_status": "deltainc.pipeline.log_status",
+        "prepare_job": "deltainc.pipeline.prepared_job",
+        **{name: "deltainc.pipeline.results" for name in ("PipelineResult", "WindowReport")},
+        **{name: "deltainc.pipeline.validation" for name in ("JobValidation", "validate_job")},
+        **{name: "deltainc.pipeline.verification" for name in ("Verification", "verify")},
+    },
+)

@@ -10,52 +10,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from deltainc.errors import ConfigError
-from deltainc.join.settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
+from deltainc.join.join_types import HOW_CHOICES, How, canonical_how
+from deltainc.join.settings import ASOF_NEEDS_SLIDING_WINDOW, DEFAULT_OUTPUT_SELECT, IncJoinSettings, JoinOptions, Text
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = [
-    "TableRef",
-    "JoinConfig",
-    "TargetConfig",
-    "StateConfig",
-    "JobConfig",
-    "load_job",
-    "resolve_job",
-]
+__all__ = ["TableRef", "JoinConfig", "TargetConfig", "StateConfig", "JobConfig", "load_job", "resolve_job"]
 
 _JOB_NAME = re.compile(r"[A-Za-z0-9_-]+")
-_ALIAS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_HOW = {
-    "inner": "inner",
-    "left": "left",
-    "leftouter": "left",
-    "leftanti": "left_anti",
-    "full": "full_outer",
-    "outer": "full_outer",
-    "fullouter": "full_outer",
-    "asof": "asof",
-}
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty")
-    return value
 
 
 def _unique(columns: list[str]) -> list[str]:
@@ -67,9 +35,6 @@ def _unique(columns: list[str]) -> list[str]:
             raise ValueError(f"duplicate column {column!r}{same}")
         seen[column.lower()] = column
     return columns
-
-
-Text = Annotated[str, AfterValidator(_not_blank)]
 
 
 def absolute_location(location: str) -> str:
@@ -88,7 +53,7 @@ def _looks_like_path(value: str) -> bool:
     return "://" in value or value.startswith(("/", ".", "~", "file:")) or os.sep in value
 
 
-Location = Annotated[str, AfterValidator(_not_blank), AfterValidator(absolute_location)]
+Location = Annotated[Text, AfterValidator(absolute_location)]
 Columns = Annotated[list[Text], AfterValidator(_unique)]
 NonNegativeInt = Annotated[int, Field(ge=0, strict=True)]
 StrictBool = Annotated[bool, Field(strict=True)]
@@ -117,28 +82,23 @@ class TableRef(_Section):
         return f"path {self.path}" if self.path is not None else f"table {self.table}"
 
 
-class JoinConfig(_Section):
-    """How A joins B: join type, keys or condition, incremental column and the late-arrival tolerances."""
+class JoinConfig(JoinOptions):
+    """How A joins B: join type, keys or condition, incremental column and the late-arrival tolerances; the
+    options it shares with the engine's IncJoinSettings (aliases, time_uom, asof_*) are `JoinOptions`'."""
 
-    how: Literal["inner", "left", "left_anti", "full_outer", "asof"]
+    how: How
     join_cols: Columns = Field(default_factory=list)
     join_cond: Text | None = None
     inc_col: Text = "RecDate"
     look_back_time: NonNegativeInt = 0
     max_waiting_time: NonNegativeInt = 0
+    # Unlike the engine's default (False), a job keeps its waiting rows in the target, where the next window
+    # replaces them. The job file's flags are strict: "yes" is no boolean.
     include_waiting: StrictBool = True
     enforce_sliding_join_window: StrictBool = True
-    time_uom: Literal["day", "hour", "minute"] = "day"
     # B rows arriving after the A row they match timed out are counted (and kept with target.late_rows) up to
     # this many units after that A row; None = 2 x max_waiting_time, 0 = not looked for (reads stay smaller).
     late_horizon: NonNegativeInt | None = None
-    # asof jobs: which B row is an A row's nearest (README "As-of joins"), and the time column both sources compare
-    # exactly (None: the incremental column in time_uom units).
-    asof_strategy: Literal["backward", "forward", "nearest"] = "backward"
-    asof_col: Text | None = None
-    asof_col_b: Text | None = None  # B's time column when its name differs from A's asof_col
-    alias_a: str = "A"
-    alias_b: str = "B"
     output_select: Text | None = None
 
     @field_validator("how", mode="before")
@@ -146,38 +106,27 @@ class JoinConfig(_Section):
     def _normalise_how(cls, value: Any) -> Any:
         if not isinstance(value, str):
             return value
-        key = value.strip().lower().replace("_", "")
-        if key not in _HOW:
-            raise ValueError(f"expected one of inner, left (left_outer), left_anti, full_outer, asof, got {value!r}")
-        return _HOW[key]
-
-    @field_validator("alias_a", "alias_b")
-    @classmethod
-    def _check_alias(cls, value: str) -> str:
-        if not _ALIAS.fullmatch(value):
-            raise ValueError(f"expected an identifier (letters, digits, '_'), got {value!r}")
-        return value
+        how = canonical_how(value)
+        if how is None:
+            raise ValueError(f"expected one of {HOW_CHOICES}, got {value!r}")
+        return how
 
     def engine_settings(self, tie_break: Sequence[str] = ()) -> IncJoinSettings:
         """The engine's settings for this job's join: the one conversion from the job file to `inc_join`.
 
-        A job's B side waits for its A (DESIGN.md 2) so that full_outer output is window-invariant; an asof
-        job orders equally near B rows by `tie_break` (the target's b_keys).
+        The shared options are copied (the asof ones for an asof job only); a job's B side waits for its A
+        (DESIGN.md 2) so that full_outer output is window-invariant; an asof job orders equally near B rows by
+        `tie_break` (the target's b_keys).
         """
-        asof: dict[str, Any] = {}
+        shared = {name for name in JoinOptions.model_fields if self.how == "asof" or not name.startswith("asof_")}
+        options: dict[str, Any] = self.model_dump(include=shared)
         if self.how == "asof":
-            asof = {"asof_strategy": self.asof_strategy, "asof_col": self.asof_col, "asof_col_b": self.asof_col_b,
-                    "asof_tie_break": tuple(tie_break)}  # fmt: skip
+            options["asof_tie_break"] = tuple(tie_break)
         return IncJoinSettings(
-            alias_a=self.alias_a,
-            alias_b=self.alias_b,
-            include_waiting=self.include_waiting,
+            **options,
             inc_col_name=self.inc_col,
-            time_uom=self.time_uom,
-            enforce_sliding_join_window=self.enforce_sliding_join_window,
             b_waits_for_a=self.how == "full_outer",
             output_select=self.output_select or DEFAULT_OUTPUT_SELECT,
-            **asof,
         )
 
     @property
@@ -197,16 +146,9 @@ class JoinConfig(_Section):
                 "on the window's size"
             )
         if self.how == "asof" and not self.enforce_sliding_join_window:
-            raise ValueError(
-                "an asof job needs enforce_sliding_join_window = true: a match is final only once no nearer B row "
-                "can still arrive, which the sliding join window bounds"
-            )
-        if self.how != "asof":
-            for name in ("asof_strategy", "asof_col", "asof_col_b"):
-                if name in self.model_fields_set:
-                    raise ValueError(f'{name}: only for how = "asof" (how is {self.how!r})')
-        if self.asof_col_b is not None and self.asof_col is None:
-            raise ValueError("asof_col_b: needs asof_col (A's time column); asof_col alone names both")
+            raise ValueError(f"an asof job {ASOF_NEEDS_SLIDING_WINDOW}")
+        if self.how != "asof" and self.asof_options_given():
+            raise ValueError(f'{self.asof_options_given()[0]}: only for how = "asof" (how is {self.how!r})')
         if self.how == "asof" and self.late_horizon:
             raise ValueError(
                 "late_horizon: an asof job does not look for too-late B rows (a later B row is a candidate of "
@@ -217,8 +159,6 @@ class JoinConfig(_Section):
                 f"late_horizon: must be 0 (off) or more than max_waiting_time ({self.max_waiting_time}), "
                 f"got {self.late_horizon}"
             )
-        if self.alias_a.lower() == self.alias_b.lower():
-            raise ValueError(f"alias_a and alias_b must differ (both {self.alias_a!r})")
         return self
 
 

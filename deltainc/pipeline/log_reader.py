@@ -8,16 +8,23 @@ deltalake is imported on first use, and nothing here imports pyspark.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import os
-import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from deltainc.join.windows import to_index
 from deltainc.pipeline.lock_model import LockHolder
+from deltainc.pipeline.log_tables import (
+    LogUnreadable,
+    Row,
+    column_types,
+    instant,
+    job_rows,
+    open_table,
+    reading,
+    require,
+    spark_row,
+    spark_value,
+)
 from deltainc.pipeline.state_model import JobState, StatePaths
 
 if TYPE_CHECKING:
@@ -25,156 +32,18 @@ if TYPE_CHECKING:
 
 __all__ = ["LogUnreadable", "read_state_from_log", "read_runs_from_log", "latest_unit_from_log"]
 
-Row = dict[str, Any]
-
-_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-_MICROSECOND = dt.timedelta(microseconds=1)
-# Delta types whose values arrow hands back as pyspark would (timestamps are converted apart).
-_PLAIN_TYPES = {"string", "long", "integer", "short", "byte", "double", "float", "boolean", "date"}
 _TIME_TYPES = {"date", "timestamp", "timestamp_ntz"}
 # Reader features whose tables the log answers exactly (deletion vectors are checked file by file).
 _LOG_READER_FEATURES = {"deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"}
-_SAFE_LITERAL = re.compile(r"[A-Za-z0-9_.:@/ -]*")
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # s3a:, abfss:, dbfs:, ...
-_ODD = re.compile(r"[%#?{}\[\]*\\]")
-
-
-class LogUnreadable(Exception):
-    """The Delta log cannot answer exactly, or delta-rs cannot read the table: ask Spark instead."""
-
-
-@contextmanager
-def _reading(location: str) -> Iterator[None]:
-    """Turn whatever delta-rs raises (a Rust panic included) into LogUnreadable, naming the table."""
-    try:
-        yield
-    except LogUnreadable:
-        raise
-    except Exception as exc:
-        raise LogUnreadable(f"delta-rs cannot read {location}: {type(exc).__name__}: {exc}") from exc
-    except BaseException as exc:  # pyo3's PanicException is a BaseException; interrupts pass through
-        if type(exc).__name__ != "PanicException":
-            raise
-        raise LogUnreadable(f"delta-rs failed on {location}: {exc}") from exc
-
-
-def _local(location: str) -> str:
-    """The local folder of `location` (a path or a file: path); anything else is LogUnreadable.
-
-    Hadoop reads '%' literally where a URI would unescape it, and takes some characters as glob or URI syntax:
-    a location with any of those is left to Spark rather than guessed at.
-    """
-    if _ODD.search(location):
-        raise LogUnreadable(f"a location with %, #, ? or glob characters is left to Spark: {location}")
-    path = location
-    if path.startswith("file:"):
-        path = path[len("file:") :]
-        if path.startswith("//"):
-            authority, _, rest = path[2:].partition("/")
-            if authority not in ("", "localhost"):
-                raise LogUnreadable(f"not a local path: {location}")
-            path = "/" + rest
-        if not path.startswith("/"):
-            raise LogUnreadable(f"not an absolute file: path: {location}")
-    elif _SCHEME.match(path):
-        raise LogUnreadable(f"not a local path: {location}")
-    return os.path.abspath(path)
-
-
-def _exists(folder: str) -> bool:
-    """Whether a Delta table has committed in `folder`: the test `state._exists` makes for local folders."""
-    log = os.path.join(folder, "_delta_log")
-    return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
-
-
-def _open(location: str) -> DeltaTable | None:
-    """The Delta table at local `location`, or None when none has committed there yet."""
-    folder = _local(location)
-    if not _exists(folder):
-        return None
-    try:
-        from deltalake import DeltaTable
-    except ImportError as exc:
-        raise LogUnreadable(f"the deltalake package is not installed: {exc}") from exc
-    with _reading(location):
-        return DeltaTable(folder)
-
-
-def _types(table: DeltaTable, location: str) -> dict[str, str]:
-    """Each top-level column's Delta type name, in schema order (a class name such as StructType for nested ones)."""
-    types: dict[str, str] = {}
-    with _reading(location):
-        fields = table.schema().fields
-    for field in fields:
-        kind = getattr(field.type, "type", None)
-        types[field.name] = kind if isinstance(kind, str) else type(field.type).__name__
-    return types
-
-
-def _sql_text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _job_rows(table: DeltaTable, location: str, job: str, columns: Sequence[str]) -> list[Row]:
-    """The rows of `job` (raw arrow values: timestamps aware UTC), with only `columns`, in scan order.
-
-    A job name of plain characters is pushed down as a predicate (files are skipped on their statistics);
-    the rows are filtered again here with Python's equality, which is Spark's for strings.
-    """
-    projected = [*columns] if "job" in columns else [*columns, "job"]
-    predicate = f"job = {_sql_text(job)}" if _SAFE_LITERAL.fullmatch(job) else None
-    with _reading(location):
-        read = table.scan(columns=projected, predicate=predicate).read_all()
-        values = {name: read.column(name).to_pylist() for name in projected}
-    rows = [{name: values[name][i] for name in columns} for i in range(read.num_rows) if values["job"][i] == job]
-    return rows
-
-
-def _require(types: dict[str, str], location: str, *names: str) -> None:
-    missing = [name for name in names if name not in types]
-    if missing:
-        raise LogUnreadable(f"{location} has no column {', '.join(missing)} (Spark would fail on it)")
-
-
-def _instant(value: dt.datetime) -> int:
-    """Microseconds since the epoch of a TIMESTAMP value (naive ones are UTC)."""
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
-    return (aware - _EPOCH_UTC) // _MICROSECOND
-
-
-def _spark_timestamp(value: dt.datetime) -> dt.datetime:
-    """A TIMESTAMP as pyspark returns it: naive local time, by the same arithmetic as its `fromInternal`."""
-    micros = _instant(value)
-    return dt.datetime.fromtimestamp(micros // 1_000_000).replace(microsecond=micros % 1_000_000)
-
-
-def _spark_timestamp_ntz(value: dt.datetime) -> dt.datetime:
-    """A TIMESTAMP_NTZ as pyspark returns it: the wall-clock value itself, naive."""
-    return value.astimezone(dt.timezone.utc).replace(tzinfo=None) if value.tzinfo is not None else value
-
-
-def _spark_value(value: Any, kind: str, column: str) -> Any:
-    """`value` of Delta type `kind` as pyspark's `collect()` returns it."""
-    if value is None or kind in _PLAIN_TYPES or kind.startswith("decimal"):
-        return value
-    if kind == "timestamp":
-        return _spark_timestamp(value)
-    if kind == "timestamp_ntz":
-        return _spark_timestamp_ntz(value)
-    raise LogUnreadable(f"column {column} of type {kind}: pyspark's value is not reproduced here")
-
-
-def _spark_row(row: Row, types: dict[str, str]) -> Row:
-    return {name: _spark_value(value, types[name], name) for name, value in row.items()}
 
 
 def _max_unit(location: str, job: str, column: str) -> int | None:
     """max(`column`) over the rows of `job` in the table at `location`, None if absent or all null."""
-    table = _open(location)
+    table = open_table(location)
     if table is None:
         return None
-    _require(_types(table, location), location, "job", column)
-    units = [row[column] for row in _job_rows(table, location, job, [column]) if row[column] is not None]
+    require(column_types(table, location), location, "job", column)
+    units = [row[column] for row in job_rows(table, location, job, [column]) if row[column] is not None]
     return max(units) if units else None
 
 
@@ -187,24 +56,24 @@ def read_state_from_log(paths: StatePaths, job: str) -> JobState:
     moves no watermark and releases no lock; a lock table without `heartbeat_at` has no heartbeat.
     """
     held: Row | None = None
-    locks = _open(paths.locks)
+    locks = open_table(paths.locks)
     if locks is not None:
-        lock_types = _types(locks, paths.locks)
-        _require(lock_types, paths.locks, "job", "run_id", "owner", "acquired_at")
+        lock_types = column_types(locks, paths.locks)
+        require(lock_types, paths.locks, "job", "run_id", "owner", "acquired_at")
         lock_columns = [name for name in ("run_id", "owner", "acquired_at", "heartbeat_at") if name in lock_types]
-        rows = _job_rows(locks, paths.locks, job, lock_columns)
-        held = _spark_row(rows[0], lock_types) if rows else None
+        rows = job_rows(locks, paths.locks, job, lock_columns)
+        held = spark_row(rows[0], lock_types) if rows else None
     watermark: int | None = None
     finished = False
     settings: dict[str, object] | None = None
-    runs = _open(paths.runs)
+    runs = open_table(paths.runs)
     if runs is not None:
-        run_types = _types(runs, paths.runs)
-        _require(run_types, paths.runs, "job", "run_id", "status", "started_at")
+        run_types = column_types(runs, paths.runs)
+        require(run_types, paths.runs, "job", "run_id", "status", "started_at")
         if "releases_lock" in run_types:
-            _require(run_types, paths.runs, "watermark_unit")
+            require(run_types, paths.runs, "watermark_unit")
         optional = [name for name in ("watermark_unit", "releases_lock", "job_settings") if name in run_types]
-        rows = _job_rows(runs, paths.runs, job, ["run_id", "status", "started_at", *optional])
+        rows = job_rows(runs, paths.runs, job, ["run_id", "status", "started_at", *optional])
         for row in rows:
             if "releases_lock" not in run_types:  # a run log of deltainc 0.1: no watermark, no lock release
                 row["watermark_unit"], row["releases_lock"] = None, False
@@ -224,7 +93,7 @@ def read_state_from_log(paths: StatePaths, job: str) -> JobState:
             and row["started_at"] is not None
         ]
         if built:
-            latest = max(built, key=lambda row: _instant(row["started_at"]))
+            latest = max(built, key=lambda row: instant(row["started_at"]))
             settings = json.loads(latest["job_settings"])
     legacy = _max_unit(paths.legacy_watermarks, job, "watermark_unit")
     if legacy is not None:
@@ -249,15 +118,15 @@ def read_runs_from_log(paths: StatePaths, job: str, limit: int) -> list[dict[str
     """
     if limit < 0:
         raise LogUnreadable(f"limit {limit}: Spark refuses a negative limit")
-    runs = _open(paths.runs)
+    runs = open_table(paths.runs)
     if runs is None:
         return []
-    types = _types(runs, paths.runs)
-    _require(types, paths.runs, "job", "started_at")
-    rows = _job_rows(runs, paths.runs, job, list(types))
-    dated = sorted((row for row in rows if row["started_at"] is not None), key=lambda row: _instant(row["started_at"]))
+    types = column_types(runs, paths.runs)
+    require(types, paths.runs, "job", "started_at")
+    rows = job_rows(runs, paths.runs, job, list(types))
+    dated = sorted((row for row in rows if row["started_at"] is not None), key=lambda row: instant(row["started_at"]))
     ordered = [*reversed(dated), *(row for row in rows if row["started_at"] is None)]
-    return [_spark_row(row, types) for row in ordered[:limit]]
+    return [spark_row(row, types) for row in ordered[:limit]]
 
 
 def _reader_features_known(table: DeltaTable, location: str) -> None:
@@ -327,12 +196,12 @@ def latest_unit_from_log(location: str, inc_col: str, time_uom: str) -> int | No
     which never moves a day or an hour). LogUnreadable when that may not be the max of the live rows: deletion
     vectors in use, a file without statistics, column mapping or another reader feature, no table there.
     """
-    table = _open(location)
+    table = open_table(location)
     if table is None:
         raise LogUnreadable(f"no Delta table at {location} (Spark says so)")
-    with _reading(location):
+    with reading(location):
         _reader_features_known(table, location)
-        types = _types(table, location)
+        types = column_types(table, location)
         column = _column(types, inc_col, location)
         if types[column] not in _TIME_TYPES:
             raise LogUnreadable(f"{location}: {column} is {types[column]}, not a date or timestamp (Spark says so)")
@@ -342,4 +211,4 @@ def latest_unit_from_log(location: str, inc_col: str, time_uom: str) -> int | No
         latest = _latest_value(table, column, partitioned, location)
     if latest is None:
         return None
-    return to_index(_spark_value(latest, types[column], column), time_uom)
+    return to_index(spark_value(latest, types[column], column), time_uom)

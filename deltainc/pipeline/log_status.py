@@ -7,7 +7,10 @@ source with deletion vectors, a file without statistics) this raises LogUnreadab
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from deltainc.pipeline.config import JobConfig, TableRef
 from deltainc.pipeline.job_status import JobStatus, describe
@@ -15,7 +18,12 @@ from deltainc.pipeline.log_reader import LogUnreadable, latest_unit_from_log, re
 from deltainc.pipeline.state_model import state_paths
 from deltainc.settings import Settings
 
-__all__ = ["LogUnreadable", "status_from_log"]
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["LogUnreadable", "status_from_log", "read_status"]
+
+log = logging.getLogger("deltainc")
 
 
 def _has_log(location: str) -> bool:
@@ -49,3 +57,15 @@ def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
     except FileNotFoundError as exc:
         problem = str(exc)
     return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, read_with="delta_log")
+
+
+def read_status(job: JobConfig, settings: Settings, runs: int, spark: Callable[[], SparkSession]) -> JobStatus:
+    """The job's status from its Delta logs where they answer exactly, else with Spark (`spark()` is called only
+    then, so that a plain `status` starts no JVM)."""
+    try:
+        return status_from_log(job, settings, runs)
+    except LogUnreadable as exc:
+        log.info("%s: status read with Spark: %s", job.name, exc)
+    from deltainc.pipeline.controller import status
+
+    return status(job, spark=spark(), settings=settings, runs=runs)

@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from deltainc.errors import AmbiguousRowsError
@@ -21,8 +21,7 @@ from deltainc.join.join_types import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.pipeline.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.commit_metrics import user_metadata as commit_metadata
-from deltainc.pipeline.config import TableRef
-from deltainc.pipeline.slice_writer import sql_literal
+from deltainc.pipeline.slice_writer import Destination, sql_literal
 from deltainc.pipeline.sources import delta_table
 
 __all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
@@ -155,17 +154,14 @@ def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Ide
 
 
 def merge_window(
-    spark: SparkSession,
-    ref: TableRef,
+    to: Destination,
     actions: DataFrame,
     identity: Identity,
     a_first: dt.date | dt.datetime,
     a_after_last: dt.date | dt.datetime,
-    user_metadata: dict[str, str],
-    add_columns: bool = False,
 ) -> CommitResult:
     """One MERGE of the planned actions into the target; its condition carries literal A RecDate bounds."""
-    table = delta_table(spark, ref)
+    table = delta_table(to.spark, to.ref)
     target_schema = table.toDF().schema
     target_columns = target_schema.fieldNames()
     a_type = target_schema[identity.a_rec].dataType
@@ -181,11 +177,11 @@ def merge_window(
             f"t.`{JOIN_TYPE}` = {int(JoinType.A_WAITING)}",
         ]
     )
-    columns = [c for c in actions.columns if c != ACTION] if add_columns else target_columns
+    columns = [c for c in actions.columns if c != ACTION] if to.add_columns else target_columns
     values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in columns}
-    with commit_metadata(spark, user_metadata):
+    with commit_metadata(to.spark, to.user_metadata):
         merge = table.alias("t").merge(actions.alias("s"), condition)
-        merge = merge.withSchemaEvolution() if add_columns else merge  # the output's new columns join the table
+        merge = merge.withSchemaEvolution() if to.add_columns else merge  # the output's new columns join the table
         (
             merge.whenMatchedDelete(condition=f"s.{ACTION} = 'delete'")
             .whenMatchedUpdate(condition=f"s.{ACTION} = 'update'", set=values)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import Enum
 
 from deltainc.errors import ConfigError
 from deltainc.pipeline.config import JobConfig
@@ -72,6 +73,8 @@ def changes(recorded: Mapping[str, object] | None, current: Mapping[str, object]
 
 
 def _show(value: object) -> str:
+    if isinstance(value, Enum):  # a TimeUnit, quoted as the job file writes it: 'day'
+        value = value.value
     return json.dumps(value) if not isinstance(value, str) else repr(value)
 
 

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -25,6 +25,7 @@ from deltainc.pipeline.config import TableRef
 from deltainc.pipeline.sources import delta_table
 
 __all__ = [
+    "Destination",
     "sql_literal",
     "Slices",
     "forward_slices",
@@ -37,6 +38,17 @@ __all__ = [
 _ACTION = f"{RESERVED_PREFIX}action"
 _SEEN = f"{RESERVED_PREFIX}seen_"
 _OVERWRITES = ("WRITE", "CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT")  # by path; by name
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where a write commits and what the commit carries: the table, its userMetadata (job, run, window),
+    and whether the output's new columns are added to the table (Delta's schema evolution)."""
+
+    spark: SparkSession
+    ref: TableRef
+    user_metadata: dict[str, str]
+    add_columns: bool = False
 
 
 def sql_literal(value: dt.date | dt.datetime, data_type: T.DataType) -> str:
@@ -73,59 +85,28 @@ def forward_slices(rec: str, watermark: dt.date | dt.datetime, rec_type: T.DataT
     return Slices(rec, sql_literal(watermark, rec_type))
 
 
-def replace_slices(
-    spark: SparkSession,
-    ref: TableRef,
-    output: DataFrame,
-    slices: Slices,
-    user_metadata: dict[str, str],
-    add_columns: bool = False,
-) -> CommitResult:
+def replace_slices(to: Destination, output: DataFrame, slices: Slices) -> CommitResult:
     """Overwrite exactly the rows of `slices` with `output`: one Delta commit (replaceWhere).
 
     Delta deletes the matching rows (with deletion vectors, without rewriting their files) and appends the
     output, and checks that every output row satisfies the condition, so nothing outside the slices moves.
     """
-    return replace_where(spark, ref, output, slices.condition(), user_metadata, add_columns)
+    return replace_where(to, output, slices.condition())
 
 
-def replace_where(
-    spark: SparkSession,
-    ref: TableRef,
-    output: DataFrame,
-    condition: str,
-    user_metadata: dict[str, str],
-    add_columns: bool = False,
-) -> CommitResult:
-    """Overwrite the rows of the target that satisfy the SQL `condition` with `output`, in one commit;
-    `add_columns`: the output's new columns are added to the table (Delta's mergeSchema)."""
-    writer = (
-        output.write.format("delta")
-        .mode("overwrite")
-        .option("replaceWhere", condition)
-        .option("userMetadata", json.dumps(user_metadata, sort_keys=True))
-    )
-    if add_columns:
+def replace_where(to: Destination, output: DataFrame, condition: str) -> CommitResult:
+    """Overwrite the rows of the table that satisfy the SQL `condition` with `output`, in one commit."""
+    writer = _overwrite(to, output).option("replaceWhere", condition)
+    if to.add_columns:
         writer = writer.option("mergeSchema", "true")
-    if ref.path is not None:
-        writer.save(ref.path)
-    else:
-        writer.saveAsTable(ref.table or "")
-    return last_commit(delta_table(spark, ref))
+    _save(to, writer)
+    return last_commit(delta_table(to.spark, to.ref))
 
 
-def merge_slices(
-    spark: SparkSession,
-    ref: TableRef,
-    output: DataFrame,
-    identity_columns: list[str],
-    slices: Slices,
-    user_metadata: dict[str, str],
-    add_columns: bool = False,
-) -> CommitResult:
+def merge_slices(to: Destination, output: DataFrame, identity_columns: list[str], slices: Slices) -> CommitResult:
     """The same change as `replace_slices` as one Delta MERGE: the slice rows the output does not hold are
     deleted, the output rows inserted (or updated where an earlier attempt left them)."""
-    table = delta_table(spark, ref)
+    table = delta_table(to.spark, to.ref)
     slice_rows = table.toDF().where(slices.condition())
     seen = output.select(*[F.col(f"`{c}`").alias(f"{_SEEN}{c}") for c in identity_columns])
     same = F.lit(True)
@@ -141,9 +122,9 @@ def merge_slices(
     )
     on = " AND ".join([f"t.`{c}` <=> s.`{c}`" for c in identity_columns] + [slices.condition("t.")])
     values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in output.columns}
-    with commit_metadata(spark, user_metadata):
+    with commit_metadata(to.spark, to.user_metadata):
         merge = table.alias("t").merge(source.alias("s"), on)
-        merge = merge.withSchemaEvolution() if add_columns else merge
+        merge = merge.withSchemaEvolution() if to.add_columns else merge
         (
             merge.whenMatchedDelete(condition=f"s.{_ACTION} = 'delete'")
             .whenMatchedUpdate(set=values)
@@ -153,24 +134,26 @@ def merge_slices(
     return last_commit(table)
 
 
-def overwrite_target(
-    spark: SparkSession,
-    ref: TableRef,
-    output: DataFrame,
-    partition_by: Sequence[str],
-    user_metadata: dict[str, str],
-) -> CommitResult:
-    """Replace the whole target, its columns and partitioning included, by `output`: one commit (a rebuild
+def overwrite_target(to: Destination, output: DataFrame, partition_by: Sequence[str]) -> CommitResult:
+    """Replace the whole table, its columns and partitioning included, by `output`: one commit (a rebuild
     under changed settings). The table's history stays, so time travel still shows the old target."""
-    writer = (
+    writer = _overwrite(to, output).option("overwriteSchema", "true").partitionBy(*partition_by)
+    _save(to, writer)
+    return last_commit(delta_table(to.spark, to.ref), _OVERWRITES)
+
+
+def _overwrite(to: Destination, output: DataFrame) -> DataFrameWriter:
+    """An overwrite of the table by `output` that records the commit's userMetadata."""
+    return (
         output.write.format("delta")
         .mode("overwrite")
-        .option("overwriteSchema", "true")
-        .option("userMetadata", json.dumps(user_metadata, sort_keys=True))
-        .partitionBy(*partition_by)
+        .option("userMetadata", json.dumps(to.user_metadata, sort_keys=True))
     )
-    if ref.path is not None:
-        writer.save(ref.path)
+
+
+def _save(to: Destination, writer: DataFrameWriter) -> None:
+    """Run the write: to the table's path, or to the table by name."""
+    if to.ref.path is not None:
+        writer.save(to.ref.path)
     else:
-        writer.saveAsTable(ref.table or "")
-    return last_commit(delta_table(spark, ref), _OVERWRITES)
+        writer.saveAsTable(to.ref.table or "")

@@ -7,7 +7,6 @@ that row moves the watermark (its `watermark_unit`) and, on the run's last windo
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -18,12 +17,13 @@ from pyspark.sql import functions as F
 
 from deltainc.errors import JobLockedError
 from deltainc.pipeline.lock import LOCK_SCHEMA, LockHolder, judge, locked_message, take_lock
+from deltainc.pipeline.run_record import RUN_SCHEMA, RunRecord
 from deltainc.pipeline.sources import local_file_path
 from deltainc.pipeline.state_model import JobState, StatePaths, state_paths
 
 __all__ = [
     "StatePaths",
-    "RunRecord",
+    "RunRecord",  # its home is run_record; the run log's rows are written and read here
     "JobState",
     "Acquired",
     "state_paths",
@@ -38,65 +38,6 @@ __all__ = [
 LEGACY_WATERMARK_SCHEMA = (
     "job STRING, time_uom STRING, watermark STRING, watermark_unit BIGINT, updated_at TIMESTAMP, run_id STRING"
 )
-RUN_SCHEMA = (
-    "job STRING, run_id STRING, command STRING, window_start STRING, window_end STRING, status STRING, "
-    "error STRING, started_at TIMESTAMP, duration_s DOUBLE, "
-    "rows_same_time BIGINT, rows_a_late BIGINT, rows_b_late BIGINT, rows_a_timed_out BIGINT, rows_a_waiting BIGINT, "
-    "rows_inserted BIGINT, rows_updated BIGINT, rows_deleted BIGINT, "
-    "files_read_a BIGINT, bytes_read_a BIGINT, files_read_b BIGINT, bytes_read_b BIGINT, "
-    "files_read_target BIGINT, bytes_read_target BIGINT, null_inc_a BIGINT, null_inc_b BIGINT, "
-    "target_write STRING, target_version BIGINT, target_files_added BIGINT, target_files_removed BIGINT, "
-    "target_rows_copied BIGINT, target_deletion_vectors BIGINT, "
-    "time_uom STRING, watermark STRING, watermark_unit BIGINT, releases_lock BOOLEAN, took_over STRING, "
-    "job_settings STRING, rows_not_matched BIGINT, rows_b_waiting BIGINT, rows_too_late BIGINT, rows_provisional BIGINT"
-)
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """One row of the run log."""
-
-    job: str
-    run_id: str
-    command: str
-    window_start: str | None
-    window_end: str | None
-    status: str
-    error: str | None
-    started_at: dt.datetime
-    duration_s: float
-    rows_same_time: int = 0
-    rows_a_late: int = 0
-    rows_b_late: int = 0
-    rows_a_timed_out: int = 0
-    rows_a_waiting: int = 0
-    rows_inserted: int = 0
-    rows_updated: int = 0
-    rows_deleted: int = 0
-    files_read_a: int = 0
-    bytes_read_a: int = 0
-    files_read_b: int = 0
-    bytes_read_b: int = 0
-    files_read_target: int = 0
-    bytes_read_target: int = 0
-    null_inc_a: int = 0
-    null_inc_b: int = 0
-    target_write: str | None = None  # replace_where, merge (forward), forward_only_merge (re-run), or None
-    target_version: int | None = None
-    target_files_added: int = 0
-    target_files_removed: int = 0
-    target_rows_copied: int = 0
-    target_deletion_vectors: int = 0
-    time_uom: str | None = None
-    watermark: str | None = None  # set when this window moved the watermark
-    watermark_unit: int | None = None
-    releases_lock: bool = False  # the run's last row: the lock is free once it is committed
-    took_over: str | None = None  # the dead run whose lock this run took, and why it was judged dead
-    job_settings: str | None = None  # JSON: the settings the target is built with (remembered_settings)
-    rows_not_matched: int = 0  # full_outer: B rows that never matched (final)
-    rows_b_waiting: int = 0  # full_outer: B rows still waiting for their A
-    rows_too_late: int | None = None  # B rows that matched an A row only after it timed out; None: not looked for
-    rows_provisional: int = 0  # asof: matches a nearer B row can still replace
 
 
 def _create(spark: SparkSession, path: str, schema: str) -> None:

@@ -27,18 +27,15 @@ from rich.table import Table
 
 from deltainc import pipeline
 from deltainc.errors import ConfigError
-from deltainc.join.join_types import JOIN_TYPE_NAMES, JoinType, counted_types
-from deltainc.pipeline.config import JobConfig
+from deltainc.join.join_types import JoinType, counted_types
 from deltainc.tools.demo_features import FeatureResult, run_features
+from deltainc.tools.demo_jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job
 from deltainc.tools.sample_data import SampleSpec, generate
 
-__all__ = ["DemoDay", "DemoResult", "run_demo", "demo_job", "DEMO_START", "COUNT_NAMES"]
+__all__ = ["DemoDay", "DemoResult", "run_demo", "COUNT_NAMES"]
 
-DEMO_START = dt.date(2025, 3, 1)
-LOOK_BACK_TIME = 2  # the seed's example: B arrives up to 2 days before A ...
-MAX_WAITING_TIME = 11  # ... and up to 11 days after it
 # The columns of the demo's table: the full_outer job's outcomes and its too-late B rows.
-COUNT_NAMES: tuple[str, ...] = (*(JOIN_TYPE_NAMES[code] for code in counted_types("full_outer")), "too_late")
+COUNT_NAMES: tuple[str, ...] = (*(code.outcome for code in counted_types("full_outer")), "too_late")
 _MARKER = ".deltainc-demo"  # marks a folder as the demo's own, so that a re-run may empty it
 
 
@@ -81,29 +78,6 @@ class DemoResult:
     def seconds_per_day(self) -> float:
         """Average wall time of one scheduled day (load plus run)."""
         return sum(d.load_s + d.run_s for d in self.days) / max(len(self.days), 1)
-
-
-def demo_job(root: Path, name: str, max_window: int, start: dt.date = DEMO_START) -> JobConfig:
-    """The demo's job: A = ledger, B = payment engine, a full outer join on TrxId with the seed's tolerances:
-    a reconciliation that also keeps the payments the ledger never booked (B rows without an A row)."""
-    return JobConfig.model_validate(
-        {
-            "name": name,
-            "start_date": start,
-            "max_window": max_window,
-            "source_a": {"path": str(root / "ledger")},
-            "source_b": {"path": str(root / "payments")},
-            "join": {
-                "how": "full_outer",
-                "join_cols": ["TrxId"],
-                "look_back_time": LOOK_BACK_TIME,
-                "max_waiting_time": MAX_WAITING_TIME,
-                "include_waiting": True,
-            },
-            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"], "b_keys": ["SepaId"]},
-            "state": {"path": str(root / "_deltainc")},
-        }
-    )
 
 
 def _start_clean(root: Path) -> None:
@@ -150,7 +124,7 @@ def _version(spark: SparkSession, path: str) -> int:
 def _day_row(reports: list[pipeline.WindowReport]) -> dict[str, int]:
     """The day's output rows by JoinType name, and its too-late B rows."""
     counts = {name: sum(r.counts.get(name, 0) for r in reports) for name in COUNT_NAMES}
-    counts["too_late"] = sum(r.too_late or 0 for r in reports)
+    counts["too_late"] = sum(r.record.rows_too_late or 0 for r in reports)
     return counts
 
 
@@ -221,11 +195,11 @@ def run_demo(
                 day=day,
                 rows_a=rows_a.get(day, 0),
                 rows_b=rows_b.get(day, 0),
-                windows=tuple(w.window for w in windows),
+                windows=tuple(str(w.window) for w in windows),
                 counts=_day_row(list(windows)),
-                inserted=sum(w.inserted for w in windows),
-                updated=sum(w.updated for w in windows),
-                deleted=sum(w.deleted for w in windows),
+                inserted=sum(w.record.rows_inserted for w in windows),
+                updated=sum(w.record.rows_updated for w in windows),
+                deleted=sum(w.record.rows_deleted for w in windows),
                 load_s=loaded - started,
                 run_s=ran - loaded,
             )
@@ -257,9 +231,9 @@ def run_demo(
     rerun_result = pipeline.rerun(daily, rerun_day, spark=spark)
     snapshot = spark.read.format("delta").option("versionAsOf", version).load(daily_path)
     rerun_unchanged = _same_rows(spark.read.format("delta").load(daily_path), snapshot)
-    changed = rerun_result.windows[0]
+    changed = rerun_result.windows[0].record
     echo(
-        f"Re-run of {rerun_day}: +{changed.inserted} ~{changed.updated} -{changed.deleted} rows; "
+        f"Re-run of {rerun_day}: +{changed.rows_inserted} ~{changed.rows_updated} -{changed.rows_deleted} rows; "
         f"all {target_rows} target rows unchanged: {'yes' if rerun_unchanged else 'NO'}"
     )
 
@@ -268,7 +242,7 @@ def run_demo(
     reload_s = time.monotonic() - started
     reload_path = str(root / f"target_{reload.name}")
     reload_equal = _same_rows(spark.read.format("delta").load(daily_path), spark.read.format("delta").load(reload_path))
-    reloaded_windows = ", ".join(w.window for w in reloaded.windows) or "nothing"
+    reloaded_windows = ", ".join(str(w.window) for w in reloaded.windows) or "nothing"
     echo(
         f"One-shot reload of {reloaded_windows} into a second target ({reload_s:.1f} s): "
         f"equal to the daily target: {'yes' if reload_equal else 'NO'}"

@@ -21,11 +21,11 @@ from rich.table import Table
 
 from deltainc import pipeline
 from deltainc.join.join_types import JoinType
-from deltainc.pipeline.config import JobConfig
+from deltainc.tools.demo_jobs import feature_job
 from deltainc.tools.risk_scores import risk_scores
 from deltainc.tools.sample_data import SampleSpec
 
-__all__ = ["FeatureDay", "FeatureResult", "feature_job", "run_features", "SHOWN_DAYS"]
+__all__ = ["FeatureDay", "FeatureResult", "run_features", "SHOWN_DAYS"]
 
 SHOWN_DAYS = 5  # the last days, run one at a time (half the days of a shorter demo)
 _IDENTITY = ("TrxId", "RecDate_A")  # one ledger row (a corrected record is a new row with a later RecDate)
@@ -50,31 +50,6 @@ class FeatureResult:
     days: tuple[FeatureDay, ...]
     rows: int
     reload_equal: bool
-
-
-def feature_job(root: Path, name: str, start: dt.date) -> JobConfig:
-    """Ledger transactions (A) with the account's latest risk score (B) as of TrxDT, a score valid up to 30 days
-    before; a score may be delivered up to 2 days late, so a match is final 2 days after the transaction's load."""
-    return JobConfig.model_validate(
-        {
-            "name": name,
-            "start_date": start,
-            "source_a": {"path": str(root / "ledger")},
-            "source_b": {"path": str(root / "risk_scores")},
-            "join": {
-                "how": "asof",
-                "asof_strategy": "backward",
-                "join_cols": ["AccountName"],
-                "asof_col": "TrxDT",
-                "asof_col_b": "ValidFrom",
-                "look_back_time": 30,
-                "max_waiting_time": 2,
-                "include_waiting": True,
-            },
-            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"], "b_keys": ["ScoreId"]},
-            "state": {"path": str(root / "_deltainc")},
-        }
-    )
 
 
 def _provisional(spark: SparkSession, path: Path) -> dict[tuple[object, ...], object]:

@@ -19,8 +19,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError, InternalError
-from deltainc.join.engine import prepare_join, source_filter, unit_index
-from deltainc.join.windows import to_index
+from deltainc.join.join_spec import prepare_join
+from deltainc.join.time_units import TimeUnit, day_units
+from deltainc.join.unit_columns import source_filter, unit_index
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.sources import read_table
 
@@ -74,7 +75,7 @@ class DelayProfile:
     """
 
     job: str
-    time_uom: str
+    time_uom: TimeUnit
     start: dt.date | None  # A rows restricted to RecDate in [start, end]; None = unbounded
     end: dt.date | None
     histogram: tuple[tuple[int, int], ...]  # (delay, pairs), sorted by delay; only delays that occur
@@ -203,8 +204,8 @@ def profile_job(
         None,
         settings,
     )  # the job's own validation, with its messages
-    first = None if start is None else to_index(start, uom)
-    last = None if end is None else to_index(end + dt.timedelta(days=1), uom) - 1
+    first = None if start is None else day_units(start, uom)[0]
+    last = None if end is None else day_units(end, uom)[1]
     a = df_a.where(source_filter(df_a, inc, uom, first, last)).alias(join.alias_a)
     b = df_b.where(F.col(f"`{inc}`").isNotNull()).alias(join.alias_b)
     condition = F.lit(True)

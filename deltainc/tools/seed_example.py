@@ -6,29 +6,17 @@ import datetime as dt
 from decimal import Decimal
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.types import DateType, LongType, StringType, StructField, StructType, TimestampType
+from pyspark.sql.types import StructType
 
-from deltainc.tools.sample_data import AMOUNT_TYPE
+from deltainc.tools.sample_data import A_SCHEMA, B_SCHEMA
 
 __all__ = ["SEED_A_SCHEMA", "SEED_B_SCHEMA", "seed_example"]
 
+# The seed's tables hold the generated sources' columns, A's in another order.
 SEED_A_SCHEMA = StructType(
-    [
-        StructField("TrxDT", TimestampType(), True),
-        StructField("CreditDebit", StringType(), True),
-        StructField("AmountEuro", AMOUNT_TYPE, True),
-        StructField("AccountName", StringType(), True),
-        StructField("TrxId", LongType(), True),
-        StructField("RecDate", DateType(), True),
-    ]
+    [A_SCHEMA[c] for c in ("TrxDT", "CreditDebit", "AmountEuro", "AccountName", "TrxId", "RecDate")]
 )
-SEED_B_SCHEMA = StructType(
-    [
-        StructField("TrxId", LongType(), True),
-        StructField("CountryCode", StringType(), True),
-        StructField("RecDate", DateType(), True),
-    ]
-)
+SEED_B_SCHEMA = StructType([B_SCHEMA[c] for c in ("TrxId", "CountryCode", "RecDate")])
 
 
 def _utc(text: str) -> dt.datetime:

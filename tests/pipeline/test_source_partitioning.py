@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_jobs import JOB, Sources, edit, settings_env, write_job
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from test_cli import JOB, Sources, edit, settings_env, write_job
 
 from deltainc.cli.app import main
 from deltainc.join.join_types import JoinType

@@ -26,7 +26,7 @@ from deltainc.tools.sample_data import SampleSpec, write_sources
 pytestmark = pytest.mark.cluster
 
 SPARK_HOME = Path(pyspark.__file__).parent
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 START = dt.date(2025, 5, 1)
 
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_jobs import Sources, settings_env, write_job
 from pyspark.sql import SparkSession
-from test_cli import Sources, settings_env, write_job
 
 from deltainc.cli.app import main
 from deltainc.pipeline.config import TableRef

@@ -10,7 +10,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc import IncJoinSettings, JoinType, inc_join
-from deltainc.join.engine import prepare_join, read_sources
+from deltainc.join.engine import read_sources
+from deltainc.join.join_spec import prepare_join
 
 D = dt.date
 DAY0 = D(2025, 3, 10)

@@ -15,7 +15,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import AmbiguousRowsError, JobLockedError, JoinType, inc_join
 from deltainc.pipeline.config import JobConfig
-from deltainc.pipeline.controller import backfill, prepare_job, rerun, run, status
+from deltainc.pipeline.controller import backfill, rerun, run, status
+from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.remembered_settings import SettingsChangedError
 from deltainc.pipeline.state import acquire, ensure_state_tables, state_paths
 from deltainc.settings import Settings
@@ -103,7 +104,7 @@ def test_daily_monthly_and_one_run_give_the_engine_output(
     assert len(result.windows) == DAYS and result.watermark == LAST.isoformat()
     assert len(run(three, spark=spark).windows) == 3
     assert len(run(once, spark=spark).windows) == 1
-    assert [w.window for w in backfill(monthly, START, LAST, chunk="month", spark=spark).windows] == [
+    assert [str(w.window) for w in backfill(monthly, START, LAST, chunk="month", spark=spark).windows] == [
         "2025-03-27..2025-03-31",
         "2025-04-01..2025-04-03",
     ]
@@ -128,7 +129,8 @@ def test_rerun_of_any_processed_window_leaves_target_and_watermark_unchanged(
     ):
         result = rerun(job, start, end, spark=spark)
         assert result.watermark == LAST.isoformat()
-        assert result.windows[0].inserted == result.windows[0].updated == result.windows[0].deleted == 0
+        logged = result.windows[0].record
+        assert logged.rows_inserted == logged.rows_updated == logged.rows_deleted == 0
     assert sorted(target(spark, job).collect()) == sorted(before)
     assert DeltaTable.forPath(spark, job.target.path).history(1).first()["version"] == version
 
@@ -243,7 +245,7 @@ def test_a_daily_run_reads_only_the_partitions_inside_the_read_bounds(spark: Spa
     job = make_job(tmp_path, str(tmp_path / "a"), str(tmp_path / "b"))
     last = START + dt.timedelta(days=59)
     run(job, until=last - dt.timedelta(days=1), spark=spark)
-    report = run(job, spark=spark).windows[0]
+    report = run(job, spark=spark).windows[0].record
 
     def files_between(table: str, first: dt.date, end: dt.date) -> int:
         return sum(
@@ -308,7 +310,7 @@ def test_a_daily_run_of_a_default_job_changes_only_the_two_slices_of_the_target(
 ) -> None:
     job = make_job(tmp_path, *generated)  # no layout settings: the defaults
     run(job, until=LAST - dt.timedelta(days=1), spark=spark)  # a one-shot reload of all but the last day
-    report = run(job, spark=spark).windows[0]
+    report = run(job, spark=spark).windows[0].record
     table = Path(job.target.path or "")
     version = DeltaTable.forPath(spark, str(table)).history(1).first()["version"]
     actions = commit_actions(table, version)
@@ -319,7 +321,7 @@ def test_a_daily_run_of_a_default_job_changes_only_the_two_slices_of_the_target(
     kept_with_vector = [a["add"]["path"] for a in actions if "add" in a and a["add"].get("deletionVector")]
     assert rewritten == kept_with_vector  # a file that lost its waiting rows got a deletion vector, no copy
     assert report.target_rows_copied == report.target_files_removed == 0
-    assert report.deleted > 0 and report.files_read_target <= len(list((table / f"RecDate={watermark}").glob("*")))
+    assert report.rows_deleted > 0 and report.files_read_target <= len(list((table / f"RecDate={watermark}").glob("*")))
     same_rows(target(spark, job), engine_output(spark, job, LAST))
 
 
@@ -345,7 +347,7 @@ def test_the_forward_write_as_one_merge_gives_the_same_target(
 ) -> None:
     job = make_job(tmp_path, *generated, max_window=3, target={"forward_write": "merge"})
     reports = run(job, spark=spark).windows
-    assert {r.target_write for r in reports} == {"merge"}
+    assert {r.record.target_write for r in reports} == {"merge"}
     history = DeltaTable.forPath(spark, job.target.path).history().where("userMetadata IS NOT NULL")
     assert {r.operation for r in history.collect()} == {"MERGE"}
     same_rows(target(spark, job), engine_output(spark, job, LAST))
@@ -355,7 +357,7 @@ def test_without_the_sliding_join_window_a_forward_run_uses_the_forward_only_mer
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:
     job = make_job(tmp_path, *generated, max_window=4, join={"enforce_sliding_join_window": False})
-    assert {r.target_write for r in run(job, spark=spark).windows} == {"forward_only_merge"}
+    assert {r.record.target_write for r in run(job, spark=spark).windows} == {"forward_only_merge"}
 
 
 def test_status_reports_watermark_the_whole_pending_range_its_windows_and_runs(
@@ -422,8 +424,8 @@ def test_a_rebuild_recomputes_the_target_under_the_new_settings_in_one_commit_an
     changed = make_job(tmp_path, *generated, max_window=1, join={"max_waiting_time": 2})
     version = DeltaTable.forPath(spark, job.target.path).history(1).first()["version"]
     result = run(changed, rebuild=True, spark=spark)
-    assert [w.window for w in result.windows] == [f"{START}..{LAST}"]
-    assert result.watermark == LAST.isoformat() and result.windows[0].target_write == "rebuild"
+    assert [str(w.window) for w in result.windows] == [f"{START}..{LAST}"]
+    assert result.watermark == LAST.isoformat() and result.windows[0].record.target_write == "rebuild"
     assert DeltaTable.forPath(spark, job.target.path).history(1).first()["version"] == version + 1
     same_rows(target(spark, changed), engine_output(spark, changed, LAST))
     assert run(changed, spark=spark).nothing_pending  # the new settings are now the remembered ones

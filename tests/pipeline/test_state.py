@@ -15,10 +15,12 @@ import pytest
 from pyspark.sql import SparkSession
 
 from deltainc import JobLockedError
+from deltainc.join.windows import Window
 from deltainc.pipeline.lock import release_lock, remove_lock, start_heartbeat, take_lock
+from deltainc.pipeline.results import PipelineResult, WindowReport
+from deltainc.pipeline.run_record import RUN_SCHEMA, RunRecord
 from deltainc.pipeline.state import (
     LEGACY_WATERMARK_SCHEMA,
-    RunRecord,
     StatePaths,
     acquire,
     append_run,
@@ -40,6 +42,41 @@ def record(paths: StatePaths, spark: SparkSession, job: str, run_id: str, unit: 
             job, run_id, "run", None, None, "succeeded", None, started, 1.0, watermark_unit=unit, releases_lock=last
         ),
     )
+
+
+def test_the_run_log_schema_derived_from_the_run_record_is_the_one_existing_run_logs_have() -> None:
+    assert RUN_SCHEMA == (
+        "job STRING, run_id STRING, command STRING, window_start STRING, window_end STRING, status STRING, "
+        "error STRING, started_at TIMESTAMP, duration_s DOUBLE, "
+        "rows_same_time BIGINT, rows_a_late BIGINT, rows_b_late BIGINT, rows_a_timed_out BIGINT, "
+        "rows_a_waiting BIGINT, rows_inserted BIGINT, rows_updated BIGINT, rows_deleted BIGINT, "
+        "files_read_a BIGINT, bytes_read_a BIGINT, files_read_b BIGINT, bytes_read_b BIGINT, "
+        "files_read_target BIGINT, bytes_read_target BIGINT, null_inc_a BIGINT, null_inc_b BIGINT, "
+        "target_write STRING, target_version BIGINT, target_files_added BIGINT, target_files_removed BIGINT, "
+        "target_rows_copied BIGINT, target_deletion_vectors BIGINT, "
+        "time_uom STRING, watermark STRING, watermark_unit BIGINT, releases_lock BOOLEAN, took_over STRING, "
+        "job_settings STRING, rows_not_matched BIGINT, rows_b_waiting BIGINT, rows_too_late BIGINT, "
+        "rows_provisional BIGINT"
+    )
+
+
+def test_a_result_reports_each_window_as_its_run_log_row() -> None:
+    started = dt.datetime(2025, 3, 2, 5, 1, 2)
+    row = RunRecord("j", "r1", "run", "2025-03-01", "2025-03-02", "succeeded", None, started, 1.5,
+                    rows_same_time=3, rows_a_waiting=1, rows_not_matched=7, rows_inserted=4, watermark="2025-03-02",
+                    watermark_unit=20149, job_settings='{"join.how": "left"}')  # fmt: skip
+    report = WindowReport(Window(20148, 20149), row, "left")
+    assert str(report.window) == "2025-03-01..2025-03-02"
+    assert report.counts == {"same_time": 3, "a_late": 0, "b_late": 0, "a_timed_out": 0, "a_waiting": 1}
+    document = PipelineResult("j", "run", "r1", (report,), "2025-03-02", "processed 1 window(s)").document()
+    [window] = document["windows"]
+    assert (document["nothing_pending"], window["window"], window["rows_inserted"]) == (
+        False,
+        "2025-03-01..2025-03-02",
+        4,
+    )
+    assert window["started_at"] == "2025-03-02T05:01:02+00:00" and window["job_settings"] == {"join.how": "left"}
+    assert "watermark_unit" not in window and window["watermark"] == "2025-03-02"
 
 
 def test_the_watermark_never_moves_backwards(spark: SparkSession, tmp_path: Path) -> None:

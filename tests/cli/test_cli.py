@@ -21,47 +21,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_jobs import A_ROWS, A_SCHEMA, B_ROWS, B_SCHEMA, D1, D2, Sources, edit, settings_env, write_job
 from pyspark.sql import SparkSession
 
 from deltainc.cli import app as cli
+from deltainc.cli import context, spark_start
 from deltainc.cli.app import main
 from deltainc.pipeline.config import load_job
 from deltainc.pipeline.state import acquire, ensure_state_tables, state_paths
 from deltainc.settings import load_settings
 
-REPO = Path(__file__).resolve().parents[1]
-D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
-A_SCHEMA = "TrxId long, Amount double, RecDate date"
-B_SCHEMA = "SepaId long, TrxId long, Country string, RecDate date"
-A_ROWS = [(1, 10.0, D1), (2, 20.0, D1), (3, 30.0, D2), (4, 40.0, D2)]
-B_ROWS = [(10, 1, "NL", D1), (11, 2, "NL", D2), (12, 3, "DE", D2)]  # TrxId 2's B is a day late, 4 has none
-
-JOB = """\
-name = "{name}"
-start_date = 2025-03-01
-[source_a]
-path = "{a}"
-[source_b]
-path = "{b}"
-[join]
-how = "left"
-join_cols = ["TrxId"]
-look_back_time = 1
-max_waiting_time = 2
-[target]
-path = "{target}"
-keys = ["TrxId"]
-b_keys = ["SepaId"]
-"""
-
-
-@dataclass(frozen=True)
-class Sources:
-    a: str
-    b: str
-    b_string_key: str  # TrxId is a string in B
-    b_without_key: str  # no TrxId in B
-    a_duplicates: str  # one A row twice
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -82,39 +52,11 @@ def sources(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> So
     )
 
 
-def settings_env(root: Path) -> dict[str, str]:
-    """DELTAINC_* variables pointing every setting under `root`, sized for the 2-core test session."""
-    return {
-        "DELTAINC_SETTINGS_FILE": str(root / "no-settings-file.toml"),  # absent: the defaults apply
-        "DELTAINC_STATE_DIR": str(root / "state"),
-        "DELTAINC_JOB_DIR": str(root / "jobs"),
-        "DELTAINC_WAREHOUSE_DIR": str(root / "warehouse"),
-        "DELTAINC_SPARK__MASTER": "local[2]",
-        "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
-    }
-
-
 @pytest.fixture(autouse=True)
 def settings_under_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     for name, value in settings_env(tmp_path).items():
         monkeypatch.setenv(name, value)
-
-
-def write_job(root: Path, sources: Sources, name: str = "trx", **paths: str) -> Path:
-    """The job file `root/jobs/<name>.toml`; its target under root; `paths` replaces a, b or target."""
-    values = {"name": name, "a": sources.a, "b": sources.b, "target": str(root / f"target_{name}"), **paths}
-    path = root / "jobs" / f"{name}.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(JOB.format(**values))
-    return path
-
-
-def edit(path: Path, old: str, new: str) -> Path:
-    text = path.read_text()
-    assert text.count(old) == 1
-    path.write_text(text.replace(old, new))
-    return path
 
 
 def nothing_written(root: Path, name: str = "trx") -> bool:
@@ -128,7 +70,7 @@ def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_args: object) -> None:
         raise AssertionError("the command started Spark")
 
-    monkeypatch.setattr(cli, "_start_spark", refuse)
+    monkeypatch.setattr(spark_start, "start_spark", refuse)
 
 
 # --- the real entry point ---------------------------------------------------------------------------------------
@@ -268,7 +210,7 @@ def test_rerun_of_processed_days_changes_no_row_and_keeps_the_watermark(
     result = json.loads(capsys.readouterr().out)
     assert result["watermark"] == "2025-03-02"
     [window] = result["windows"]
-    assert (window["window"], window["inserted"], window["updated"], window["deleted"]) == (
+    assert (window["window"], window["rows_inserted"], window["rows_updated"], window["rows_deleted"]) == (
         "2025-03-01..2025-03-02",
         0,
         0,
@@ -319,7 +261,7 @@ def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from deltainc.pipeline import controller as pipeline
+    from deltainc.pipeline import target_writes as pipeline
 
     write_job(tmp_path, sources)
     real_write, calls = pipeline.replace_slices, []
@@ -524,10 +466,61 @@ def test_an_invalid_settings_file_exits_2_naming_the_file_and_field(
     (tmp_path / "settings.toml").write_text(text)
     assert main(["--settings", "settings.toml", "validate", "trx"]) == 2
     assert re.match(message, capsys.readouterr().err)
-    assert os.environ["DELTAINC_SETTINGS_FILE"].endswith("no-settings-file.toml")  # restored after the command
+    assert os.environ["DELTAINC_SETTINGS_FILE"].endswith("no-settings-file.toml")  # the command never writes it
 
 
 # --- global options ----------------------------------------------------------------------------------------------
+
+
+def test_a_settings_file_is_given_to_load_settings_under_the_environment_which_is_never_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "chosen.toml").write_text('log_level = "DEBUG"\n[spark]\nmaster = "local[3]"\n')
+    before = dict(os.environ)
+    settings = load_settings(tmp_path / "chosen.toml")
+    assert (settings.log_level, settings.spark.master) == ("DEBUG", "local[2]")  # DELTAINC_SPARK__MASTER on top
+    assert load_settings(tmp_path / "chosen.toml", log_level="ERROR").log_level == "ERROR"
+    assert load_settings().log_level == "INFO"  # $DELTAINC_SETTINGS_FILE (absent here): the defaults
+    assert dict(os.environ) == before
+    monkeypatch.setenv("DELTAINC_SETTINGS_FILE", str(tmp_path / "chosen.toml"))
+    assert load_settings().log_level == "DEBUG"
+
+
+def test_json_documents_write_the_types_they_hold_and_refuse_any_other() -> None:
+    import decimal
+
+    from pydantic import BaseModel
+
+    from deltainc.cli.render import to_json
+
+    class Model(BaseModel):
+        when: dt.date
+
+    @dataclass(frozen=True)
+    class Point:
+        at: dt.datetime
+        path: Path
+
+    document = {
+        "date": D1,
+        "amount": decimal.Decimal("10.50"),
+        "tags": frozenset({"a"}),
+        "pair": (1, 2),
+        "model": Model(when=D2),
+        "point": Point(dt.datetime(2025, 3, 1, 10, 30), Path("x/y")),
+        "bytes": b"\x01\xff",
+    }
+    assert json.loads(to_json(document)) == {
+        "date": "2025-03-01",
+        "amount": "10.50",
+        "tags": ["a"],
+        "pair": [1, 2],
+        "model": {"when": "2025-03-02"},
+        "point": {"at": "2025-03-01T10:30:00", "path": "x/y"},
+        "bytes": "01ff",
+    }
+    with pytest.raises(TypeError, match="does not write object as JSON"):
+        to_json({"x": object()})
 
 
 def test_settings_master_and_conf_options_reach_the_spark_session(
@@ -538,18 +531,18 @@ def test_settings_master_and_conf_options_reach_the_spark_session(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: dict[str, Any] = {}
+    real_load_settings = context.load_settings
+
+    def load(settings_file: Path | None = None, **overrides: object) -> Any:
+        seen.update(file=str(settings_file))  # --settings is handed to load_settings, not to the environment
+        return real_load_settings(settings_file, **overrides)
 
     def start(settings: Any, extra_conf: dict[str, str], verbose: bool, log_name: str) -> tuple[SparkSession, None]:
-        seen.update(
-            settings=settings,
-            conf=extra_conf,
-            verbose=verbose,
-            file=os.environ["DELTAINC_SETTINGS_FILE"],
-            log_name=log_name,
-        )
+        seen.update(settings=settings, conf=extra_conf, verbose=verbose, log_name=log_name)
         return spark, None
 
-    monkeypatch.setattr(cli, "_start_spark", start)
+    monkeypatch.setattr(context, "load_settings", load)
+    monkeypatch.setattr(spark_start, "start_spark", start)
     write_job(tmp_path, sources)
     (tmp_path / "settings.toml").write_text('[spark]\nmaster = "local[2]"\nexecutor_memory = "1g"\n')
     argv = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from collections.abc import Callable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -68,13 +69,20 @@ def _daily(
     return _bag(whole), _bag(daily)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    pairs=rows,
-    orphans=st.lists(st.tuples(st.integers(0, 5), st.integers(-3, DAYS - 1)), max_size=4),
-    lb=st.integers(0, 3),
-    mw=st.integers(0, 4),
-)
+def daily_histories(test: Callable[..., None]) -> Callable[..., None]:
+    """Both daily-window tests draw the same histories: 8 examples each (a Spark job per day per example)."""
+    histories = given(
+        pairs=rows,
+        orphans=st.lists(st.tuples(st.integers(0, 5), st.integers(-3, DAYS - 1)), max_size=4),
+        lb=st.integers(0, 3),
+        mw=st.integers(0, 4),
+    )
+    return settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])(
+        histories(test)
+    )
+
+
+@daily_histories
 def test_daily_windows_union_to_the_spanning_window(
     spark: SparkSession, pairs: list[tuple[int, int, int]], orphans: list[tuple[int, int]], lb: int, mw: int
 ) -> None:
@@ -85,13 +93,7 @@ def test_daily_windows_union_to_the_spanning_window(
         assert daily == whole, (how, lb, mw)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    pairs=rows,
-    orphans=st.lists(st.tuples(st.integers(0, 5), st.integers(-3, DAYS - 1)), max_size=4),
-    lb=st.integers(0, 3),
-    mw=st.integers(0, 4),
-)
+@daily_histories
 def test_daily_final_rows_and_the_last_days_waiting_rows_union_to_the_spanning_window(
     spark: SparkSession, pairs: list[tuple[int, int, int]], orphans: list[tuple[int, int]], lb: int, mw: int
 ) -> None:

@@ -9,7 +9,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError
-from deltainc.tools.demo import COUNT_NAMES, DEMO_START, DemoResult, run_demo
+from deltainc.tools.demo import COUNT_NAMES, DemoResult, run_demo
+from deltainc.tools.demo_jobs import DEMO_START
 
 DAYS = 4
 

@@ -84,7 +84,7 @@ TERMINATED = textwrap.dedent(
     """
     import os, signal, sys
     from deltainc.cli import app as cli
-    from deltainc.pipeline import controller as pipeline
+    from deltainc.pipeline import window_run as pipeline
 
     real, calls = pipeline.count_and_check, []
 
@@ -105,7 +105,7 @@ KILLED_CLI = textwrap.dedent(
     """
     import os, signal, sys
     from deltainc.cli import app as cli
-    from deltainc.pipeline import controller as pipeline
+    from deltainc.pipeline import window_run as pipeline
 
     real, calls = pipeline.count_and_check, []
 

@@ -20,15 +20,13 @@ from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.engine import join_prepared, read_sources
-from deltainc.join.join_types import JOIN_TYPE_NAMES, WAITING_TYPES
+from deltainc.join.join_types import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
-from deltainc.join.windows import Window, from_index, parse_point, to_index
+from deltainc.join.windows import Window, from_index, parse_point
 from deltainc.pipeline.config import JobConfig
-from deltainc.pipeline.controller import prepare_job
-from deltainc.pipeline.remembered_settings import check_unchanged
+from deltainc.pipeline.prepared_job import check_start, open_job
 from deltainc.pipeline.slice_writer import sql_literal
 from deltainc.pipeline.sources import read_table, scan_stats
-from deltainc.pipeline.state import read_state
 from deltainc.settings import Settings
 
 __all__ = ["Verification", "verify"]
@@ -61,7 +59,10 @@ class Verification:
 
 def _name(code: int) -> str:
     """A JoinType's name where rows are counted (an unknown code, left behind the job's back, as a number)."""
-    return {int(c): name for c, name in JOIN_TYPE_NAMES.items()}.get(code, str(code))
+    try:
+        return JoinType(code).outcome
+    except ValueError:
+        return str(code)
 
 
 def verify(
@@ -74,17 +75,13 @@ def verify(
 ) -> Verification:
     """Compare the target's rows with output RecDate in [start, end] (default: start_date .. the watermark) with
     the engine's output for that window under the job's settings; raises ConfigError on a range it cannot check."""
-    prepared = prepare_job(job, spark, settings)
+    prepared, state = open_job(job, spark, settings, "verify")  # other settings would differ by design
     spark, config, uom = prepared.spark, prepared.job, prepared.uom
-    state = read_state(spark, prepared.paths, config.name)
     if state.watermark is None:
         raise ConfigError(f"verify: job {config.name!r} has not run yet; there is nothing to verify")
-    check_unchanged(config, state.settings, "verify")  # a recompute under other settings would differ by design
-    begin = to_index(config.start_date, uom)
-    first = begin if start is None else parse_point(start, "--start", uom)
+    first = prepared.start if start is None else parse_point(start, "--start", uom)
     last = state.watermark if end is None else parse_point(end, "--end", uom)
-    if first < begin:
-        raise ConfigError(f"verify: --start {prepared.label(first)} is before the job's start_date {config.start_date}")
+    check_start(prepared, first, "verify")
     if last > state.watermark:
         raise ConfigError(
             f"verify: --end {prepared.label(last)} is after the watermark {prepared.label(state.watermark)}; "

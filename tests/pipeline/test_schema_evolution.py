@@ -74,7 +74,7 @@ def test_with_add_columns_a_new_source_column_reaches_the_target_without_a_rewri
     job = make_job(day_one, schema_evolution="add_columns", forward_write=forward_write)
     run(job, spark=spark)
     b_gains_a_column(spark, day_one)
-    report = run(job, spark=spark).windows[0]
+    report = run(job, spark=spark).windows[0].record
     target = spark.read.format("delta").load(job.target.path)
     assert "Channel" in target.columns
     rows = {(r.TrxId, r.Channel, r.JoinType) for r in target.collect()}

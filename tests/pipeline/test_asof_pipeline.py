@@ -12,7 +12,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import JoinType, inc_join
 from deltainc.pipeline.config import JobConfig
-from deltainc.pipeline.controller import backfill, prepare_job, rerun, run
+from deltainc.pipeline.controller import backfill, rerun, run
+from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.sources import delta_table
 from deltainc.tools.sample_data import SampleSpec, write_sources
 
@@ -71,7 +72,7 @@ def test_a_nearer_score_arriving_late_replaces_the_provisional_match(spark: Spar
     assert target_rows(spark, job) == [(1, 70, 10, JoinType.PROVISIONAL)]
     report = run(job, until=day(11), spark=spark).windows[0]
     assert target_rows(spark, job) == [(1, 71, 11, JoinType.PROVISIONAL)]
-    assert (report.counts["provisional"], report.inserted, report.deleted) == (1, 1, 1)
+    assert (report.counts["provisional"], report.record.rows_inserted, report.record.rows_deleted) == (1, 1, 1)
     run(job, spark=spark)
     assert target_rows(spark, job) == [(1, 71, 12, JoinType.B_LATE), (2, 80, 12, JoinType.PROVISIONAL)]
 

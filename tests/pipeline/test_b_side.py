@@ -11,7 +11,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import JoinType, inc_join
 from deltainc.pipeline.config import JobConfig
-from deltainc.pipeline.controller import backfill, prepare_job, rerun, run
+from deltainc.pipeline.controller import backfill, rerun, run
+from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.tools.sample_data import SampleSpec, write_sources
 
 START = dt.date(2025, 3, 27)
@@ -110,7 +111,7 @@ def test_a_b_row_one_unit_after_the_timeout_is_too_late_counted_and_kept_in_the_
     late_path = tmp_path / "late"
     job = make_job(tmp_path, join={"look_back_time": 0}, target={"late_rows": str(late_path)})
     reports = run(job, spark=spark).windows
-    assert [r.too_late for r in reports] == [0, 0, 0, 1]
+    assert [r.record.rows_too_late for r in reports] == [0, 0, 0, 1]
     assert (1, 11, 3, JoinType.NOT_MATCHED) in rows(spark, job)  # in a full outer job also a B-only row
     assert (1, None, 2, JoinType.A_TIMED_OUT) in rows(spark, job)
     late = spark.read.format("delta").load(str(late_path)).collect()
@@ -140,7 +141,7 @@ def test_a_rerun_applies_a_backdated_correction_so_the_target_equals_a_reload(
     job, _ = _corrected(spark, tmp_path, "apply")
     result = rerun(job, D[1], spark=spark)
     report = result.windows[0]
-    assert (report.window, report.inserted, report.deleted) == (f"{D[1]}..{D[3]}", 1, 1)
+    assert (str(report.window), report.record.rows_inserted, report.record.rows_deleted) == (f"{D[1]}..{D[3]}", 1, 1)
     assert (1, 11, 1, JoinType.B_LATE) in rows(spark, job)
     same_rows(target(spark, job), engine_output(spark, job, D[3]))
 
@@ -149,6 +150,6 @@ def test_with_corrections_keep_a_rerun_keeps_the_timed_out_row_and_reports_the_m
     spark: SparkSession, tmp_path: Path
 ) -> None:
     job, before = _corrected(spark, tmp_path, "keep")
-    report = rerun(job, D[1], spark=spark).windows[0]
+    report = rerun(job, D[1], spark=spark).windows[0].record
     assert rows(spark, job) == before
-    assert (report.inserted, report.deleted, report.too_late) == (0, 0, 1)
+    assert (report.rows_inserted, report.rows_deleted, report.rows_too_late) == (0, 0, 1)

@@ -1,0 +1,96 @@
+"""The context of one command: its parsed options, the settings, stdout, and a SparkSession started on demand.
+
+Commands that need Spark start it through `Context.spark()`, after their settings and job file were checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+from rich.console import Console
+
+from deltainc.cli import spark_start
+from deltainc.cli.exit_codes import PROG, validation_message
+from deltainc.errors import ConfigError
+from deltainc.pipeline import JobConfig, load_job, resolve_job
+from deltainc.settings import Settings, load_settings, settings_file
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["Context", "command_settings"]
+
+
+def command_settings(file: str | None, master: str | None) -> Settings:
+    """The settings from `file` (--settings; default $DELTAINC_SETTINGS_FILE or conf/deltainc.toml) and the
+    DELTAINC_* variables, with --master on top; a bad file raises ConfigError naming the file and the field."""
+    if file is not None and not Path(file).is_file():
+        raise ConfigError(f"--settings: no such file {file}")
+    source = file if file is not None else str(settings_file())
+    try:
+        settings = load_settings(None if file is None else Path(file))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML: {exc}") from None
+    except ValidationError as exc:
+        raise ConfigError(validation_message(exc, f"settings ({source} or DELTAINC_* variables)")) from None
+    if master is not None:
+        settings = settings.model_copy(update={"spark": settings.spark.model_copy(update={"master": master})})
+    return settings
+
+
+@dataclasses.dataclass
+class Context:
+    """What every command needs: the parsed options, settings, consoles and a SparkSession started on demand."""
+
+    args: argparse.Namespace
+    settings: Settings
+    verbose: bool
+    extra_conf: dict[str, str]
+    out: Console
+    spark_log: Path | None = None  # where Spark's own output went, once started
+    hint: str | None = None  # how to go on after a failure (resume a backfill), added to the error
+    log_name: str = PROG  # whose Spark log file: the job's, once a command loaded one
+    _spark: SparkSession | None = None
+
+    @property
+    def json(self) -> bool:
+        """The command prints one JSON document instead of lines."""
+        return bool(getattr(self.args, "json", False))
+
+    def spark(self) -> SparkSession:
+        """The SparkSession, started on first use (its log in the file of the job loaded last)."""
+        if self._spark is None:
+            self._spark, self.spark_log = spark_start.start_spark(
+                self.settings, self.extra_conf, self.verbose, self.log_name
+            )
+        return self._spark
+
+    def job(self, name_or_path: str) -> tuple[JobConfig, Path]:
+        """The job named or given by path (names are looked up in the settings' job_dir) and its file."""
+        path = resolve_job(name_or_path, self.settings.job_dir)
+        job = load_job(path)
+        self.log_name = job.name
+        return job, path
+
+    def all_jobs(self) -> list[Path]:
+        """Every job file of the job directory; ConfigError when there is none."""
+        job_dir = self.settings.job_dir
+        found = sorted(job_dir.glob("*.toml")) if job_dir.is_dir() else []
+        if not found:
+            raise ConfigError(f"job_dir: no job files (*.toml) in {job_dir}; give JOB or set job_dir in the settings")
+        return found
+
+    def print(self, text: str) -> None:
+        """One line on stdout, flushed: a scheduler's redirected log shows it when it happens."""
+        self.out.print(text, markup=False, highlight=False)
+        self.out.file.flush()

@@ -1,0 +1,165 @@
+"""The commands that only read: status, validate and verify (status and validate of one job or of every job)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from deltainc import pipeline
+from deltainc.cli.context import Context
+from deltainc.cli.exit_codes import EXIT_FAILURE, EXIT_OK, classify, print_error, print_trace
+from deltainc.cli.render import emit_json, pending_line, runs_table, to_json
+from deltainc.cli.run_commands import check_range
+from deltainc.pipeline import JobConfig, load_job
+
+if TYPE_CHECKING:
+    from deltainc.pipeline import JobStatus
+
+__all__ = ["status", "validate", "verify"]
+
+
+def _for_each_job(ctx: Context, check: Callable[[JobConfig, Path], dict[str, Any]]) -> int:
+    """Apply `check` to JOB, or to every job of the job directory, carrying on past a job that fails (its
+    error names it); one JSON document; the worst exit code."""
+    if ctx.args.job is not None:
+        job, path = ctx.job(ctx.args.job)
+        document = check(job, path)
+        if ctx.json:
+            emit_json(document)
+        return EXIT_OK
+    documents: list[dict[str, Any]] = []
+    code = EXIT_OK
+    for path in ctx.all_jobs():
+        try:
+            job = load_job(path)
+            documents.append(check(job, path))
+        except Exception as exc:
+            job_code, message = classify(exc)
+            if ctx.verbose:
+                print_trace(exc)
+            print_error(f"job {path.stem} ({path}): {message}")
+            code = max(code, job_code) if code != EXIT_FAILURE else code
+            documents.append({"job": path.stem, "file": str(path), "error": message, "exit_code": job_code})
+    if ctx.json:
+        emit_json({"jobs": documents})
+    return code
+
+
+def _read_status(ctx: Context, job: JobConfig) -> JobStatus:
+    """The job's status from its Delta logs without a JVM where they can answer, else with Spark."""
+    return pipeline.read_status(job, ctx.settings, ctx.args.runs, ctx.spark)
+
+
+def _print_status(ctx: Context, state: JobStatus, job: JobConfig, path: Path) -> None:
+    ctx.print(f"{state.job}  ({path})")
+    ctx.print(f"  watermark        {state.watermark or 'none (never run)'}")
+    ctx.print(f"  latest {job.join.inc_col:<9} {state.latest_available or 'none'} (present in both sources)")
+    if state.problem:
+        ctx.print(f"  problem          {state.problem}")
+    else:
+        ctx.print(f"  pending          {pending_line(state.pending, job)}")
+    if state.changed_settings:
+        changed = ", ".join(f"{c.setting} {c.before!r} -> {c.now!r}" for c in state.changed_settings)
+        ctx.print(f"  settings         changed since the target was built: {changed} (run refuses; see validate)")
+    lock = state.lock
+    if lock is None:
+        ctx.print("  lock             free")
+    else:
+        verdict = "alive" if lock["alive"] else "dead: the next run takes it over"
+        ctx.print(
+            f"  lock             held by run {lock['run_id']} ({lock['owner']}) for {lock['age_s']:.0f} s, "
+            f"last heartbeat {lock['heartbeat_age_s']:.0f} s ago: {verdict} ({lock['reason']})"
+        )
+    if state.runs:
+        ctx.print("  last runs:")
+        ctx.out.print(runs_table(state.runs))
+        ctx.out.file.flush()
+    else:
+        ctx.print("  last runs:       none")
+
+
+def status(ctx: Context) -> int:
+    """`deltainc status [JOB] [--runs N]`."""
+
+    def check(job: JobConfig, path: Path) -> dict[str, Any]:
+        state = _read_status(ctx, job)
+        if not ctx.json:
+            _print_status(ctx, state, job, path)
+        return {"file": str(path), **pipeline.status_document(state)}
+
+    return _for_each_job(ctx, check)
+
+
+def validate(ctx: Context) -> int:
+    """`deltainc validate [JOB]`: renders `validate_job`."""
+
+    def check(job: JobConfig, path: Path) -> dict[str, Any]:
+        checked = pipeline.validate_job(job, ctx.spark(), ctx.settings)
+        state, join, reads = checked.status, job.join, checked.next_read_labels()
+        if not ctx.json:
+            ctx.print(f"{job.name}: valid  ({path})")
+            ctx.print(
+                f"  sources          {job.source_a.label} (A), {job.source_b.label} (B): "
+                f"join {join.how} on {', '.join(join.join_cols) or join.join_cond}, {join.inc_col} present, "
+                "types compatible"
+            )
+            target = "exists" if checked.target_exists else "created by the first run"
+            ctx.print(f"  target           {job.target.label} ({target})")
+            for warning in checked.warnings:
+                ctx.print(f"  warning          {warning}")
+            ctx.print(
+                f"  watermark        {state.watermark or 'none (never run)'}; latest {join.inc_col} in both "
+                f"sources {state.latest_available or 'none'}"
+            )
+            ctx.print(f"  pending          {pending_line(state.pending, job)}")
+            if reads is not None:
+                (a_first, a_last), (b_first, b_last) = reads["source_a"], reads["source_b"]
+                ctx.print(
+                    f"  next run reads   source_a {join.inc_col} {a_first}..{a_last}, "
+                    f"source_b {join.inc_col} {b_first}..{b_last}"
+                )
+        return {
+            "job": job.name,
+            "file": str(path),
+            "valid": True,
+            "watermark": state.watermark,
+            "latest_available": state.latest_available,
+            "pending": pipeline.status_document(state)["pending"],
+            "next_window_reads": reads,
+            "target_exists": checked.target_exists,
+            "warnings": list(checked.warnings),
+        }
+
+    return _for_each_job(ctx, check)
+
+
+def verify(ctx: Context) -> int:
+    """`deltainc verify JOB [--start DATE] [--end DATE]`: exit 1 when the target drifted from a reload."""
+    if ctx.args.start is not None:
+        check_range(ctx.args.start, ctx.args.end)
+    job, _ = ctx.job(ctx.args.job)
+    result = pipeline.verify(job, ctx.args.start, ctx.args.end, spark=ctx.spark(), settings=ctx.settings)
+    code = EXIT_OK if result.equal else EXIT_FAILURE
+    if ctx.json:
+        emit_json({**dataclasses.asdict(result), "equal": result.equal})
+        return code
+    verdict = "equal" if result.equal else "DRIFT"
+    ctx.print(
+        f"verify {result.job} {result.window} (watermark {result.watermark}): target {result.target_rows} rows, "
+        f"recompute {result.recomputed_rows} rows: {verdict}"
+    )
+    read = (result.files_read_a, result.files_read_b, result.files_read_target)
+    ctx.print("  read {} file(s) of A, {} of B, {} of the target".format(*read))
+    for label, counts, sample in (
+        ("only in the target", result.only_in_target, result.sample_only_in_target),
+        ("only in the recompute", result.only_in_recompute, result.sample_only_in_recompute),
+    ):
+        if counts:
+            ctx.print(f"  {label}: " + "  ".join(f"{name} {rows}" for name, rows in counts.items()))
+            for row in sample:
+                ctx.print("    " + to_json(row))
+    if not result.equal:
+        ctx.print(f"  the target drifted from a reload; `deltainc rerun {result.job} --start DATE` rewrites it")
+    return code

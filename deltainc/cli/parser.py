@@ -1,0 +1,243 @@
+"""The command line's grammar: every command, its arguments and their types, and the global options.
+
+--settings, --master, --conf and --verbose are accepted before the command and after it; usage errors are
+worded like every other error (`deltainc: error: <message>`, exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+from deltainc.cli import inspect_commands, run_commands, tool_commands
+from deltainc.cli.context import Context
+from deltainc.cli.exit_codes import EXIT_INVALID, PROG
+from deltainc.errors import ConfigError
+from deltainc.join.windows import parse_point
+from deltainc.settings import DEFAULT_SETTINGS_FILE, SETTINGS_FILE_ENV
+
+__all__ = ["build_parser", "GlobalOptions", "global_options"]
+
+
+# --- argument types -----------------------------------------------------------------------------------------------
+
+
+def _point(value: str) -> str:
+    """A date (2025-03-07) or, for hourly jobs, a datetime (2025-03-07T10:00); kept as text for the pipeline."""
+    try:
+        parse_point(value, "date", "hour")
+    except ConfigError:
+        raise argparse.ArgumentTypeError(f"expected a date like 2025-03-07, got {value!r}") from None
+    return value
+
+
+def _date(value: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date like 2025-03-07, got {value!r}") from None
+
+
+def _conf(value: str) -> tuple[str, str]:
+    key, sep, val = value.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected key=value (e.g. spark.executor.memory=4g), got {value!r}")
+    return key.strip(), val
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value!r}")
+    return number
+
+
+# --- global options -----------------------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors worded like every other error: `deltainc: error: <message>`, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_INVALID, f"{PROG}: error: {message}\n")
+
+
+def _global_options(parser: argparse.ArgumentParser, prefix: str, default: Any) -> None:
+    """--settings, --master, --conf, --verbose: accepted before the command (prefix 'g_') and after it."""
+    group = parser.add_argument_group("global options")
+    group.add_argument(
+        "--settings",
+        dest=f"{prefix}settings",
+        metavar="FILE",
+        default=default,
+        help=f"settings file (default: ${SETTINGS_FILE_ENV} or {DEFAULT_SETTINGS_FILE})",
+    )
+    group.add_argument(
+        "--master",
+        dest=f"{prefix}master",
+        metavar="URL",
+        default=default,
+        help="Spark master URL, overrides spark.master of the settings",
+    )
+    group.add_argument(
+        "--conf",
+        dest=f"{prefix}conf",
+        metavar="KEY=VALUE",
+        type=_conf,
+        action="append",
+        default=default,
+        help="extra Spark configuration (repeatable)",
+    )
+    group.add_argument(
+        "--verbose",
+        "-v",
+        dest=f"{prefix}verbose",
+        action="store_true",
+        default=default,
+        help="full traceback on errors and Spark's own log output on the terminal",
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class GlobalOptions:
+    """The global options, wherever they were given (after the command wins, --conf from both)."""
+
+    settings: str | None
+    master: str | None
+    conf: dict[str, str]
+    verbose: bool
+
+
+def global_options(args: argparse.Namespace) -> GlobalOptions:
+    """The global options of parsed arguments."""
+    return GlobalOptions(
+        settings=getattr(args, "settings", None) or args.g_settings,
+        master=getattr(args, "master", None) or args.g_master,
+        conf=dict([*(args.g_conf or []), *getattr(args, "conf", [])]),
+        verbose=bool(getattr(args, "verbose", False) or args.g_verbose),
+    )
+
+
+# --- the commands -------------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command; each command's handler is its `handler` default."""
+    parser = _Parser(
+        prog=PROG,
+        description="Keep a joined Delta target correct while two Delta sources are loaded incrementally "
+        "and arrive late.",
+        epilog="JOB is a job name in the job directory (settings job_dir, default conf/jobs) or a path to a "
+        "job's TOML file. Exit codes: 0 done or nothing pending, 1 failure, 2 invalid configuration or "
+        "input (nothing written), 3 job locked by a concurrent run.",
+    )
+    _global_options(parser, "g_", None)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(
+        name: str, help_text: str, handler: Callable[[Context], int], json_flag: bool, job: str | None = "JOB"
+    ) -> argparse.ArgumentParser:
+        """A command; `job`: its JOB argument, "JOB" (required), "[JOB]" (every job when left out) or None."""
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        _global_options(sub, "", argparse.SUPPRESS)
+        if json_flag:
+            sub.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+        if job == "JOB":
+            sub.add_argument("job", metavar="JOB")
+        elif job == "[JOB]":
+            sub.add_argument("job", metavar="JOB", nargs="?", help="default: every job in the job directory")
+        sub.set_defaults(handler=handler, json=False)
+        return sub
+
+    sub = command("run", "process every pending window of a job", run_commands.run, True)
+    sub.add_argument("--until", type=_point, metavar="DATE", help="process nothing after this date")
+    sub.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="recompute the whole target under the job's current settings (after a change of look_back_time, "
+        "max_waiting_time, how, keys, include_waiting, time_uom or start_date): one window from start_date "
+        "to the latest RecDate, written over the target in one commit",
+    )
+
+    sub = command(
+        "rerun", "recompute an already processed window (the watermark never moves back)", run_commands.rerun, True
+    )
+    sub.add_argument("--start", type=_point, metavar="DATE", required=True)
+    sub.add_argument("--end", type=_point, metavar="DATE", help="default: --start (one day)")
+
+    sub = command(
+        "backfill",
+        "process a historic range in chunks; run it again to resume after a failure",
+        run_commands.backfill,
+        True,
+    )
+    sub.add_argument("--start", type=_point, metavar="DATE", required=True)
+    sub.add_argument("--end", type=_point, metavar="DATE", required=True)
+    sub.add_argument(
+        "--chunk", choices=("day", "month", "year", "all"), default="month", help="window of one chunk (default: month)"
+    )
+
+    sub = command(
+        "status",
+        "watermark, latest RecDate available, pending window and last runs",
+        inspect_commands.status,
+        True,
+        "[JOB]",
+    )
+    sub.add_argument("--runs", type=_positive, default=5, metavar="N", help="how many recent runs (default: 5)")
+
+    sub = command(
+        "validate",
+        "check a job against its sources and show what the next run would read; writes nothing",
+        inspect_commands.validate,
+        True,
+        "[JOB]",
+    )
+
+    sub = command(
+        "verify",
+        "recompute a processed range in one shot and compare it with the target, row for row; writes nothing; "
+        "exit 1 when they differ",
+        inspect_commands.verify,
+        True,
+    )
+    sub.add_argument("--start", type=_point, metavar="DATE", help="default: the job's start_date")
+    sub.add_argument("--end", type=_point, metavar="DATE", help="default: the watermark")
+
+    sub = command("unlock", "remove the lock a dead run left behind", tool_commands.unlock, False)
+    sub.add_argument("--run-id", metavar="ID", help="remove the lock only if run ID holds it")
+
+    sub = command(
+        "profile",
+        "how late B arrives relative to A: a delay profile to choose look_back_time and max_waiting_time",
+        tool_commands.profile,
+        True,
+    )
+    sub.add_argument("--start", type=_date, metavar="DATE")
+    sub.add_argument("--end", type=_date, metavar="DATE")
+    sub.add_argument("--chart", type=Path, metavar="PATH", help="also draw the profile into this image file")
+
+    sub = command(
+        "demo", "a month of generated bank transactions loaded and joined day by day", tool_commands.demo, False, None
+    )
+    sub.add_argument(
+        "--root",
+        type=Path,
+        default=Path("demo-data"),
+        metavar="DIR",
+        help="folder for the demo's tables, emptied first (default: demo-data)",
+    )
+    sub.add_argument("--days", type=_positive, default=30, metavar="N", help="days of data (default: 30)")
+    sub.add_argument(
+        "--rows-per-day", type=_positive, default=200, metavar="N", help="ledger transactions per day (default: 200)"
+    )
+    return parser

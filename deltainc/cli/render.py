@@ -1,0 +1,145 @@
+"""What the commands print: a pipeline result's lines and JSON, tables of runs, pending ranges, JSON documents.
+
+A pipeline result is rendered only here, by `window_line` and `result_document`, so that a change of
+`WindowReport` or `PipelineResult` is met in one place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import json
+import sys
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+
+from deltainc.join.join_types import COUNTED_ORDER
+
+if TYPE_CHECKING:
+    from deltainc.join.windows import Pending
+    from deltainc.pipeline import JobConfig, PipelineResult, WindowReport
+
+__all__ = [
+    "make_console",
+    "json_value",
+    "to_json",
+    "emit_json",
+    "window_line",
+    "result_document",
+    "runs_table",
+    "pending_line",
+]
+
+
+def make_console() -> Console:
+    """The console of stdout; piped or captured, 200 columns wide so that tables are not wrapped at 80."""
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(highlight=False, soft_wrap=True, width=200)
+    return console
+
+
+def json_value(value: object) -> Any:
+    """json's `default`: the JSON form of each type the documents hold (tuples and lists json writes itself);
+    any other type raises TypeError, so that a new one is added here rather than printed as its str()."""
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, (bytes, bytearray)):  # a binary column in a sample of rows
+        return value.hex()
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"deltainc does not write {type(value).__name__} as JSON: {value!r}")
+
+
+def to_json(value: object, indent: int | None = None) -> str:
+    """`value` as JSON text, through `json_value`."""
+    return json.dumps(value, indent=indent, default=json_value)
+
+
+def emit_json(document: object) -> None:
+    """One JSON document on stdout, indented, flushed."""
+    sys.stdout.write(to_json(document, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def window_line(report: WindowReport) -> str:
+    """One committed window: its rows by JoinType, the target's changes and the time it took."""
+    record = report.record
+    counts = "  ".join(f"{name} {rows}" for name, rows in report.counts.items())
+    if record.rows_too_late is not None:
+        counts += f"  too_late {record.rows_too_late}"
+    return (
+        f"{report.window}  {counts}  |  inserted {record.rows_inserted}  updated {record.rows_updated}  "
+        f"deleted {record.rows_deleted}  files rewritten {record.target_files_removed}  ({record.duration_s:.1f} s)"
+    )
+
+
+def result_document(result: PipelineResult) -> dict[str, Any]:
+    """The JSON document of a run, rerun or backfill."""
+    return result.document()
+
+
+_RUN_COLUMNS = (
+    ("started (UTC)", "left"),
+    ("command", "left"),
+    ("window", "left"),
+    ("status", "left"),
+    ("rows", "right"),
+    ("+ / ~ / -", "right"),
+    ("late", "right"),
+    ("s", "right"),
+    ("error", "left"),
+)
+
+
+def runs_table(runs: list[dict[str, Any]]) -> Table:
+    """The last runs of a job, one row each: when, what, its window, status, rows, changes, late rows, time."""
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for heading, justify in _RUN_COLUMNS:
+        table.add_column(heading, justify=justify)  # type: ignore[arg-type]
+    for run in runs:
+        start, end = run.get("window_start"), run.get("window_end")
+        window = "-" if start is None else (start if start == end else f"{start}..{end}")
+        started = run.get("started_at")
+        if isinstance(started, dt.datetime):
+            started = started.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        rows = sum(int(run.get(f"rows_{name}") or 0) for name in (code.outcome for code in COUNTED_ORDER))
+        changes = f"{run.get('rows_inserted') or 0} / {run.get('rows_updated') or 0} / {run.get('rows_deleted') or 0}"
+        error = (str(run.get("error") or "").splitlines() or [""])[0][:80]
+        table.add_row(
+            str(started),
+            str(run.get("command")),
+            window,
+            str(run.get("status")),
+            str(rows),
+            changes,
+            "-" if run.get("rows_too_late") is None else str(run.get("rows_too_late")),
+            f"{float(run.get('duration_s') or 0):.1f}",
+            error,
+        )
+    return table
+
+
+def pending_line(pending: Pending | None, job: JobConfig) -> str:
+    """All that is pending, and how many windows `max_window` makes of it: '2025-01-01..2025-01-15 (15 days,
+    15 windows of max_window 1; next 2025-01-01)'."""
+    if pending is None:
+        return "nothing pending"
+    whole, unit = pending.whole, job.join.time_uom
+    size = f"{whole.units} {unit}{'s' if whole.units != 1 else ''}"
+    if pending.windows == 1:
+        return f"{whole} ({size}, one window)"
+    return f"{whole} ({size}, {pending.windows} windows of max_window {job.max_window}; next {pending.next})"

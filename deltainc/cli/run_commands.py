@@ -1,0 +1,123 @@
+"""The commands that write: run, rerun and backfill, each window's line printed as soon as it committed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from deltainc.cli.context import Context
+from deltainc.cli.exit_codes import EXIT_OK
+from deltainc.cli.render import emit_json, result_document, window_line
+from deltainc.errors import ConfigError
+from deltainc.join.windows import parse_point
+
+if TYPE_CHECKING:
+    from deltainc.join.windows import Window
+    from deltainc.pipeline import PipelineResult, WindowReport
+
+__all__ = ["run", "rerun", "backfill", "check_range"]
+
+
+def check_range(start: str, end: str | None) -> None:
+    """ConfigError when --end is before --start."""
+    if end is not None and parse_point(end, "--end", "hour") < parse_point(start, "--start", "hour"):
+        raise ConfigError(f"--start {start} is after --end {end}: invalid window")
+
+
+def _print_result(ctx: Context, result: PipelineResult) -> None:
+    """The command's outcome; its windows were printed one by one as they committed (`_on_window`)."""
+    if ctx.json:
+        emit_json(result_document(result))
+    elif result.nothing_pending:
+        ctx.print(result.message)
+    else:
+        ctx.print(f"{result.job}: {result.message}; watermark {result.watermark or 'none'}")
+
+
+def _on_window(ctx: Context) -> Callable[[WindowReport], None]:
+    """Print each window's line the moment it committed (flushed), unless the output is one JSON document."""
+    return lambda report: None if ctx.json else ctx.print(window_line(report))
+
+
+def run(ctx: Context) -> int:
+    """`deltainc run JOB [--until DATE] [--rebuild]`."""
+    from deltainc import pipeline
+
+    job, _ = ctx.job(ctx.args.job)
+    result = pipeline.run(
+        job,
+        until=ctx.args.until,
+        spark=ctx.spark(),
+        settings=ctx.settings,
+        on_window=_on_window(ctx),
+        rebuild=ctx.args.rebuild,
+    )
+    _print_result(ctx, result)
+    return EXIT_OK
+
+
+def rerun(ctx: Context) -> int:
+    """`deltainc rerun JOB --start DATE [--end DATE]`."""
+    from deltainc import pipeline
+
+    check_range(ctx.args.start, ctx.args.end)
+    job, _ = ctx.job(ctx.args.job)
+    result = pipeline.rerun(
+        job, ctx.args.start, ctx.args.end, spark=ctx.spark(), settings=ctx.settings, on_window=_on_window(ctx)
+    )
+    _print_result(ctx, result)
+    return EXIT_OK
+
+
+def backfill(ctx: Context) -> int:
+    """`deltainc backfill JOB --start DATE --end DATE [--chunk day|month|year|all]`, with a progress bar; after
+    a failure the error says how far it came and that the same command resumes."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from deltainc import pipeline
+
+    check_range(ctx.args.start, ctx.args.end)
+    job, _ = ctx.job(ctx.args.job)
+    spark = ctx.spark()
+    done = {"chunks": 0, "total": 0}
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=ctx.out,
+        disable=ctx.json,
+    )
+
+    def on_progress(number: int, total: int, report: WindowReport | None, window: Window) -> None:
+        done.update(chunks=number, total=total)
+        progress.update(task, completed=number, total=total)
+        if not ctx.json:
+            line = window_line(report) if report is not None else f"{window}  already processed, skipped"
+            progress.console.print(f"[{number}/{total}] {line}", markup=False, highlight=False)
+
+    ctx.hint = "run the same command again to resume: processed chunks are skipped"
+    with progress:
+        task = progress.add_task(f"backfill {job.name}", total=None)
+        try:
+            result = pipeline.backfill(
+                job,
+                ctx.args.start,
+                ctx.args.end,
+                chunk=ctx.args.chunk,
+                spark=spark,
+                settings=ctx.settings,
+                on_progress=on_progress,
+            )
+        except Exception:
+            if done["total"]:
+                ctx.hint = (
+                    f"stopped after chunk {done['chunks']} of {done['total']}; run the same command again "
+                    "to resume: processed chunks are skipped"
+                )
+            raise
+    if ctx.json:
+        emit_json(result_document(result))
+    else:
+        ctx.print(f"{result.job}: {result.message}; watermark {result.watermark or 'none'}")
+    return EXIT_OK

@@ -1,0 +1,60 @@
+"""Starting the SparkSession for a command: unless --verbose, the JVM's own output goes to the job's log file.
+
+Spark writes to file descriptors 1 and 2 (log4j, Ivy's banner) for the JVM's whole life; the terminal is
+kept for the command's own lines and errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deltainc.cli.spark_log import log_file
+from deltainc.settings import Settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["start_spark"]
+
+log = logging.getLogger("deltainc")
+
+
+def start_spark(
+    settings: Settings, extra_conf: dict[str, str], verbose: bool, log_name: str
+) -> tuple[SparkSession, Path | None]:
+    """Get or create the SparkSession and the file its log goes to: with `verbose` the terminal (None);
+    otherwise `log_name`'s log file (errors only), or None when a session runs already and is reused."""
+    from deltainc.spark import get_spark
+
+    if verbose:
+        spark = get_spark(settings, extra_conf)
+        log.info(
+            "Spark %s, master %s; Spark's log output goes to this terminal", spark.version, spark.sparkContext.master
+        )
+        return spark, None
+    from pyspark.sql import SparkSession
+
+    quiet = settings.model_copy(update={"spark": settings.spark.model_copy(update={"log_level": "ERROR"})})
+    if SparkSession.getActiveSession() is not None:  # the JVM runs already (embedded use, tests): reuse it
+        return get_spark(quiet, extra_conf), None
+    log_path = log_file(settings.spark_log_dir, log_name)
+    # The JVM started here inherits file descriptors 1 and 2: point them at the log file while the session
+    # starts, so that log4j (stderr) and Ivy's banner (stdout) write there for the JVM's whole life, while
+    # this process gets its own terminal back as soon as the session is up.
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    try:
+        with open(log_path, "ab") as spark_output:
+            for fd in saved:
+                os.dup2(spark_output.fileno(), fd)
+        spark = get_spark(quiet, extra_conf)
+    finally:
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)
+    return spark, log_path

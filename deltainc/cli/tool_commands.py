@@ -1,0 +1,69 @@
+"""The tools around the pipeline: unlock a dead run's lock, profile how late B arrives, and the demo."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from deltainc.cli.context import Context
+from deltainc.cli.exit_codes import EXIT_FAILURE, EXIT_OK, print_error
+from deltainc.cli.render import emit_json
+from deltainc.errors import ConfigError
+
+__all__ = ["unlock", "profile", "demo"]
+
+
+def unlock(ctx: Context) -> int:
+    """`deltainc unlock JOB [--run-id ID]`."""
+    from deltainc import pipeline
+
+    job, _ = ctx.job(ctx.args.job)
+    removed = pipeline.unlock(job, ctx.args.run_id, spark=ctx.spark(), settings=ctx.settings)
+    if not removed:
+        ctx.print(f"{job.name}: no lock held, nothing to remove")
+    now = dt.datetime.now()  # pyspark gives acquired_at in local time
+    for row in removed:
+        taken = row["acquired_at"]
+        age = f", {int((now - taken).total_seconds() // 60)} minute(s) ago" if isinstance(taken, dt.datetime) else ""
+        ctx.print(f"{job.name}: removed the lock of run {row['run_id']} ({row['owner']}), taken at {taken}{age}")
+    if removed:
+        ctx.print(
+            "  (rarely needed: the next run takes over a dead run's lock by itself once its heartbeat is older "
+            f"than lock_expiry_seconds = {ctx.settings.lock_expiry_seconds}, at once on the same host)"
+        )
+    return EXIT_OK
+
+
+def profile(ctx: Context) -> int:
+    """`deltainc profile JOB [--start DATE] [--end DATE] [--chart PATH]`."""
+    from deltainc.tools import profile as profiling
+
+    start, end = ctx.args.start, ctx.args.end
+    if start is not None and end is not None and start > end:
+        raise ConfigError(f"--start {start} is after --end {end}: invalid window")
+    job, _ = ctx.job(ctx.args.job)
+    result = profiling.profile_job(ctx.spark(), job, start, end)
+    chart = None if ctx.args.chart is None else profiling.plot_profile(result, ctx.args.chart, job)
+    if ctx.json:
+        document = dataclasses.asdict(result)
+        if chart is not None:
+            document["chart"] = str(chart)
+        emit_json(document)
+    else:
+        ctx.print(profiling.format_profile(result, job))
+        if chart is not None:
+            ctx.print(f"chart written to {chart}")
+    return EXIT_OK
+
+
+def demo(ctx: Context) -> int:
+    """`deltainc demo [--root DIR] [--days N] [--rows-per-day N]`: exit 1 when its promises did not hold."""
+    from deltainc.tools.demo import run_demo
+
+    result = run_demo(
+        ctx.args.root, ctx.spark(), days=ctx.args.days, rows_per_day=ctx.args.rows_per_day, echo=ctx.print
+    )
+    if not result.ok:
+        print_error("demo: the daily schedules, the re-run and the one-shot reloads did not agree (see above)")
+        return EXIT_FAILURE
+    return EXIT_OK

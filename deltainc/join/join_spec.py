@@ -1,0 +1,171 @@
+"""A join's arguments validated against the two sources' schemas, before anything is computed: `JoinSpec`."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from deltainc.errors import ConfigError, SchemaError
+from deltainc.join.join_types import How, normalize_how
+from deltainc.join.output_layout import OutputLayout, plan_layout
+from deltainc.join.settings import ASOF_NEEDS_SLIDING_WINDOW, IncJoinSettings
+from deltainc.join.time_units import from_index, parse_point
+from deltainc.join.unit_columns import TIME_TYPES, column_type
+
+__all__ = ["JoinSpec", "prepare_join", "JoinColumns", "JoinCondition", "Point"]
+
+JoinColumns = str | Sequence[str] | None
+JoinCondition = str | Column | None
+Point = str | dt.date | dt.datetime | None  # a bound of the output window; None = open
+_KEY_FAMILIES = (
+    (T.ByteType, T.ShortType, T.IntegerType, T.LongType),
+    (T.FloatType, T.DoubleType),
+    (T.DecimalType,),
+)
+
+
+@dataclass(frozen=True)
+class JoinSpec:
+    """A validated join: everything `inc_join` needs besides the two DataFrames."""
+
+    how: How
+    join_cols: tuple[str, ...]
+    join_cond: str | Column | None
+    look_back_time: int
+    max_waiting_time: int
+    start: int | None  # unit index of the output window start; None = unbounded
+    end: int | None  # unit index of the output window end; None = latest RecDate in both sources
+    settings: IncJoinSettings
+    layout: OutputLayout
+
+    @property
+    def b_waits(self) -> bool:
+        """Whether unmatched B rows wait lb units for an A row (full_outer with `b_waits_for_a`)."""
+        return self.how == "full_outer" and self.settings.b_waits_for_a
+
+
+def _check_time(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{field}: expected a whole number of time units >= 0, got {value!r}")
+    if value < 0:
+        raise ConfigError(f"{field}: must be >= 0, got {value}")
+    return value
+
+
+def _check_join_cols(join_cols: JoinColumns, join_cond: object) -> tuple[str, ...]:
+    cols: tuple[str, ...] = (join_cols,) if isinstance(join_cols, str) else tuple(join_cols or ())
+    if any(not isinstance(c, str) or not c.strip() for c in cols):
+        raise ConfigError(f"join_cols: expected non-empty column names, got {list(cols)!r}")
+    if len({c.lower() for c in cols}) != len(cols):
+        raise ConfigError(f"join_cols: duplicate column in {list(cols)!r}")
+    if not cols and join_cond is None:
+        raise ConfigError("join_cols / join_cond: give at least one join key or a join condition")
+    return cols
+
+
+def _check_sources(df_a: DataFrame, df_b: DataFrame, join_cols: Sequence[str], inc: str) -> None:
+    for side, df in (("source_a", df_a), ("source_b", df_b)):
+        inc_type = column_type(df, inc, side, "inc_col_name")
+        if not isinstance(inc_type, TIME_TYPES):
+            raise SchemaError(
+                f"inc_col_name: column {inc!r} of {side} must be a date or timestamp, got {inc_type.simpleString()}"
+            )
+    for key in join_cols:
+        a_type = column_type(df_a, key, "source_a", "join_cols")
+        b_type = column_type(df_b, key, "source_b", "join_cols")
+        same_family = any(isinstance(a_type, fam) and isinstance(b_type, fam) for fam in _KEY_FAMILIES)
+        if a_type != b_type and not same_family:
+            raise SchemaError(
+                f"join_cols: key {key!r} has type {a_type.simpleString()} in source_a but "
+                f"{b_type.simpleString()} in source_b; cast one of them"
+            )
+
+
+def _check_join_cond(df_a: DataFrame, df_b: DataFrame, join_cond: str | Column, settings: IncJoinSettings) -> None:
+    """Resolve the condition against the aliased sources (analysis only, no Spark job)."""
+    try:
+        condition = F.expr(join_cond) if isinstance(join_cond, str) else join_cond
+        df_a.alias(settings.alias_a).join(df_b.alias(settings.alias_b), condition, "inner").schema  # noqa: B018
+    except Exception as exc:  # pyspark raises ParseException / AnalysisException here
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"join_cond: cannot be resolved against source_a as {settings.alias_a!r} and source_b as "
+            f"{settings.alias_b!r}: {first_line}"
+        ) from None
+
+
+def _check_asof(df_a: DataFrame, df_b: DataFrame, join_cols: Sequence[str], settings: IncJoinSettings) -> None:
+    """An as-of join needs the sliding join window (finality rests on it), and time columns (`asof_col`, B's named
+    `asof_col_b` when it differs) of one kind that are not keys; `asof_tie_break` names columns of B."""
+    if not settings.enforce_sliding_join_window:
+        raise ConfigError(f"how: 'asof' {ASOF_NEEDS_SLIDING_WINDOW}")
+    if settings.asof_col is not None:
+        names = (settings.asof_col, settings.asof_col_b or settings.asof_col)
+        field_b = "asof_col_b" if settings.asof_col_b else "asof_col"
+        kinds = []
+        sides = (("source_a", df_a, names[0], "asof_col"), ("source_b", df_b, names[1], field_b))
+        for side, df, column, field in sides:
+            if column.lower() in {c.lower() for c in join_cols}:
+                raise ConfigError(f"{field}: {column!r} is a join key; name a time column of {side}")
+            data_type = column_type(df, column, side, field)
+            if not isinstance(data_type, TIME_TYPES):
+                raise SchemaError(
+                    f"{field}: column {column!r} of {side} must be a date or timestamp, got {data_type.simpleString()}"
+                )
+            kinds.append(isinstance(data_type, T.DateType))
+        if kinds[0] != kinds[1]:
+            raise SchemaError(f"{field_b}: A's {names[0]!r} and B's {names[1]!r} must both be dates or both timestamps")
+    for name in settings.asof_tie_break:
+        column_type(df_b, name, "source_b", "asof_tie_break")
+
+
+def prepare_join(
+    a_columns_df: DataFrame,
+    b_columns_df: DataFrame,
+    how: str,
+    join_cols: JoinColumns,
+    join_cond: JoinCondition,
+    look_back_time: int,
+    max_waiting_time: int,
+    output_window_start: Point,
+    output_window_end: Point,
+    other_settings: IncJoinSettings | None,
+) -> JoinSpec:
+    """Validate `inc_join`'s arguments (all given: the defaults are inc_join's) against the two sources' schemas;
+    raise before anything is computed."""
+    settings = other_settings if other_settings is not None else IncJoinSettings()
+    if not isinstance(settings, IncJoinSettings):
+        raise ConfigError(f"other_settings: expected IncJoinSettings, got {type(settings).__name__}")
+    canonical = normalize_how(how)
+    lb = _check_time(look_back_time, "look_back_time")
+    mw = _check_time(max_waiting_time, "max_waiting_time")
+    cols = _check_join_cols(join_cols, join_cond)
+    if join_cond is not None and not isinstance(join_cond, (str, Column)):
+        raise ConfigError(f"join_cond: expected a SQL string or a Column, got {type(join_cond).__name__}")
+    uom = settings.time_uom
+    start = None if output_window_start is None else parse_point(output_window_start, "output_window_start", uom)
+    end = None if output_window_end is None else parse_point(output_window_end, "output_window_end", uom)
+    if canonical == "full_outer" and settings.b_waits_for_a and not settings.enforce_sliding_join_window:
+        raise ConfigError(
+            "b_waits_for_a: needs enforce_sliding_join_window = true: without the sliding join window an A row "
+            "of any later window can match a B row, so a B row never stops waiting"
+        )
+    if canonical == "asof":
+        _check_asof(a_columns_df, b_columns_df, cols, settings)
+    elif settings.asof_options_given():
+        raise ConfigError(f"{settings.asof_options_given()[0]}: only for how = 'asof', got how = {canonical!r}")
+    if start is not None and end is not None and start > end:
+        raise ConfigError(
+            f"output window: output_window_start {from_index(start, uom)} is after "
+            f"output_window_end {from_index(end, uom)}"
+        )
+    _check_sources(a_columns_df, b_columns_df, cols, settings.inc_col_name)
+    if join_cond is not None:
+        _check_join_cond(a_columns_df, b_columns_df, join_cond, settings)
+    layout = plan_layout(a_columns_df.columns, b_columns_df.columns, cols, canonical, settings)
+    return JoinSpec(canonical, cols, join_cond, lb, mw, start, end, settings, layout)

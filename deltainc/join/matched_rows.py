@@ -1,0 +1,61 @@
+"""The rows of the equi-joins (inner, left, left_anti, full_outer) before the output window keeps its own:
+every pair in the sliding join window, and the rows of one side without a match, with their columns."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from deltainc.join.join_spec import JoinSpec
+from deltainc.join.join_types import JoinType
+from deltainc.join.unit_columns import UNIT
+
+__all__ = ["Rows", "matched_rows"]
+
+_SPARK_HOW = {"inner": "inner", "left": "left_outer", "full_outer": "full_outer"}
+
+
+class Rows(NamedTuple):
+    """Joined rows and, per row, the columns the output derives (in unit indexes; e = the window's end)."""
+
+    joined: DataFrame
+    diff: Column  # DiffArrivalTime: b.t - a.t of a match
+    waiting: Column  # WaitingTime
+    out_t: Column  # the output RecDate's unit index
+    join_type: Column  # JoinType
+
+
+def matched_rows(a: DataFrame, b: DataFrame, condition: Column, spec: JoinSpec, e: Column) -> Rows:
+    """The equi-joins: a match at max(a.t, b.t); a row without a match when it waits or timed out (engine rules)."""
+    lb, mw = spec.look_back_time, spec.max_waiting_time
+    a_t, b_t = F.col(f"{spec.settings.alias_a}.{UNIT}"), F.col(f"{spec.settings.alias_b}.{UNIT}")
+    if spec.how == "left_anti":
+        joined = a.join(b, condition, "left_anti")
+        b_t = F.lit(None).cast("int")  # B's columns are gone after an anti join
+        matched = F.lit(False)
+        a_only = F.lit(True)
+    else:
+        joined = a.join(b, condition, _SPARK_HOW[spec.how])
+        matched = a_t.isNotNull() & b_t.isNotNull()
+        a_only = a_t.isNotNull() & b_t.isNull()
+    b_only = a_t.isNull() & b_t.isNotNull()  # full_outer only
+
+    diff = F.when(matched, b_t - a_t)
+    waiting = F.when(a_only, F.least(F.lit(mw), F.greatest(F.lit(0), e - a_t)))
+    if spec.b_waits:
+        waiting = waiting.when(b_only, F.least(F.lit(lb), F.greatest(F.lit(0), e - b_t)))
+    out_t = F.when(matched, F.greatest(a_t, b_t)).when(a_only, a_t + waiting)
+    if spec.how == "full_outer":
+        out_t = out_t.otherwise(b_t + waiting) if spec.b_waits else out_t.otherwise(b_t)
+    join_type = (
+        F.when(matched & (diff == 0), int(JoinType.SAME_TIME))
+        .when(matched & (diff < 0), int(JoinType.A_LATE))
+        .when(matched, int(JoinType.B_LATE))
+        .when(a_only & (waiting == F.lit(mw)), int(JoinType.A_TIMED_OUT))
+        .when(a_only, int(JoinType.A_WAITING))
+    )
+    if spec.b_waits:
+        join_type = join_type.when(b_only & (waiting < F.lit(lb)), int(JoinType.B_WAITING))
+    return Rows(joined, diff, waiting, out_t, join_type.otherwise(int(JoinType.NOT_MATCHED)))

@@ -1,0 +1,60 @@
+"""Holding the job's lock while a command works: taken once, renewed by a heartbeat, released by the run's last
+run-log row (or here, when the run ends without one)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from deltainc.errors import JobLockedError
+from deltainc.pipeline.lock import Heartbeat, release_lock, start_heartbeat
+from deltainc.pipeline.prepared_job import PreparedJob
+from deltainc.pipeline.state import JobState, acquire, ensure_state_tables
+
+__all__ = ["Lease", "locked"]
+
+log = logging.getLogger("deltainc")
+
+
+@dataclass
+class Lease:
+    """This run's hold on the job's lock; `released` once a committed run-log row has released it."""
+
+    run_id: str
+    state: JobState  # as of taking the lock
+    took_over: str | None
+    heartbeat: Heartbeat
+    released: bool = False
+
+    def check(self, job: str) -> None:
+        """Raise before a commit if another run took the lock (this run's heartbeats stopped reaching it)."""
+        if self.heartbeat.lost.is_set():
+            raise JobLockedError(
+                f"job {job!r}: run {self.run_id} lost its lock to another run (its heartbeat could not be renewed "
+                "in time); it stops before writing more"
+            )
+
+
+@contextmanager
+def locked(prepared: PreparedJob, state: JobState | None = None) -> Iterator[Lease]:
+    """Hold the job's lock for the block, renewing it; released by the run's last run-log row, or here."""
+    spark, paths, name = prepared.spark, prepared.paths, prepared.job.name
+    run_id = uuid.uuid4().hex[:12]
+    ensure_state_tables(spark, paths)
+    expiry = prepared.settings.lock_expiry_seconds
+    acquired = acquire(spark, paths, name, run_id, expiry, state)
+    if acquired.took_over:
+        log.warning("%s: took over the lock of run %s", name, acquired.took_over)
+    heartbeat = start_heartbeat(
+        spark, paths.locks, name, run_id, expiry / 4, lambda exc: log.warning("%s: heartbeat failed: %s", name, exc)
+    )
+    lease = Lease(run_id, acquired.state, acquired.took_over, heartbeat)
+    try:
+        yield lease
+    finally:
+        heartbeat.end()
+        if not lease.released:
+            release_lock(spark, paths.locks, name, run_id)

@@ -1,0 +1,171 @@
+"""A local Delta table read through its log with delta-rs (the `deltalake` package), its values as pyspark returns them.
+
+Whatever delta-rs cannot read, or a value pyspark would give otherwise, is LogUnreadable: the caller asks Spark.
+deltalake is imported on first use, and nothing here imports pyspark.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from deltainc.join.time_units import EPOCH
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
+__all__ = [
+    "LogUnreadable",
+    "Row",
+    "reading",
+    "open_table",
+    "column_types",
+    "job_rows",
+    "require",
+    "instant",
+    "spark_value",
+    "spark_row",
+]
+
+Row = dict[str, Any]
+
+_EPOCH_UTC = EPOCH.replace(tzinfo=dt.timezone.utc)
+_MICROSECOND = dt.timedelta(microseconds=1)
+# Delta types whose values arrow hands back as pyspark would (timestamps are converted apart).
+_PLAIN_TYPES = {"string", "long", "integer", "short", "byte", "double", "float", "boolean", "date"}
+_SAFE_LITERAL = re.compile(r"[A-Za-z0-9_.:@/ -]*")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # s3a:, abfss:, dbfs:, ...
+_ODD = re.compile(r"[%#?{}\[\]*\\]")
+
+
+class LogUnreadable(Exception):
+    """The Delta log cannot answer exactly, or delta-rs cannot read the table: ask Spark instead."""
+
+
+@contextmanager
+def reading(location: str) -> Iterator[None]:
+    """Turn whatever delta-rs raises (a Rust panic included) into LogUnreadable, naming the table."""
+    try:
+        yield
+    except LogUnreadable:
+        raise
+    except Exception as exc:
+        raise LogUnreadable(f"delta-rs cannot read {location}: {type(exc).__name__}: {exc}") from exc
+    except BaseException as exc:  # pyo3's PanicException is a BaseException; interrupts pass through
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise LogUnreadable(f"delta-rs failed on {location}: {exc}") from exc
+
+
+def _local(location: str) -> str:
+    """The local folder of `location` (a path or a file: path); anything else is LogUnreadable.
+
+    Hadoop reads '%' literally where a URI would unescape it, and takes some characters as glob or URI syntax:
+    a location with any of those is left to Spark rather than guessed at.
+    """
+    if _ODD.search(location):
+        raise LogUnreadable(f"a location with %, #, ? or glob characters is left to Spark: {location}")
+    path = location
+    if path.startswith("file:"):
+        path = path[len("file:") :]
+        if path.startswith("//"):
+            authority, _, rest = path[2:].partition("/")
+            if authority not in ("", "localhost"):
+                raise LogUnreadable(f"not a local path: {location}")
+            path = "/" + rest
+        if not path.startswith("/"):
+            raise LogUnreadable(f"not an absolute file: path: {location}")
+    elif _SCHEME.match(path):
+        raise LogUnreadable(f"not a local path: {location}")
+    return os.path.abspath(path)
+
+
+def _exists(folder: str) -> bool:
+    """Whether a Delta table has committed in `folder`: the test `state._exists` makes for local folders."""
+    log = os.path.join(folder, "_delta_log")
+    return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
+
+
+def open_table(location: str) -> DeltaTable | None:
+    """The Delta table at local `location`, or None when none has committed there yet."""
+    folder = _local(location)
+    if not _exists(folder):
+        return None
+    try:
+        from deltalake import DeltaTable
+    except ImportError as exc:
+        raise LogUnreadable(f"the deltalake package is not installed: {exc}") from exc
+    with reading(location):
+        return DeltaTable(folder)
+
+
+def column_types(table: DeltaTable, location: str) -> dict[str, str]:
+    """Each top-level column's Delta type name, in schema order (a class name such as StructType for nested ones)."""
+    types: dict[str, str] = {}
+    with reading(location):
+        fields = table.schema().fields
+    for field in fields:
+        kind = getattr(field.type, "type", None)
+        types[field.name] = kind if isinstance(kind, str) else type(field.type).__name__
+    return types
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def job_rows(table: DeltaTable, location: str, job: str, columns: Sequence[str]) -> list[Row]:
+    """The rows of `job` (raw arrow values: timestamps aware UTC), with only `columns`, in scan order.
+
+    A job name of plain characters is pushed down as a predicate (files are skipped on their statistics);
+    the rows are filtered again here with Python's equality, which is Spark's for strings.
+    """
+    projected = [*columns] if "job" in columns else [*columns, "job"]
+    predicate = f"job = {_sql_text(job)}" if _SAFE_LITERAL.fullmatch(job) else None
+    with reading(location):
+        read = table.scan(columns=projected, predicate=predicate).read_all()
+        values = {name: read.column(name).to_pylist() for name in projected}
+    rows = [{name: values[name][i] for name in columns} for i in range(read.num_rows) if values["job"][i] == job]
+    return rows
+
+
+def require(types: dict[str, str], location: str, *names: str) -> None:
+    missing = [name for name in names if name not in types]
+    if missing:
+        raise LogUnreadable(f"{location} has no column {', '.join(missing)} (Spark would fail on it)")
+
+
+def instant(value: dt.datetime) -> int:
+    """Microseconds since the epoch of a TIMESTAMP value (naive ones are UTC)."""
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
+    return (aware - _EPOCH_UTC) // _MICROSECOND
+
+
+def _spark_timestamp(value: dt.datetime) -> dt.datetime:
+    """A TIMESTAMP as pyspark returns it: naive local time, by the same arithmetic as its `fromInternal`."""
+    micros = instant(value)
+    return dt.datetime.fromtimestamp(micros // 1_000_000).replace(microsecond=micros % 1_000_000)
+
+
+def _spark_timestamp_ntz(value: dt.datetime) -> dt.datetime:
+    """A TIMESTAMP_NTZ as pyspark returns it: the wall-clock value itself, naive."""
+    return value.astimezone(dt.timezone.utc).replace(tzinfo=None) if value.tzinfo is not None else value
+
+
+def spark_value(value: Any, kind: str, column: str) -> Any:
+    """`value` of Delta type `kind` as pyspark's `collect()` returns it."""
+    if value is None or kind in _PLAIN_TYPES or kind.startswith("decimal"):
+        return value
+    if kind == "timestamp":
+        return _spark_timestamp(value)
+    if kind == "timestamp_ntz":
+        return _spark_timestamp_ntz(value)
+    raise LogUnreadable(f"column {column} of type {kind}: pyspark's value is not reproduced here")
+
+
+def spark_row(row: Row, types: dict[str, str]) -> Row:
+    return {name: spark_value(value, types[name], name) for name, value in row.items()}

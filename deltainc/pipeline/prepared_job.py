@@ -1,0 +1,145 @@
+"""A job prepared for processing: loaded, validated against its sources, with the output the target needs.
+
+Everything a command checks before it takes the lock is here, so that bad input fails before anything is
+written: the job file, the join, the target's identity columns, and (`open_job`) the remembered settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+
+from deltainc.errors import ConfigError, SchemaError
+from deltainc.join.engine import JoinSpec, prepare_join
+from deltainc.join.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
+from deltainc.join.settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
+from deltainc.join.time_units import TimeUnit
+from deltainc.join.windows import from_index, to_index
+from deltainc.pipeline.config import JobConfig, load_job, resolve_job
+from deltainc.pipeline.merge import Identity
+from deltainc.pipeline.remembered_settings import check_unchanged
+from deltainc.pipeline.sources import read_table
+from deltainc.pipeline.state import JobState, StatePaths, read_state, state_paths
+from deltainc.pipeline.target_layout import default_partitioning
+from deltainc.settings import Settings, load_settings
+from deltainc.spark import get_spark
+
+__all__ = ["PreparedJob", "load", "prepare_job", "open_job", "check_start"]
+
+
+@dataclass(frozen=True)
+class PreparedJob:
+    """A job validated against its sources: everything needed to process windows."""
+
+    spark: SparkSession
+    job: JobConfig
+    paths: StatePaths
+    df_a: DataFrame
+    df_b: DataFrame
+    spec: JoinSpec
+    identity: Identity
+    settings: Settings
+    partition_by: tuple[str, ...]  # of a target this job creates
+
+    @property
+    def uom(self) -> TimeUnit:
+        """The job's time unit."""
+        return self.job.join.time_uom
+
+    @property
+    def start(self) -> int:
+        """The unit of the job's start_date."""
+        return to_index(self.job.start_date, self.uom)
+
+    def label(self, unit: int | None) -> str | None:
+        """A unit as the user reads it (an ISO date or datetime); None stays None."""
+        return None if unit is None else from_index(unit, self.uom).isoformat()
+
+
+def output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: IncJoinSettings) -> tuple[str, Identity]:
+    """The engine's output_select for the target: the job's choice plus every column the MERGE needs."""
+    join = job.join
+    layout = plan_layout(a_cols, b_cols, join.join_cols, join.how, base)
+    for field_name, columns, source, side in (
+        ("target.keys", job.target.keys, a_cols, "source_a"),
+        ("target.b_keys", job.target.b_keys, b_cols, "source_b"),
+    ):
+        for column in columns:
+            if column not in source:
+                raise SchemaError(f"{field_name}: column {column!r} missing from {side} (columns: {', '.join(source)})")
+    if join.how == "left_anti" and job.target.b_keys:
+        raise ConfigError("target.b_keys: a left_anti job outputs no B columns; remove target.b_keys")
+    identity = Identity(
+        a_keys=tuple(layout.a_name(k) for k in job.target.keys),
+        a_rec=layout.a_name(join.inc_col),
+        b_keys=tuple(layout.b_name(k) for k in job.target.b_keys),
+        b_rec=None if join.how == "left_anti" else layout.b_name(join.inc_col),
+    )
+    # The output RecDate places every row in time: the forward write replaces slices of it.
+    required = [*identity.columns, layout.inc_col, *([WAITING_TIME] if join.include_waiting else []), JOIN_TYPE]
+    chosen = join.output_select or DEFAULT_OUTPUT_SELECT
+    select = ", ".join([chosen, *required])
+    selected = plan_layout(a_cols, b_cols, join.join_cols, join.how, base.model_copy(update={"output_select": select}))
+    for column in job.target.partition_by or ():
+        if column not in selected.selected:
+            raise ConfigError(
+                f"target.partition_by: {column!r} is not an output column (output: {', '.join(selected.selected)})"
+            )
+    return select, identity
+
+
+def load(job: JobConfig | str | Path, settings: Settings | None = None) -> tuple[JobConfig, Settings]:
+    """The job (a config, or a job name or file under the settings' job_dir) and the settings to run it with."""
+    settings = settings or load_settings()
+    if not isinstance(job, JobConfig):
+        job = load_job(resolve_job(str(job), settings.job_dir))
+    return job, settings
+
+
+def prepare_job(
+    job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None
+) -> PreparedJob:
+    """Load and validate a job against its sources; raises before anything is written."""
+    job, settings = load(job, settings)
+    spark = spark or get_spark(settings)
+    df_a = read_table(spark, job.source_a, "source_a")
+    df_b = read_table(spark, job.source_b, "source_b")
+    join = job.join
+    base = join.engine_settings(job.target.b_keys).model_copy(update={"output_select": DEFAULT_OUTPUT_SELECT})
+
+    def validated(options: IncJoinSettings) -> JoinSpec:
+        return prepare_join(df_a, df_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
+                            join.max_waiting_time, None, None, options)  # fmt: skip
+
+    validated(base)  # the sources and the join first, so that their errors come before the target's
+    select, identity = output_select(job, df_a.columns, df_b.columns, base)
+    spec = validated(base.model_copy(update={"output_select": select}))
+    paths = state_paths(job.state_path(settings.state_dir))
+    partition_by = default_partitioning(job.target.partition_by, spec.layout.inc_col, join.time_uom)
+    return PreparedJob(spark, job, paths, df_a, df_b, spec, identity, settings, tuple(partition_by))
+
+
+def open_job(
+    job: JobConfig | str | Path,
+    spark: SparkSession | None,
+    settings: Settings | None,
+    command: str,
+    check_settings: bool = True,
+) -> tuple[PreparedJob, JobState]:
+    """The common start of a command: the prepared job and its state, refused (SettingsChangedError) when
+    `check_settings` and the job's settings differ from those its target was built with."""
+    prepared = prepare_job(job, spark, settings)
+    state = read_state(prepared.spark, prepared.paths, prepared.job.name)
+    if check_settings:
+        check_unchanged(prepared.job, state.settings, command)
+    return prepared, state
+
+
+def check_start(prepared: PreparedJob, first: int, command: str) -> None:
+    """Refuse a --start before the job's start_date: the target holds nothing before it."""
+    if first < prepared.start:
+        raise ConfigError(
+            f"{command}: --start {prepared.label(first)} is before the job's start_date {prepared.job.start_date}"
+        )

@@ -1,0 +1,192 @@
+"""The writes of one window (DESIGN.md 4): its output reaches the target by a forward write, the forward-only
+MERGE, a recompute or a rebuild, each in one commit; and its too-late B rows reach `target.late_rows`.
+
+Each write reads only the target's rows it may change, and says what it read and committed (`Written`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from deltainc.join.output_layout import RESERVED_PREFIX
+from deltainc.join.windows import Window, from_index, read_bounds
+from deltainc.pipeline.commit_metrics import NO_COMMIT, CommitResult
+from deltainc.pipeline.merge import ACTION, merge_window, plan_actions
+from deltainc.pipeline.prepared_job import PreparedJob
+from deltainc.pipeline.slice_writer import (
+    Destination,
+    forward_slices,
+    merge_slices,
+    overwrite_target,
+    replace_slices,
+    replace_where,
+    sql_literal,
+)
+from deltainc.pipeline.sources import ScanStats, read_table, scan_stats
+from deltainc.pipeline.target_layout import default_partitioning, ensure_target, lay_out
+from deltainc.pipeline.target_schema import new_columns
+from deltainc.pipeline.too_late import too_late_rows
+
+__all__ = ["WriteMode", "Written", "shaped", "write_window", "write_too_late"]
+
+log = logging.getLogger("deltainc")
+WriteMode = Literal["forward", "rerun", "recompute", "rebuild"]
+
+
+@dataclass(frozen=True)
+class Written:
+    """What writing one window did to the target, and what of the target it read."""
+
+    how: str
+    commit: CommitResult
+    read: ScanStats
+    too_late: int = 0  # matches of timed-out A rows a re-run kept out (corrections = "keep")
+
+
+Write = Callable[[PreparedJob, Window, DataFrame, dict[str, str]], Written]
+
+
+def _target(prepared: PreparedJob, output: DataFrame, metadata: dict[str, str]) -> tuple[DataFrame, Destination]:
+    """The target as it stands, and where the window's commit goes; the output is checked against the target's
+    columns (target_schema), and the sources' new columns, where the job allows them, are added by the commit."""
+    spark, job, layout = prepared.spark, prepared.job, prepared.spec.layout
+    target = read_table(spark, job.target, "target")
+    added = new_columns(target.schema, output.schema, layout, job.target.label, job.target.schema_evolution)
+    if added:
+        log.warning("%s: adding the sources' new column(s) %s to the target %s", job.name, added, job.target.label)
+    return target, Destination(spark, job.target, metadata, bool(added))
+
+
+def _write_forward(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
+    """A window right after the watermark: replace the target's two slices by the window's output."""
+    target, to = _target(prepared, output, metadata)
+    rec = prepared.spec.layout.inc_col
+    slices = forward_slices(rec, from_index(window.start - 1, prepared.uom), target.schema[rec].dataType)
+    read = scan_stats(prepared.spark, target.where(slices.condition()))
+    if prepared.job.target.forward_write == "merge":
+        commit = merge_slices(to, output, prepared.identity.columns, slices)
+    else:
+        commit = replace_slices(to, output, slices)
+    return Written(prepared.job.target.forward_write, commit, read)
+
+
+def _write_forward_only(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
+    """A re-run (or a job without the sliding join window): MERGE only what moves a target row forward."""
+    target, to = _target(prepared, output, metadata)
+    join, identity = prepared.job.join, prepared.identity
+    bounds = read_bounds(window, join.look_back_time, join.max_waiting_time, prepared.spec.settings.b_waits_for_a)
+    a_first, a_after = from_index(bounds.a_start, prepared.uom), from_index(bounds.a_end + 1, prepared.uom)
+    a_rec = F.col(f"`{identity.a_rec}`")
+    target_rows = target.where((a_rec >= F.lit(a_first)) & (a_rec < F.lit(a_after)))
+    read = scan_stats(prepared.spark, target_rows)
+    actions = plan_actions(output, target_rows, identity).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        planned = {row[ACTION]: int(row["count"]) for row in actions.groupBy(ACTION).count().collect()}
+        ignored = planned.pop("ignore", 0)
+        commit = merge_window(to, actions, identity, a_first, a_after) if planned else NO_COMMIT
+    finally:
+        actions.unpersist()
+    return Written("forward_only_merge", commit, read, too_late=ignored)
+
+
+def _write_recompute(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
+    """A re-run that applies corrections: the window runs from --start to the watermark, and the target's rows
+    from --start on are replaced by its output, so the target equals a reload (no commit when nothing changed).
+
+    Rows before --start are final and cannot depend on the window; rows from --start on are exactly the
+    window's output (window-size invariance), whatever the sources' corrections changed in between.
+    """
+    target, to = _target(prepared, output, metadata)
+    rec = prepared.spec.layout.inc_col
+    condition = f"`{rec}` >= {sql_literal(from_index(window.start, prepared.uom), target.schema[rec].dataType)}"
+    # A column the sources added is NULL in the target's rows so far (compared as such).
+    held = [F.col(f"`{c}`") if c in target.columns else F.lit(None).cast(f.dataType).alias(c) for c, f in
+            ((f.name, f) for f in output.schema.fields)]  # fmt: skip
+    current = target.where(condition).select(*held)
+    read = scan_stats(prepared.spark, current)
+    mark = f"{RESERVED_PREFIX}change"
+    changes = (
+        output.exceptAll(current)
+        .withColumn(mark, F.lit("inserted"))
+        .unionByName(current.exceptAll(output).withColumn(mark, F.lit("deleted")))
+    )
+    changed = {row[mark]: int(row["count"]) for row in changes.groupBy(mark).count().collect()}
+    if not changed:
+        return Written("recompute", NO_COMMIT, read)
+    commit = replace_where(to, output, condition)
+    exact = replace(commit, inserted=changed.get("inserted", 0), updated=0, deleted=changed.get("deleted", 0))
+    return Written("recompute", exact, read)
+
+
+def _write_rebuild(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
+    """A rebuild (one window from start_date): the output replaces the whole target, columns included."""
+    to = Destination(prepared.spark, prepared.job.target, metadata)
+    return Written("rebuild", overwrite_target(to, output, prepared.partition_by), ScanStats(0, 0))
+
+
+def _write_for(prepared: PreparedJob, mode: WriteMode) -> Write:
+    """How a window's output reaches the target: a forward window replaces slices, which needs the sliding
+    join window to be exact; any other forward or re-run window goes through the forward-only MERGE."""
+    if mode == "rebuild":
+        return _write_rebuild
+    if mode == "recompute":
+        return _write_recompute
+    if mode == "forward" and prepared.job.join.enforce_sliding_join_window:
+        return _write_forward
+    return _write_forward_only
+
+
+def shaped(prepared: PreparedJob, mode: WriteMode, output: DataFrame) -> DataFrame:
+    """The window's output as its write wants it: laid out (`lay_out`) where its rows become the target's files,
+    that is for every write but the forward-only MERGE."""
+    if _write_for(prepared, mode) is _write_forward_only:
+        return output
+    return lay_out(output, prepared.partition_by, prepared.spec.layout.inc_col)
+
+
+def write_window(
+    prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame, metadata: dict[str, str]
+) -> Written:
+    """Write the window's output to the target (created on the job's first write), in one commit at most."""
+    made = prepared.job.target
+    ensure_target(
+        prepared.spark, made, output.schema, prepared.partition_by, made.deletion_vectors, made.change_data_feed
+    )
+    return _write_for(prepared, mode)(prepared, window, output, metadata)
+
+
+def write_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, metadata: dict[str, str]) -> int | None:
+    """Count the window's too-late B rows (None when the job does not look for them) and, with
+    `target.late_rows`, replace the window's slice of that table by them (idempotent, like the target)."""
+    job = prepared.job
+    horizon = job.join.horizon
+    if horizon == 0:
+        return None
+    spec = replace(prepared.spec, start=window.start, end=window.end)
+    rows = too_late_rows(
+        prepared.df_a, prepared.df_b, spec, prepared.identity, job.target.keys, job.target.b_keys, horizon
+    )
+    ref = job.target.late_rows_ref
+    if ref is None:
+        return rows.count()
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        count = rows.count()
+        if count or mode != "forward":  # a forward window with none has nothing to replace
+            rec = prepared.spec.layout.inc_col
+            partitioning = default_partitioning(None, rec, prepared.uom)
+            ensure_target(prepared.spark, ref, rows.schema, partitioning, deletion_vectors=True)
+            rec_type = rows.schema[rec].dataType
+            first, last = (sql_literal(from_index(unit, prepared.uom), rec_type) for unit in (window.start, window.end))
+            condition = f"`{rec}` >= {first} AND `{rec}` <= {last}"
+            replace_where(Destination(prepared.spark, ref, metadata), lay_out(rows, partitioning, rec), condition)
+    finally:
+        rows.unpersist()
+    return count

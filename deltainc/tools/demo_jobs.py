@@ -1,0 +1,48 @@
+"""The demo's job files, as JobConfig: the ledger (A) joined with a second source under the demo's folder."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from deltainc.pipeline.config import JobConfig
+
+__all__ = ["DEMO_START", "LOOK_BACK_TIME", "MAX_WAITING_TIME", "demo_job", "feature_job"]
+
+DEMO_START = dt.date(2025, 3, 1)
+LOOK_BACK_TIME = 2  # the seed's example: B arrives up to 2 days before A ...
+MAX_WAITING_TIME = 11  # ... and up to 11 days after it
+
+
+def _ledger_job(root: Path, name: str, start: dt.date, source_b: str, join: dict[str, Any], **job: Any) -> JobConfig:
+    """A job of the demo's folder: the ledger as A, `source_b` as B, its own target, the demo's state."""
+    b_keys = job.pop("b_keys")
+    return JobConfig.model_validate(
+        {
+            "name": name,
+            "start_date": start,
+            **job,
+            "source_a": {"path": str(root / "ledger")},
+            "source_b": {"path": str(root / source_b)},
+            "join": {**join, "include_waiting": True},
+            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"], "b_keys": b_keys},
+            "state": {"path": str(root / "_deltainc")},
+        }
+    )
+
+
+def demo_job(root: Path, name: str, max_window: int, start: dt.date = DEMO_START) -> JobConfig:
+    """The demo's job: A = ledger, B = payment engine, a full outer join on TrxId with the seed's tolerances:
+    a reconciliation that also keeps the payments the ledger never booked (B rows without an A row)."""
+    join = {"how": "full_outer", "join_cols": ["TrxId"], "look_back_time": LOOK_BACK_TIME,
+            "max_waiting_time": MAX_WAITING_TIME}  # fmt: skip
+    return _ledger_job(root, name, start, "payments", join, max_window=max_window, b_keys=["SepaId"])
+
+
+def feature_job(root: Path, name: str, start: dt.date) -> JobConfig:
+    """Ledger transactions (A) with the account's latest risk score (B) as of TrxDT, a score valid up to 30 days
+    before; a score may be delivered up to 2 days late, so a match is final 2 days after the transaction's load."""
+    join = {"how": "asof", "asof_strategy": "backward", "join_cols": ["AccountName"], "asof_col": "TrxDT",
+            "asof_col_b": "ValidFrom", "look_back_time": 30, "max_waiting_time": 2}  # fmt: skip
+    return _ledger_job(root, name, start, "risk_scores", join, b_keys=["ScoreId"])

@@ -1,0 +1,68 @@
+"""A small left job and its Delta sources, shared by the tests that drive the command line (cli, verify, sources)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
+A_SCHEMA = "TrxId long, Amount double, RecDate date"
+B_SCHEMA = "SepaId long, TrxId long, Country string, RecDate date"
+A_ROWS = [(1, 10.0, D1), (2, 20.0, D1), (3, 30.0, D2), (4, 40.0, D2)]
+B_ROWS = [(10, 1, "NL", D1), (11, 2, "NL", D2), (12, 3, "DE", D2)]  # TrxId 2's B is a day late, 4 has none
+
+JOB = """\
+name = "{name}"
+start_date = 2025-03-01
+[source_a]
+path = "{a}"
+[source_b]
+path = "{b}"
+[join]
+how = "left"
+join_cols = ["TrxId"]
+look_back_time = 1
+max_waiting_time = 2
+[target]
+path = "{target}"
+keys = ["TrxId"]
+b_keys = ["SepaId"]
+"""
+
+
+@dataclass(frozen=True)
+class Sources:
+    a: str
+    b: str
+    b_string_key: str  # TrxId is a string in B
+    b_without_key: str  # no TrxId in B
+    a_duplicates: str  # one A row twice
+
+
+def settings_env(root: Path) -> dict[str, str]:
+    """DELTAINC_* variables pointing every setting under `root`, sized for the 2-core test session."""
+    return {
+        "DELTAINC_SETTINGS_FILE": str(root / "no-settings-file.toml"),  # absent: the defaults apply
+        "DELTAINC_STATE_DIR": str(root / "state"),
+        "DELTAINC_JOB_DIR": str(root / "jobs"),
+        "DELTAINC_WAREHOUSE_DIR": str(root / "warehouse"),
+        "DELTAINC_SPARK__MASTER": "local[2]",
+        "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
+    }
+
+
+def write_job(root: Path, sources: Sources, name: str = "trx", **paths: str) -> Path:
+    """The job file `root/jobs/<name>.toml`; its target under root; `paths` replaces a, b or target."""
+    values = {"name": name, "a": sources.a, "b": sources.b, "target": str(root / f"target_{name}"), **paths}
+    path = root / "jobs" / f"{name}.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(JOB.format(**values))
+    return path
+
+
+def edit(path: Path, old: str, new: str) -> Path:
+    text = path.read_text()
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new))
+    return path

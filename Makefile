@@ -26,8 +26,9 @@ $(VENV)/.jars: $(VENV)/.installed
 	  $(PY) -m deltainc.spark --warm; }
 	touch $@
 
+# Two workers, one SparkSession each; a test file stays on one worker (its module fixtures are built once).
 test: lint jars
-	$(PY) -m pytest --durations=25
+	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 
 demo: jars
 	$(PY) -m deltainc demo

@@ -143,7 +143,7 @@ def verify(ctx: Context) -> int:
     result = pipeline.verify(job, ctx.args.start, ctx.args.end, spark=ctx.spark(), settings=ctx.settings)
     code = EXIT_OK if result.equal else EXIT_FAILURE
     if ctx.json:
-        emit_json({**dataclasses.asdict(result), "equal": result.equal})
+        emit_json({**dataclasses.asdict(result), "window": str(result.window), "equal": result.equal})
         return code
     verdict = "equal" if result.equal else "DRIFT"
     ctx.print(

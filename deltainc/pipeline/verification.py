@@ -39,7 +39,7 @@ class Verification:
     """The target's rows in a range against the one-shot recompute of that range."""
 
     job: str
-    window: str
+    window: Window  # the range checked (rendered as its label by the command line)
     watermark: str
     target_rows: int
     recomputed_rows: int
@@ -125,7 +125,7 @@ def verify(
         recomputed.unpersist()
     return Verification(
         job=config.name,
-        window=str(window),
+        window=window,
         watermark=prepared.label(state.watermark) or "",
         target_rows=held.count(),
         recomputed_rows=recomputed_rows,

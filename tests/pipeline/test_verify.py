@@ -62,6 +62,7 @@ def test_a_target_built_by_the_job_equals_its_reload(processed: Path, capsys: py
     code, out = verify(["--json"], capsys)
     document = json.loads(out)
     assert code == 0 and document["equal"] is True and document["only_in_target"] == {}
+    assert document["window"] == "2025-03-01..2025-03-02"
 
 
 def test_a_row_changed_behind_the_jobs_back_is_drift(

@@ -2,17 +2,19 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-DELTA_VERSION := 3.3.2
-SCALA_VERSION := 2.12
+# The tested pyspark / delta-spark pair (README: Supported versions). SPARK_LINE=3.5 with VENV=.venv-spark35 is the
+# smoke line; `make smoke-spark35` does exactly that.
+SPARK_LINE ?= 4
+CONSTRAINTS := constraints/spark-$(SPARK_LINE).txt
 
-.PHONY: test demo lint install jars clean
+.PHONY: test smoke-spark35 demo lint install jars clean
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -c $(CONSTRAINTS) -e '.[dev]'
 	touch $@
 
 # Delta's jars come through spark.jars.packages (cached in ~/.ivy2). If Spark's resolver cannot reach
@@ -21,14 +23,22 @@ jars: $(VENV)/.jars
 
 $(VENV)/.jars: $(VENV)/.installed
 	$(PY) -m deltainc.spark --warm || { \
-	  mvn -q dependency:get -Dartifact=io.delta:delta-spark_$(SCALA_VERSION):$(DELTA_VERSION) && \
-	  mvn -q dependency:get -Dartifact=io.delta:delta-storage:$(DELTA_VERSION) && \
+	  for artifact in $$($(PY) -m deltainc.spark --coordinates); do mvn -q dependency:get -Dartifact=$$artifact || exit 1; done && \
 	  $(PY) -m deltainc.spark --warm; }
 	touch $@
 
 # Two workers, one SparkSession each; a test file stays on one worker (its module fixtures are built once).
+# The whole suite runs on the main line with Spark's default ANSI mode (on); the smoke subset (-m smoke: the seed
+# example, daily = monthly = one run, a rerun, a kill -9 recovery) runs again with ANSI off, then on Spark 3.5.
 test: lint jars
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25
+	$(PY) -m pytest -n 2 --dist loadfile -m smoke --ansi off -q
+	$(MAKE) smoke-spark35
+
+# The Spark 3.5 line (constraints/spark-3.5.txt) in a venv of its own: the smoke subset, ANSI off as 3.5 has it.
+smoke-spark35:
+	$(MAKE) jars VENV=.venv-spark35 SPARK_LINE=3.5
+	.venv-spark35/bin/python -m pytest -n 2 --dist loadfile -m smoke -q
 
 demo: jars
 	$(PY) -m deltainc demo
@@ -40,7 +50,7 @@ lint: install
 	$(PY) -m mypy
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache spark-warehouse metastore_db derby.log
+	rm -rf $(VENV) .venv-spark35 .pytest_cache .mypy_cache .ruff_cache spark-warehouse metastore_db derby.log
 
 # Benchmarks (benchmarks/README.md): `make bench` runs the defaults and writes benchmarks/RESULTS.md;
 # options pass through ARGS, e.g. `make bench ARGS="--rows-per-day 2000 --days 40"`.

@@ -38,6 +38,8 @@ class SparkSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     master: str | None = "local[*]"  # None: leave it to spark-submit --master
+    # A Spark Connect server (sc://host:15002) to be a client of instead of starting a JVM; $SPARK_REMOTE also sets it.
+    remote: str | None = None
     app_name: str = "deltainc"
     executor_memory: str | None = None
     executor_cores: int | None = None

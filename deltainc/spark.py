@@ -1,27 +1,59 @@
-"""The one place a SparkSession is built: Delta Lake configured, UTC, settings applied."""
+"""The one place a SparkSession is built: Delta Lake configured, UTC, settings applied; local or Spark Connect."""
 
 from __future__ import annotations
 
 import argparse
-from importlib.metadata import version
+import os
 
 from pyspark.sql import SparkSession
 
 from deltainc.settings import Settings, load_settings
+from deltainc.spark_compat import delta_packages, set_log_level
 
-__all__ = ["get_spark", "delta_packages"]
+__all__ = ["get_spark", "delta_packages", "remote_url"]
 
-SCALA_VERSION = "2.12"
-
-
-def delta_packages() -> str:
-    """The Maven coordinates of the Delta jars matching the installed delta-spark."""
-    return f"io.delta:delta-spark_{SCALA_VERSION}:{version('delta-spark')}"
+# Spark settings a Connect client cannot change: they are fixed when the server's JVM starts.
+_SERVER_ONLY = ("spark.jars", "spark.driver.", "spark.executor.", "spark.ui.", "spark.master", "spark.plugins")
 
 
-def get_spark(settings: Settings | None = None, extra_conf: dict[str, str] | None = None) -> SparkSession:
-    """Get or create the SparkSession described by `settings` (default: conf file and environment)."""
+def remote_url(settings: Settings, remote: str | None = None) -> str | None:
+    """The Spark Connect server to be a client of: `remote`, else [spark] remote, else $SPARK_REMOTE; else None."""
+    return remote or settings.spark.remote or os.environ.get("SPARK_REMOTE") or None
+
+
+def _connect(settings: Settings, url: str, extra_conf: dict[str, str]) -> SparkSession:
+    """A Spark Connect client session of the server at `url`; only session settings can be set from here.
+
+    The server owns the JVM, so Delta's jars and SQL extension are the server's configuration (`deltainc
+    serve` starts one with both); the session's time zone and shuffle partitions are set per session. pyspark
+    switches the whole process to Connect (its functions build Connect columns from then on), so a process
+    holds either a local session or Connect sessions, not both.
+    """
+    conf = {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": str(settings.spark.shuffle_partitions),
+        **settings.spark.conf,
+        **extra_conf,
+    }
+    session = SparkSession.builder.remote(url).getOrCreate()
+    for key, value in conf.items():  # session settings only: the server's static configuration is its own
+        if not key.startswith(_SERVER_ONLY):
+            session.conf.set(key, value)
+    return session
+
+
+def get_spark(
+    settings: Settings | None = None, extra_conf: dict[str, str] | None = None, remote: str | None = None
+) -> SparkSession:
+    """Get or create the SparkSession described by `settings` (default: conf file and environment).
+
+    With a Spark Connect URL (`remote`, [spark] remote or $SPARK_REMOTE, e.g. sc://host:15002) the session is
+    a thin client of that server: no JVM starts here.
+    """
     settings = settings or load_settings()
+    url = remote_url(settings, remote)
+    if url is not None:
+        return _connect(settings, url, extra_conf or {})
     spark_settings = settings.spark
     conf: dict[str, str] = {
         "spark.jars.packages": delta_packages(),
@@ -47,7 +79,7 @@ def get_spark(settings: Settings | None = None, extra_conf: dict[str, str] | Non
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(spark_settings.log_level)
+    set_log_level(spark, spark_settings.log_level)
     return spark
 
 
@@ -66,5 +98,9 @@ def _warm() -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--warm", action="store_true", help="resolve and cache the Delta jars")
-    if parser.parse_args().warm:
+    parser.add_argument("--coordinates", action="store_true", help="print the Delta jars' Maven coordinates")
+    args = parser.parse_args()
+    if args.coordinates:  # the Makefile's fallback fetches exactly these with mvn
+        print(delta_packages(), f"io.delta:delta-storage:{delta_packages().rsplit(':', 1)[1]}")
+    if args.warm:
         _warm()

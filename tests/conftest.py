@@ -12,6 +12,22 @@ from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--ansi",
+        choices=["default", "on", "off"],
+        default="default",
+        help="spark.sql.ansi.enabled for the suite's session (default: the Spark line's own: on from Spark 4)",
+    )
+
+
+@pytest.fixture(scope="session")
+def ansi_conf(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The suite's ANSI SQL setting as Spark conf: `make test` runs the smoke subset with the other setting."""
+    choice = request.config.getoption("--ansi")
+    return {} if choice == "default" else {"spark.sql.ansi.enabled": "true" if choice == "on" else "false"}
+
+
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never see the developer's DELTAINC_* variables."""
@@ -21,7 +37,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+def spark(tmp_path_factory: pytest.TempPathFactory, ansi_conf: dict[str, str]) -> Iterator[SparkSession]:
     warehouse = tmp_path_factory.mktemp("warehouse")
     settings = Settings(
         spark=SparkSettings(master="local[2]", shuffle_partitions=2, ui_enabled=False, log_level="ERROR"),
@@ -37,6 +53,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         "spark.ui.retainedStages": "100",
         "spark.ui.retainedTasks": "2000",
         "spark.sql.ui.retainedExecutions": "20",
+        **ansi_conf,
     }
     session = get_spark(settings, extra_conf=extra)
     yield session

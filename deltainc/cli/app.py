@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ctx: Context | None = None
     try:
         with _cancel_on_sigterm():
-            settings = command_settings(options.settings, options.master)
+            settings = command_settings(options.settings, options.master, options.remote)
             ctx = Context(args, settings, options.verbose, options.conf, make_console())
             with _logging(settings.log_level, options.verbose):
                 return int(args.handler(ctx))

@@ -31,9 +31,10 @@ if TYPE_CHECKING:
 __all__ = ["Context", "command_settings"]
 
 
-def command_settings(file: str | None, master: str | None) -> Settings:
+def command_settings(file: str | None, master: str | None, remote: str | None = None) -> Settings:
     """The settings from `file` (--settings; default $DELTAINC_SETTINGS_FILE or conf/deltainc.toml) and the
-    DELTAINC_* variables, with --master on top; a bad file raises ConfigError naming the file and the field."""
+    DELTAINC_* variables, with --master and --remote on top; a bad file raises ConfigError naming the file and
+    the field."""
     if file is not None and not Path(file).is_file():
         raise ConfigError(f"--settings: no such file {file}")
     source = file if file is not None else str(settings_file())
@@ -45,6 +46,10 @@ def command_settings(file: str | None, master: str | None) -> Settings:
         raise ConfigError(validation_message(exc, f"settings ({source} or DELTAINC_* variables)")) from None
     if master is not None:
         settings = settings.model_copy(update={"spark": settings.spark.model_copy(update={"master": master})})
+    if remote is not None:
+        if not remote.startswith("sc://"):
+            raise ConfigError(f"--remote: a Spark Connect URL starts with sc:// (got {remote!r}), e.g. sc://host:15002")
+        settings = settings.model_copy(update={"spark": settings.spark.model_copy(update={"remote": remote})})
     return settings
 
 

@@ -72,7 +72,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _global_options(parser: argparse.ArgumentParser, prefix: str, default: Any) -> None:
-    """--settings, --master, --conf, --verbose: accepted before the command (prefix 'g_') and after it."""
+    """--settings, --master, --remote, --conf, --verbose: accepted before the command (prefix 'g_') and after it."""
     group = parser.add_argument_group("global options")
     group.add_argument(
         "--settings",
@@ -87,6 +87,14 @@ def _global_options(parser: argparse.ArgumentParser, prefix: str, default: Any) 
         metavar="URL",
         default=default,
         help="Spark master URL, overrides spark.master of the settings",
+    )
+    group.add_argument(
+        "--remote",
+        dest=f"{prefix}remote",
+        metavar="URL",
+        default=default,
+        help="be a client of this Spark Connect server (sc://host:15002) instead of starting Spark; "
+        "overrides spark.remote of the settings and $SPARK_REMOTE",
     )
     group.add_argument(
         "--conf",
@@ -113,6 +121,7 @@ class GlobalOptions:
 
     settings: str | None
     master: str | None
+    remote: str | None
     conf: dict[str, str]
     verbose: bool
 
@@ -122,6 +131,7 @@ def global_options(args: argparse.Namespace) -> GlobalOptions:
     return GlobalOptions(
         settings=getattr(args, "settings", None) or args.g_settings,
         master=getattr(args, "master", None) or args.g_master,
+        remote=getattr(args, "remote", None) or args.g_remote,
         conf=dict([*(args.g_conf or []), *getattr(args, "conf", [])]),
         verbose=bool(getattr(args, "verbose", False) or args.g_verbose),
     )
@@ -240,4 +250,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--rows-per-day", type=_positive, default=200, metavar="N", help="ledger transactions per day (default: 200)"
     )
+
+    sub = command(
+        "serve",
+        "a long-running Spark Connect server with Delta; commands given --remote sc://localhost:PORT use it",
+        tool_commands.serve,
+        False,
+        None,
+    )
+    sub.add_argument("--port", type=_positive, default=15002, metavar="N", help="port to listen on (default: 15002)")
     return parser

@@ -28,13 +28,12 @@ def start_spark(
 ) -> tuple[SparkSession, Path | None]:
     """Get or create the SparkSession and the file its log goes to: with `verbose` the terminal (None);
     otherwise `log_name`'s log file (errors only), or None when a session runs already and is reused."""
-    from deltainc.spark import get_spark
+    from deltainc.spark import get_spark, remote_url
+    from deltainc.spark_compat import describe_master
 
-    if verbose:
+    if verbose or remote_url(settings) is not None:  # a Connect client starts no JVM: nothing to redirect
         spark = get_spark(settings, extra_conf)
-        log.info(
-            "Spark %s, master %s; Spark's log output goes to this terminal", spark.version, spark.sparkContext.master
-        )
+        log.info("Spark %s, %s; Spark's log output goes to this terminal", spark.version, describe_master(spark))
         return spark, None
     from pyspark.sql import SparkSession
 

@@ -10,7 +10,7 @@ from deltainc.cli.exit_codes import EXIT_FAILURE, EXIT_OK, print_error
 from deltainc.cli.render import emit_json
 from deltainc.errors import ConfigError
 
-__all__ = ["unlock", "profile", "demo"]
+__all__ = ["unlock", "profile", "demo", "serve"]
 
 
 def unlock(ctx: Context) -> int:
@@ -66,4 +66,12 @@ def demo(ctx: Context) -> int:
     if not result.ok:
         print_error("demo: the daily schedules, the re-run and the one-shot reloads did not agree (see above)")
         return EXIT_FAILURE
+    return EXIT_OK
+
+
+def serve(ctx: Context) -> int:
+    """`deltainc serve [--port N]`: a Spark Connect server with Delta, until stopped (SIGTERM or Ctrl-C)."""
+    from deltainc.tools.connect_server import serve as run_server
+
+    run_server(ctx.settings, ctx.args.port, ctx.print)
     return EXIT_OK

@@ -7,8 +7,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
+
+from deltainc.pipeline.config import TableRef
+from deltainc.pipeline.delta_sql import latest_commit
 
 __all__ = ["CommitResult", "NO_COMMIT", "last_commit", "user_metadata"]
 
@@ -57,13 +59,13 @@ def _metric(metrics: dict[str, str], name: str) -> int:
     return int(metrics.get(name) or 0)
 
 
-def last_commit(table: DeltaTable, operations: tuple[str, ...] = ("MERGE", "WRITE")) -> CommitResult:
+def last_commit(spark: SparkSession, ref: TableRef, operations: tuple[str, ...] = ("MERGE", "WRITE")) -> CommitResult:
     """The metrics of the table's latest commit, if it is one of `operations` (else NO_COMMIT).
 
     Delta names the facts differently for a MERGE and for a WRITE (an overwrite with replaceWhere), and a
     WRITE counts the rows it copied among its output rows; both are brought to one shape here.
     """
-    last = table.history(1).select("version", "operation", "operationMetrics").first()
+    last = latest_commit(spark, ref)
     if last is None or last["operation"] not in operations:
         return NO_COMMIT
     m = dict(last["operationMetrics"] or {})

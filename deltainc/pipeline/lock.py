@@ -23,12 +23,13 @@ from delta.exceptions import (
     MetadataChangedException,
     ProtocolChangedException,
 )
-from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError
+from deltainc.pipeline.delta_sql import delete_where, is_delta_path, path_ref
 from deltainc.pipeline.lock_model import Liveness, LockHolder, judge, locked_message, owner_id
+from deltainc.spark_compat import error_condition
 
 __all__ = [
     "LOCK_SCHEMA",
@@ -60,9 +61,15 @@ _CONFLICTS = (
 )
 
 
+# Delta's error classes for the same conflicts, as a Spark Connect client receives them (no Delta exception types).
+_CONFLICT_CONDITIONS = ("DELTA_CONCURRENT", "DELTA_METADATA_CHANGED", "DELTA_PROTOCOL_CHANGED")
+
+
 def is_write_conflict(exc: BaseException) -> bool:
     """Whether `exc` is one of Delta's optimistic-concurrency conflicts (another writer committed first)."""
-    return isinstance(exc, _CONFLICTS) or "Concurrent" in type(exc).__name__
+    if isinstance(exc, _CONFLICTS) or "Concurrent" in type(exc).__name__:
+        return True
+    return error_condition(exc).startswith(_CONFLICT_CONDITIONS)
 
 
 def _quote(text: str | None) -> str:
@@ -150,12 +157,12 @@ def start_heartbeat(
 
 def release_lock(spark: SparkSession, locks: str, job: str, run_id: str) -> None:
     """Give the lock back (only if this run still holds it): for a run that ends without a run-log row."""
-    DeltaTable.forPath(spark, locks).delete((F.col("job") == job) & (F.col("run_id") == run_id))
+    delete_where(spark, path_ref(locks), f"job = {_quote(job)} AND run_id = {_quote(run_id)}")
 
 
 def remove_lock(spark: SparkSession, locks: str, job: str, run_id: str | None = None) -> list[dict[str, object]]:
     """Delete the lock row(s) of `job` (only run `run_id`'s, when given); returns the rows removed."""
-    if not DeltaTable.isDeltaTable(spark, locks):
+    if not is_delta_path(spark, locks):
         return []
     held = spark.read.format("delta").load(locks).where(F.col("job") == job).collect()
     if run_id is not None:
@@ -166,5 +173,6 @@ def remove_lock(spark: SparkSession, locks: str, job: str, run_id: str | None = 
         held = matching
     if held:
         ids = [row["run_id"] for row in held]
-        DeltaTable.forPath(spark, locks).delete((F.col("job") == job) & F.col("run_id").isin(ids))
+        held_ids = ", ".join(_quote(i) for i in ids)
+        delete_where(spark, path_ref(locks), f"job = {_quote(job)} AND run_id IN ({held_ids})")
     return [row.asDict() for row in held]

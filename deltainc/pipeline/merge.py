@@ -21,8 +21,8 @@ from deltainc.join.join_types import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.pipeline.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.commit_metrics import user_metadata as commit_metadata
+from deltainc.pipeline.delta_sql import assignments, insert_values, merge_into, read
 from deltainc.pipeline.slice_writer import Destination, sql_literal
-from deltainc.pipeline.sources import delta_table
 
 __all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
 
@@ -161,8 +161,7 @@ def merge_window(
     a_after_last: dt.date | dt.datetime,
 ) -> CommitResult:
     """One MERGE of the planned actions into the target; its condition carries literal A RecDate bounds."""
-    table = delta_table(to.spark, to.ref)
-    target_schema = table.toDF().schema
+    target_schema = read(to.spark, to.ref).schema
     target_columns = target_schema.fieldNames()
     a_type = target_schema[identity.a_rec].dataType
     condition = " AND ".join(
@@ -178,14 +177,17 @@ def merge_window(
         ]
     )
     columns = [c for c in actions.columns if c != ACTION] if to.add_columns else target_columns
-    values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in columns}
     with commit_metadata(to.spark, to.user_metadata):
-        merge = table.alias("t").merge(actions.alias("s"), condition)
-        merge = merge.withSchemaEvolution() if to.add_columns else merge  # the output's new columns join the table
-        (
-            merge.whenMatchedDelete(condition=f"s.{ACTION} = 'delete'")
-            .whenMatchedUpdate(condition=f"s.{ACTION} = 'update'", set=values)
-            .whenNotMatchedInsert(condition=f"s.{ACTION} = 'insert'", values=values)
-            .execute()
+        merge_into(
+            to.spark,
+            to.ref,
+            actions,
+            condition,
+            [
+                f"WHEN MATCHED AND s.{ACTION} = 'delete' THEN DELETE",
+                f"WHEN MATCHED AND s.{ACTION} = 'update' THEN UPDATE SET {assignments(columns)}",
+                f"WHEN NOT MATCHED AND s.{ACTION} = 'insert' THEN INSERT {insert_values(columns)}",
+            ],
+            schema_evolution=to.add_columns,  # the output's new columns join the table
         )
-    return last_commit(table, ("MERGE",))
+    return last_commit(to.spark, to.ref, ("MERGE",))

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, DataFrameWriter, SparkSession
+from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -22,7 +22,7 @@ from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.pipeline.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.commit_metrics import user_metadata as commit_metadata
 from deltainc.pipeline.config import TableRef
-from deltainc.pipeline.sources import delta_table
+from deltainc.pipeline.delta_sql import assignments, insert_values, merge_into, read
 
 __all__ = [
     "Destination",
@@ -100,14 +100,13 @@ def replace_where(to: Destination, output: DataFrame, condition: str) -> CommitR
     if to.add_columns:
         writer = writer.option("mergeSchema", "true")
     _save(to, writer)
-    return last_commit(delta_table(to.spark, to.ref))
+    return last_commit(to.spark, to.ref)
 
 
 def merge_slices(to: Destination, output: DataFrame, identity_columns: list[str], slices: Slices) -> CommitResult:
     """The same change as `replace_slices` as one Delta MERGE: the slice rows the output does not hold are
     deleted, the output rows inserted (or updated where an earlier attempt left them)."""
-    table = delta_table(to.spark, to.ref)
-    slice_rows = table.toDF().where(slices.condition())
+    slice_rows = read(to.spark, to.ref).where(slices.condition())
     seen = output.select(*[F.col(f"`{c}`").alias(f"{_SEEN}{c}") for c in identity_columns])
     same = F.lit(True)
     for c in identity_columns:
@@ -121,17 +120,20 @@ def merge_slices(to: Destination, output: DataFrame, identity_columns: list[str]
         gone.select(*held).withColumn(_ACTION, F.lit("delete"))
     )
     on = " AND ".join([f"t.`{c}` <=> s.`{c}`" for c in identity_columns] + [slices.condition("t.")])
-    values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in output.columns}
     with commit_metadata(to.spark, to.user_metadata):
-        merge = table.alias("t").merge(source.alias("s"), on)
-        merge = merge.withSchemaEvolution() if to.add_columns else merge
-        (
-            merge.whenMatchedDelete(condition=f"s.{_ACTION} = 'delete'")
-            .whenMatchedUpdate(set=values)
-            .whenNotMatchedInsert(condition=f"s.{_ACTION} = 'put'", values=values)
-            .execute()
+        merge_into(
+            to.spark,
+            to.ref,
+            source,
+            on,
+            [
+                f"WHEN MATCHED AND s.{_ACTION} = 'delete' THEN DELETE",
+                f"WHEN MATCHED THEN UPDATE SET {assignments(output.columns)}",
+                f"WHEN NOT MATCHED AND s.{_ACTION} = 'put' THEN INSERT {insert_values(output.columns)}",
+            ],
+            schema_evolution=to.add_columns,
         )
-    return last_commit(table)
+    return last_commit(to.spark, to.ref)
 
 
 def overwrite_target(to: Destination, output: DataFrame, partition_by: Sequence[str]) -> CommitResult:
@@ -139,7 +141,7 @@ def overwrite_target(to: Destination, output: DataFrame, partition_by: Sequence[
     under changed settings). The table's history stays, so time travel still shows the old target."""
     writer = _overwrite(to, output).option("overwriteSchema", "true").partitionBy(*partition_by)
     _save(to, writer)
-    return last_commit(delta_table(to.spark, to.ref), _OVERWRITES)
+    return last_commit(to.spark, to.ref, _OVERWRITES)
 
 
 def _overwrite(to: Destination, output: DataFrame) -> DataFrameWriter:

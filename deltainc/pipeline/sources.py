@@ -6,13 +6,13 @@ import os
 import re
 from dataclasses import dataclass
 
-from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError
 from deltainc.join.windows import to_index
 from deltainc.pipeline.config import TableRef
+from deltainc.pipeline.delta_sql import local_file_path, read, table_exists
 
 __all__ = [
     "ScanStats",
@@ -21,7 +21,6 @@ __all__ = [
     "latest_unit",
     "count_null_inc",
     "scan_stats",
-    "delta_table",
     "local_file_path",
 ]
 
@@ -34,27 +33,11 @@ class ScanStats:
     bytes: int
 
 
-def table_exists(spark: SparkSession, ref: TableRef) -> bool:
-    """Whether the Delta table behind `ref` exists."""
-    if ref.path is not None:
-        return DeltaTable.isDeltaTable(spark, ref.path)
-    return bool(spark.catalog.tableExists(ref.table or ""))
-
-
 def read_table(spark: SparkSession, ref: TableRef, role: str) -> DataFrame:
     """The Delta table behind `ref`; a missing table is a ConfigError naming the role (source_a, ...)."""
     if not table_exists(spark, ref):
         raise ConfigError(f"{role}: no Delta table at {ref.label}")
-    if ref.path is not None:
-        return spark.read.format("delta").load(ref.path)
-    return spark.read.table(ref.table or "")
-
-
-def delta_table(spark: SparkSession, ref: TableRef) -> DeltaTable:
-    """The DeltaTable handle behind `ref`."""
-    if ref.path is not None:
-        return DeltaTable.forPath(spark, ref.path)
-    return DeltaTable.forName(spark, ref.table or "")
+    return read(spark, ref)
 
 
 def latest_unit(df: DataFrame, inc_col: str, time_uom: str) -> int | None:
@@ -69,25 +52,7 @@ def count_null_inc(df: DataFrame, inc_col: str) -> int:
     return df.where(F.col(inc_col).isNull()).count()
 
 
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a Hadoop path's scheme comes before any '/'
 _GLOB = re.compile(r"([{}\[\]*?\\])")
-
-
-def local_file_path(location: str) -> str | None:
-    """The local path of a Hadoop path string (as inputFiles() gives it), or None if it is on another file system.
-
-    inputFiles() returns Hadoop's Path.toString(): the scheme, then the on-disk name verbatim, with no %-escapes
-    (a timestamp partition folder `RecDate=2025-02-01 00%3A00%3A00` comes back as is, '%3A' being part of the
-    name). So nothing may be unquoted, and it is not a URI either: '#' and '?' belong to the name, not to a
-    fragment or query, which is why urllib's urlparse must not see it.
-    """
-    if location.startswith("file:"):
-        rest = location[len("file:") :]
-        if rest.startswith("//"):  # file:///tmp/x (empty authority) or file://host/tmp/x
-            slash = rest.find("/", 2)
-            return rest[slash:] if slash >= 0 else "/"
-        return rest
-    return None if _SCHEME.match(location) else location  # s3a:, abfss:, dbfs:, ... (a bare /path is local)
 
 
 def scan_stats(spark: SparkSession, scan: DataFrame) -> ScanStats:

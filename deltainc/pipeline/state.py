@@ -8,17 +8,15 @@ that row moves the watermark (its `watermark_unit`) and, on the run's last windo
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass
 
-from delta.tables import DeltaTable
 from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.errors import JobLockedError
+from deltainc.pipeline.delta_sql import is_delta_path
 from deltainc.pipeline.lock import LOCK_SCHEMA, LockHolder, judge, locked_message, take_lock
 from deltainc.pipeline.run_record import RUN_SCHEMA, RunRecord
-from deltainc.pipeline.sources import local_file_path
 from deltainc.pipeline.state_model import JobState, StatePaths, state_paths
 
 __all__ = [
@@ -60,11 +58,7 @@ def ensure_state_tables(spark: SparkSession, paths: StatePaths) -> None:
 
 def _exists(spark: SparkSession, path: str) -> bool:
     """Whether a Delta table has committed at `path` (a local folder answers without a Delta log read)."""
-    local = local_file_path(path)  # Hadoop takes a path's name verbatim: nothing to unquote
-    if local is not None:
-        log = os.path.join(local, "_delta_log")
-        return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
-    return bool(DeltaTable.isDeltaTable(spark, path))
+    return is_delta_path(spark, path)
 
 
 def _legacy_watermark(spark: SparkSession, paths: StatePaths, job: str) -> int | None:
@@ -168,7 +162,7 @@ def append_run(spark: SparkSession, paths: StatePaths, record: RunRecord) -> Non
 
 def read_runs(spark: SparkSession, paths: StatePaths, job: str, limit: int = 10) -> list[Row]:
     """The latest runs of `job`, newest first."""
-    if not DeltaTable.isDeltaTable(spark, paths.runs):
+    if not _exists(spark, paths.runs):
         return []
     runs = spark.read.format("delta").load(paths.runs).where(F.col("job") == job)
     return runs.orderBy(F.col("started_at").desc()).limit(limit).collect()

@@ -11,7 +11,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from deltainc.pipeline.config import TableRef
-from deltainc.pipeline.sources import delta_table, table_exists
+from deltainc.pipeline.delta_sql import detail as table_detail
+from deltainc.pipeline.delta_sql import table_exists
 
 __all__ = ["TargetLayout", "default_partitioning", "ensure_target", "lay_out", "read_layout", "layout_warnings"]
 
@@ -65,7 +66,7 @@ def ensure_target(
 
 def read_layout(spark: SparkSession, ref: TableRef) -> TargetLayout:
     """The partition columns and deletion-vector setting of the existing target (from its metadata only)."""
-    detail = delta_table(spark, ref).detail().select("partitionColumns", "properties").first()
+    detail = table_detail(spark, ref)
     if detail is None:
         return TargetLayout((), False)
     properties = dict(detail["properties"] or {})

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from delta.tables import DeltaTable
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -28,6 +27,7 @@ from rich.table import Table
 from deltainc import pipeline
 from deltainc.errors import ConfigError
 from deltainc.join.join_types import JoinType, counted_types
+from deltainc.pipeline.delta_sql import latest_commit, path_ref
 from deltainc.tools.demo_features import FeatureResult, run_features
 from deltainc.tools.demo_jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job
 from deltainc.tools.sample_data import SampleSpec, generate
@@ -117,7 +117,7 @@ def _same_rows(left: DataFrame, right: DataFrame) -> bool:
 
 
 def _version(spark: SparkSession, path: str) -> int:
-    last = DeltaTable.forPath(spark, path).history(1).select("version").first()
+    last = latest_commit(spark, path_ref(path))
     return 0 if last is None else int(last["version"])
 
 

@@ -10,6 +10,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import IncJoinSettings, JoinType, inc_join
 
+pytestmark = pytest.mark.smoke  # DESIGN.md 6.5 on every Spark line and ANSI setting
+
 D = dt.date
 OUT = "TrxId, RecDate, RecDate_A, RecDate_B, DiffArrivalTime, JoinType"
 

@@ -9,7 +9,7 @@ from pyspark.sql import SparkSession
 from test_schema_evolution import A_SCHEMA, B_SCHEMA, D1, D2, append, make_job
 
 from deltainc.pipeline.controller import run
-from deltainc.pipeline.sources import delta_table
+from deltainc.pipeline.delta_sql import latest_commit
 from deltainc.pipeline.target_layout import read_layout
 
 
@@ -23,7 +23,7 @@ def test_a_consumer_reads_one_runs_changes_from_the_change_data_feed(spark: Spar
     append(spark, tmp_path / "b", [(11, 2, D2)], B_SCHEMA)
     run(job, spark=spark)  # TrxId 2's B arrives; TrxId 3 starts waiting
 
-    day_two = delta_table(spark, job.target).history(1).first()["version"]  # type: ignore[index]
+    day_two = latest_commit(spark, job.target)["version"]  # type: ignore[index]
     changes = (
         spark.read.format("delta")
         .option("readChangeFeed", "true")

@@ -93,6 +93,7 @@ def same_rows(actual: DataFrame, expected: DataFrame) -> None:
     assert_df_equality(actual, expected.select(*actual.columns), ignore_row_order=True, ignore_nullable=True)
 
 
+@pytest.mark.smoke
 def test_daily_monthly_and_one_run_give_the_engine_output(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:
@@ -115,6 +116,7 @@ def test_daily_monthly_and_one_run_give_the_engine_output(
         same_rows(target(spark, job), expected)
 
 
+@pytest.mark.smoke
 def test_rerun_of_any_processed_window_leaves_target_and_watermark_unchanged(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:

@@ -177,7 +177,7 @@ def runs(spark: SparkSession, root: Path) -> list[dict[str, object]]:
     ("point", "how"),
     [
         ("start", "at"),  # before the join: the lock is taken, nothing else written
-        ("writing", "during"),  # during the target commit
+        pytest.param("writing", "during", marks=pytest.mark.smoke),  # during the target commit
         ("merged", "at"),  # after the target commit, before the run-log row that moves the watermark
         ("watermark", "at"),  # after the run-log row (watermark and lock release), before the run returns
     ],

@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from deltainc.errors import SchemaError
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.controller import rerun, run
-from deltainc.pipeline.sources import delta_table
+from deltainc.pipeline.delta_sql import latest_commit
 
 D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
 A_SCHEMA = "TrxId long, Amount double, RecDate date"
@@ -59,12 +59,12 @@ def test_a_new_source_column_is_refused_by_default_naming_it_and_the_setting(
 ) -> None:
     job = make_job(day_one)
     run(job, spark=spark)
-    version = delta_table(spark, job.target).history(1).first()["version"]  # type: ignore[index]
+    version = latest_commit(spark, job.target)["version"]  # type: ignore[index]
     b_gains_a_column(spark, day_one)
     with pytest.raises(SchemaError, match=r"new column\(s\) .*'Channel' \(source_b column 'Channel'\).*"
                                           r'schema_evolution = "add_columns"'):  # fmt: skip
         run(job, spark=spark)
-    assert delta_table(spark, job.target).history(1).first()["version"] == version  # type: ignore[index]
+    assert latest_commit(spark, job.target)["version"] == version  # type: ignore[index]
 
 
 @pytest.mark.parametrize("forward_write", ["replace_where", "merge"])
@@ -84,9 +84,9 @@ def test_with_add_columns_a_new_source_column_reaches_the_target_without_a_rewri
     run(once, spark=spark)
     reloaded = spark.read.format("delta").load(once.target.path)
     assert_df_equality(target, reloaded.select(*target.columns), ignore_row_order=True, ignore_nullable=True)
-    version = delta_table(spark, job.target).history(1).first()["version"]  # type: ignore[index]
+    version = latest_commit(spark, job.target)["version"]  # type: ignore[index]
     rerun(job, D1, spark=spark)  # recomputes 1..2 against rows that read NULL: nothing changed
-    assert delta_table(spark, job.target).history(1).first()["version"] == version  # type: ignore[index]
+    assert latest_commit(spark, job.target)["version"] == version  # type: ignore[index]
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,7 @@ def test_a_dropped_or_retyped_column_is_refused_naming_it(
 ) -> None:
     job = make_job(day_one, schema_evolution="add_columns")
     run(job, spark=spark)
-    version = delta_table(spark, job.target).history(1).first()["version"]  # type: ignore[index]
+    version = latest_commit(spark, job.target)["version"]  # type: ignore[index]
     rows = [(1, D1), (2, D1), (3, D2)] if "Amount" not in new_a else [(1, "10", D1), (2, "20", D1), (3, "30", D2)]
     spark.createDataFrame(rows, new_a).write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(
         str(day_one / "a")
@@ -109,4 +109,4 @@ def test_a_dropped_or_retyped_column_is_refused_naming_it(
     append(spark, day_one / "b", [(11, 2, D2)], B_SCHEMA)
     with pytest.raises(SchemaError, match=message):
         run(job, spark=spark)
-    assert delta_table(spark, job.target).history(1).first()["version"] == version  # type: ignore[index]
+    assert latest_commit(spark, job.target)["version"] == version  # type: ignore[index]

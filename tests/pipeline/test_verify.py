@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 
 from deltainc.cli.app import main
 from deltainc.pipeline.config import TableRef
-from deltainc.pipeline.sources import delta_table
+from deltainc.pipeline.delta_sql import latest_commit, table_name
 
 D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
 
@@ -68,9 +68,9 @@ def test_a_target_built_by_the_job_equals_its_reload(processed: Path, capsys: py
 def test_a_row_changed_behind_the_jobs_back_is_drift(
     spark: SparkSession, processed: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    target = delta_table(spark, TableRef(path=str(processed / "target_trx")))
-    version = target.history(1).first()["version"]  # type: ignore[index]
-    target.update("TrxId = 4", {"JoinType": "4"})  # waiting -> timed out, by hand
+    target = TableRef(path=str(processed / "target_trx"))
+    version = latest_commit(spark, target)["version"]  # type: ignore[index]
+    spark.sql(f"UPDATE {table_name(target)} SET JoinType = 4 WHERE TrxId = 4")  # waiting -> timed out, by hand
     capsys.readouterr()
     code, out = verify([], capsys)
     assert code == 1
@@ -84,8 +84,8 @@ def test_a_row_changed_behind_the_jobs_back_is_drift(
     code, out = verify(["--start", "2025-03-01", "--end", "2025-03-01"], capsys)  # the drift is on the 2nd
     assert code == 0 and "verify trx 2025-03-01 (watermark 2025-03-02)" in out
     assert "  read 1 file(s) of A, 1 of B, 1 of the target\n" in out  # only the range's partitions
-    assert target.history(1).first()["version"] == version + 1  # type: ignore[index]  # verify wrote nothing
-    target.restoreToVersion(version)  # for the other tests
+    assert latest_commit(spark, target)["version"] == version + 1  # type: ignore[index]  # verify wrote nothing
+    spark.sql(f"RESTORE TABLE {table_name(target)} TO VERSION AS OF {version}")  # for the other tests
 
 
 def test_a_range_past_the_watermark_or_a_job_never_run_cannot_be_verified(

@@ -1,0 +1,84 @@
+"""Where Spark lines and session kinds differ, in one place: Spark 3.5 or 4.x, a classic session or a Connect client.
+
+Spark 4 (the main line) builds with Scala 2.13 and turns ANSI SQL mode on by default; Spark 3.5 builds with
+Scala 2.12 and has it off. A Spark Connect session has no SparkContext and no JVM on the client, so nothing
+here or elsewhere may reach for them; the engine and the writers use DataFrames and SQL only, which both
+session kinds share. The project's design document (docs/DESIGN.md) states why that is enough.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "spark_version",
+    "spark_major",
+    "scala_version",
+    "delta_version",
+    "delta_packages",
+    "is_connect",
+    "set_log_level",
+    "describe_master",
+    "error_condition",
+]
+
+
+def spark_version() -> str:
+    """The installed pyspark's version, e.g. '4.2.0'."""
+    return version("pyspark")
+
+
+def spark_major() -> int:
+    """The installed Spark line's major version: 3 or 4."""
+    return int(spark_version().split(".")[0])
+
+
+def scala_version() -> str:
+    """The Scala binary version the installed pyspark's jars are built with: 2.13 from Spark 4, 2.12 before."""
+    return "2.13" if spark_major() >= 4 else "2.12"
+
+
+def delta_version() -> str:
+    """The installed delta-spark's version: its jars must be the same version."""
+    return version("delta-spark")
+
+
+def delta_packages() -> str:
+    """The Maven coordinates of the Delta jars matching the installed delta-spark and Spark's Scala version."""
+    return f"io.delta:delta-spark_{scala_version()}:{delta_version()}"
+
+
+def is_connect(spark: SparkSession) -> bool:
+    """Whether `spark` is a Spark Connect client session (no SparkContext, no JVM in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def set_log_level(spark: SparkSession, level: str) -> None:
+    """Set Spark's log level where this process owns the JVM; a Connect server keeps its own."""
+    if not is_connect(spark):
+        spark.sparkContext.setLogLevel(level)
+
+
+def describe_master(spark: SparkSession) -> str:
+    """Where the session runs, for a log line: its master, or the Connect server it is a client of."""
+    if is_connect(spark):
+        return "a client of a Spark Connect server"
+    return f"master {spark.sparkContext.master}"
+
+
+def error_condition(exc: BaseException) -> str:
+    """Spark's error class of `exc` ('' when it has none): the same name on a classic and a Connect session."""
+    for getter in ("getCondition", "getErrorClass"):  # getCondition from Spark 4; getErrorClass on 3.5
+        method = getattr(exc, getter, None)
+        if callable(method):
+            try:
+                name = method()
+            except Exception:  # noqa: S112 - an exception without a Java error behind it
+                continue
+            if name:
+                return str(name)
+    return ""

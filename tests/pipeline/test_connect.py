@@ -1,0 +1,169 @@
+"""The job over Spark Connect: a local Connect server (`deltainc serve`), commands and the Python API as its clients.
+
+pyspark turns a whole process into a Connect client once it holds a Connect session, so the clients run as
+processes of their own; the targets they write are checked here with the suite's local session.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from test_pipeline import DAYS, LAST, START, engine_output, make_job, same_rows, target
+
+from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.delta_sql import latest_commit
+from deltainc.spark_compat import spark_major
+from deltainc.tools.connect_server import wait_for_port
+
+pytestmark = pytest.mark.skipif(spark_major() < 4, reason="Delta supports Spark Connect from Delta 4 (Spark 4)")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _env(root: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DELTAINC_", "SPARK_REMOTE"))}
+    return {
+        **clean,
+        "DELTAINC_SETTINGS_FILE": str(root / "no-settings-file.toml"),
+        "DELTAINC_WAREHOUSE_DIR": str(root / "warehouse"),
+        "DELTAINC_STATE_DIR": str(root / "state"),
+        "DELTAINC_SPARK__MASTER": "local[1]",
+        "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
+    }
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Spark Connect server with Delta, started as a user would: `deltainc serve --port N`."""
+    root = tmp_path_factory.mktemp("connect_server")
+    port = _free_port()
+    log = (root / "server.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "deltainc", "serve", "--port", str(port)],
+        cwd=root,
+        env=_env(root),
+        stdout=log,
+        stderr=log,
+    )
+    try:
+        up = wait_for_port("127.0.0.1", port, 180, alive=lambda: process.poll() is None)
+        assert up, (root / "server.log").read_text()[-3000:]
+        yield f"sc://localhost:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def generated(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    from test_pipeline import SPEC
+
+    from deltainc.tools.sample_data import write_sources
+
+    root = tmp_path_factory.mktemp("connect_sources")
+    path_a, path_b = str(root / "a"), str(root / "b")
+    write_sources(spark, SPEC, path_a, path_b)
+    return path_a, path_b
+
+
+def write_job_file(root: Path, job: JobConfig) -> Path:
+    """The job as a TOML file, for the command line."""
+    path = root / f"{job.name}.toml"
+    lines = [
+        f'name = "{job.name}"',
+        f"start_date = {job.start_date}",
+        f"max_window = {job.max_window}",
+        f'[source_a]\npath = "{job.source_a.path}"',
+        f'[source_b]\npath = "{job.source_b.path}"',
+        '[join]\nhow = "left"\njoin_cols = ["TrxId"]\nlook_back_time = 2\nmax_waiting_time = 4',
+        f'[target]\npath = "{job.target.path}"\nkeys = ["TrxId"]\nb_keys = ["SepaId"]',
+        f'[state]\npath = "{job.state.path}"',
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def deltainc(root: Path, server: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """One `deltainc` command as a Connect client of `server`."""
+    return subprocess.run(
+        [sys.executable, "-m", "deltainc", *args, "--remote", server],
+        cwd=root,
+        env=_env(root),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+API_RUN = """
+import sys
+from pyspark.sql import SparkSession
+import deltainc
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+result = deltainc.run(sys.argv[2], spark=spark)
+print(len(result.windows), result.watermark)
+"""
+
+
+def test_over_spark_connect_daily_and_one_run_give_the_engine_output_and_a_rerun_changes_nothing(
+    spark: SparkSession, server: str, generated: tuple[str, str], tmp_path: Path
+) -> None:
+    daily = make_job(tmp_path, *generated, name="daily", max_window=1)
+    once = make_job(tmp_path, *generated, name="once")
+    ran = deltainc(tmp_path, server, "run", str(write_job_file(tmp_path, daily)), "--json")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    result = json.loads(ran.stdout)
+    assert (len(result["windows"]), result["watermark"]) == (DAYS, LAST.isoformat())
+    api = subprocess.run(
+        [sys.executable, "-c", API_RUN, server, str(write_job_file(tmp_path, once))],
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert api.returncode == 0, api.stderr[-3000:]
+    assert api.stdout.split() == ["1", LAST.isoformat()]
+    expected = engine_output(spark, daily, LAST)
+    for job in (daily, once):
+        same_rows(target(spark, job), expected)
+
+    version = latest_commit(spark, daily.target)["version"]  # type: ignore[index]
+    before = sorted(target(spark, daily).collect())
+    start = (START + dt.timedelta(days=2)).isoformat()
+    again = deltainc(tmp_path, server, "rerun", str(write_job_file(tmp_path, daily)), "--start", start)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert sorted(target(spark, daily).collect()) == before
+    assert latest_commit(spark, daily.target)["version"] == version  # type: ignore[index]
+
+
+def test_over_spark_connect_verify_and_status_read_the_job_a_client_processed(
+    spark: SparkSession, server: str, generated: tuple[str, str], tmp_path: Path
+) -> None:
+    job = make_job(tmp_path, *generated, name="checked", max_window=4)
+    path = write_job_file(tmp_path, job)
+    ran = deltainc(tmp_path, server, "run", str(path))
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    verified = deltainc(tmp_path, server, "verify", str(path), "--json")
+    assert verified.returncode == 0, verified.stderr[-3000:] + verified.stdout[-2000:]
+    document = json.loads(verified.stdout)
+    assert document["equal"] is True and document["target_rows"] == document["recomputed_rows"] > 0
+    status = deltainc(tmp_path, server, "status", str(path), "--json")
+    assert status.returncode == 0, status.stderr[-3000:]
+    assert json.loads(status.stdout)["watermark"] == LAST.isoformat()

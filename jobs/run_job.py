@@ -1,6 +1,6 @@
 """spark-submit entry point: the `deltainc` commands on any cluster.
 
-    spark-submit --master yarn --packages io.delta:delta-spark_2.12:3.3.2 \\
+    spark-submit --master yarn --packages io.delta:delta-spark_2.13:4.4.0 \\
         jobs/run_job.py run bank_trx --until 2025-03-31
 
 The master is left to spark-submit: spark.master of the settings file (e.g. local[*] in conf/deltainc.toml)

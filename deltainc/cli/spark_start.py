@@ -33,7 +33,8 @@ def start_spark(
 
     if verbose or remote_url(settings) is not None:  # a Connect client starts no JVM: nothing to redirect
         spark = get_spark(settings, extra_conf)
-        log.info("Spark %s, %s; Spark's log output goes to this terminal", spark.version, describe_master(spark))
+        where = "the server's log" if remote_url(settings) is not None else "this terminal"
+        log.info("Spark %s, %s; Spark's log output goes to %s", spark.version, describe_master(spark), where)
         return spark, None
     from pyspark.sql import SparkSession
 

@@ -59,8 +59,9 @@ def quote_name(column: str) -> str:
 
 
 def assignments(columns: Sequence[str]) -> str:
-    """MERGE's `UPDATE SET` list that copies `columns` from the source s to the table t."""
-    return ", ".join(f"t.{quote_name(c)} = s.{quote_name(c)}" for c in columns)
+    """MERGE's `UPDATE SET` list that copies `columns` from the source s to the table (named unqualified, so
+    that schema evolution can add a column the table does not have yet)."""
+    return ", ".join(f"{quote_name(c)} = s.{quote_name(c)}" for c in columns)
 
 
 def insert_values(columns: Sequence[str]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -176,8 +177,8 @@ def test_a_job_on_a_standalone_cluster_gives_the_local_target(
         timeout=900,
     )
     assert submitted.returncode == 0, submitted.stderr[-4000:]
-    # spark-submit prints Ivy's resolution report on stdout before our program starts; the JSON comes last.
-    result = json.loads(submitted.stdout[submitted.stdout.index("\n{") :])
+    # spark-submit may print Ivy's resolution report on stdout before our program starts; the JSON comes last.
+    result = json.loads(submitted.stdout[re.search(r"^\{", submitted.stdout, re.M).start() :])  # type: ignore[union-attr]
     assert [w["window"] for w in result["windows"]] == [str(START + dt.timedelta(days=d)) for d in range(4)]
     assert result["watermark"] == str(START + dt.timedelta(days=3))
 

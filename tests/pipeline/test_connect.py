@@ -153,7 +153,7 @@ def test_over_spark_connect_daily_and_one_run_give_the_engine_output_and_a_rerun
     assert latest_commit(spark, daily.target)["version"] == version  # type: ignore[index]
 
 
-def test_over_spark_connect_verify_and_status_read_the_job_a_client_processed(
+def test_over_spark_connect_verify_status_validate_and_unlock_read_the_job_a_client_processed(
     spark: SparkSession, server: str, generated: tuple[str, str], tmp_path: Path
 ) -> None:
     job = make_job(tmp_path, *generated, name="checked", max_window=4)
@@ -167,3 +167,10 @@ def test_over_spark_connect_verify_and_status_read_the_job_a_client_processed(
     status = deltainc(tmp_path, server, "status", str(path), "--json")
     assert status.returncode == 0, status.stderr[-3000:]
     assert json.loads(status.stdout)["watermark"] == LAST.isoformat()
+    validated = deltainc(tmp_path, server, "validate", str(path), "--json")
+    assert validated.returncode == 0, validated.stderr[-3000:]
+    assert json.loads(validated.stdout)["target_exists"] is True
+    unlocked = deltainc(tmp_path, server, "unlock", str(path))  # the finished run's lock row: a DELETE
+    assert unlocked.returncode == 0 and unlocked.stdout.startswith("checked: removed the lock of run "), unlocked
+    again = deltainc(tmp_path, server, "unlock", str(path))
+    assert (again.returncode, again.stdout.strip()) == (0, "checked: no lock held, nothing to remove")

@@ -15,7 +15,6 @@ import datetime as dt
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -23,24 +22,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks.status_ab import JOB
+from benchmarks.status_ab import JOB, bench_env
 
 DAYS, ROWS_PER_DAY = 10, 2000
 PROCESSED = "2025-03-09"  # the snapshot's watermark: one day (2025-03-10) pending
-
-
-def _env(root: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DELTAINC_", "SPARK_REMOTE"))}
-    return {
-        **clean,
-        "DELTAINC_SETTINGS_FILE": str(root / "no-settings.toml"),
-        "DELTAINC_STATE_DIR": str(root / "state"),
-        "DELTAINC_JOB_DIR": str(root / "jobs"),
-        "DELTAINC_WAREHOUSE_DIR": str(root / "warehouse"),
-        "DELTAINC_SPARK_LOG_DIR": str(root / "logs"),
-        "DELTAINC_SPARK__MASTER": "local[2]",
-        "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
-    }
 
 
 def _prepare(root: Path) -> None:
@@ -76,12 +61,6 @@ def _restore(root: Path, processed: bool) -> None:
         shutil.copytree(source / name, root / name)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _commits(root: Path) -> int:
     """Delta commits so far in the target and the state tables (their logs' JSON files)."""
     return sum(1 for _ in root.glob("target/_delta_log/*.json")) + sum(
@@ -91,7 +70,7 @@ def _commits(root: Path) -> int:
 
 def _time(command: list[str], root: Path) -> tuple[float, dict[str, object]]:
     clock = time.perf_counter()
-    done = subprocess.run(command, cwd=root, env=_env(root), capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=root, env=bench_env(root), capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed: {done.stderr[-2000:]}")
     return time.perf_counter() - clock, json.loads(done.stdout)
@@ -139,22 +118,12 @@ def main() -> None:
     args = parser.parse_args()
     root = args.data.absolute()
     _prepare(root)
-    port = _free_port()
-    log = (root / "server.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "deltainc", "serve", "--port", str(port)],
-        cwd=root,
-        env=_env(root),
-        stdout=log,
-        stderr=log,
-    )
-    from deltainc.tools.connect_server import wait_for_port
+    from deltainc.tools.connect_server import start_server
 
+    server, url = start_server(root, bench_env(root))
     try:
-        if not wait_for_port("127.0.0.1", port, 300, alive=lambda: server.poll() is None):
-            raise RuntimeError(f"the Connect server did not start: see {root / 'server.log'}")
         command = [sys.executable, "-m", "deltainc", "run", "trx", "--json"]
-        remote = [*command, "--remote", f"sc://localhost:{port}"]
+        remote = [*command, "--remote", url]
         load_before = os.getloadavg()[0]
         daily = _pairs(args.pairs, root, lambda: _restore(root, False), command, remote)
         if not (root / "done").is_dir():
@@ -168,7 +137,6 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=120)
-        log.close()
     lines = [
         f"# A command as a Spark Connect client vs with its own JVM ({dt.date.today()}, {os.cpu_count()} cores, "
         f"load average {load_before:.1f} at the start, {load_after:.1f} at the end)",

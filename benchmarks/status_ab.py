@@ -53,8 +53,9 @@ sys.exit(cli.main(["status", "trx", "--json"]))
 """
 
 
-def _env(root: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("DELTAINC_")}
+def bench_env(root: Path) -> dict[str, str]:
+    """The environment of a benchmarked command: every setting under `root`, none of the caller's."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DELTAINC_", "SPARK_REMOTE"))}
     return {
         **clean,
         "DELTAINC_SETTINGS_FILE": str(root / "no-settings.toml"),
@@ -91,7 +92,7 @@ def _prepare(root: Path) -> None:
 
 def _time(command: list[str], root: Path) -> tuple[float, dict[str, object]]:
     clock = time.perf_counter()
-    done = subprocess.run(command, cwd=root, env=_env(root), capture_output=True, text=True, check=True)
+    done = subprocess.run(command, cwd=root, env=bench_env(root), capture_output=True, text=True, check=True)
     return time.perf_counter() - clock, json.loads(done.stdout)
 
 

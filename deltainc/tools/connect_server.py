@@ -10,13 +10,16 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from deltainc.settings import Settings
 
-__all__ = ["DEFAULT_PORT", "server_conf", "serve", "wait_for_port"]
+__all__ = ["DEFAULT_PORT", "server_conf", "serve", "wait_for_port", "free_port", "start_server"]
 
 DEFAULT_PORT = 15002  # Spark Connect's own default
 _PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
@@ -57,3 +60,32 @@ def serve(settings: Settings, port: int, echo: Callable[[str], None]) -> None:
             pass
     finally:
         spark.stop()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_server(
+    cwd: Path, env: Mapping[str, str], port: int | None = None, timeout_seconds: float = 300
+) -> tuple[subprocess.Popen[bytes], str]:
+    """`deltainc serve` as a process of its own (its output in cwd/server.log), once it listens: the process
+    and its URL. For tests and benchmarks; the caller terminates it."""
+    port = port or free_port()
+    with (cwd / "server.log").open("ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "deltainc", "serve", "--port", str(port)],
+            cwd=cwd,
+            env=dict(env),
+            stdout=log,
+            stderr=log,
+        )
+    if not wait_for_port("127.0.0.1", port, timeout_seconds, alive=lambda: process.poll() is None):
+        process.terminate()
+        process.wait(timeout=60)
+        tail = (cwd / "server.log").read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"the Spark Connect server did not listen on port {port}: {tail}")
+    return process, f"sc://localhost:{port}"

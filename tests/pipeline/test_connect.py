@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,20 +16,15 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
-from test_pipeline import DAYS, LAST, START, engine_output, make_job, same_rows, target
+from test_pipeline import DAYS, LAST, SPEC, START, engine_output, make_job, same_rows, target
 
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.delta_sql import latest_commit
 from deltainc.spark_compat import spark_major
-from deltainc.tools.connect_server import wait_for_port
+from deltainc.tools.connect_server import start_server
+from deltainc.tools.sample_data import write_sources
 
 pytestmark = pytest.mark.skipif(spark_major() < 4, reason="Delta supports Spark Connect from Delta 4 (Spark 4)")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _env(root: Path) -> dict[str, str]:
@@ -49,35 +43,20 @@ def _env(root: Path) -> dict[str, str]:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Spark Connect server with Delta, started as a user would: `deltainc serve --port N`."""
     root = tmp_path_factory.mktemp("connect_server")
-    port = _free_port()
-    log = (root / "server.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "deltainc", "serve", "--port", str(port)],
-        cwd=root,
-        env=_env(root),
-        stdout=log,
-        stderr=log,
-    )
+    process, url = start_server(root, _env(root))
     try:
-        up = wait_for_port("127.0.0.1", port, 180, alive=lambda: process.poll() is None)
-        assert up, (root / "server.log").read_text()[-3000:]
-        yield f"sc://localhost:{port}"
+        yield url
     finally:
         process.terminate()
         process.wait(timeout=60)
-        log.close()
 
 
 @pytest.fixture(scope="module")
-def generated(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    from test_pipeline import SPEC
-
-    from deltainc.tools.sample_data import write_sources
-
+def sources(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """test_pipeline's generated A and B (8 days crossing a month), for the clients to read."""
     root = tmp_path_factory.mktemp("connect_sources")
-    path_a, path_b = str(root / "a"), str(root / "b")
-    write_sources(spark, SPEC, path_a, path_b)
-    return path_a, path_b
+    write_sources(spark, SPEC, str(root / "a"), str(root / "b"))
+    return str(root / "a"), str(root / "b")
 
 
 def write_job_file(root: Path, job: JobConfig) -> Path:
@@ -97,17 +76,16 @@ def write_job_file(root: Path, job: JobConfig) -> Path:
     return path
 
 
+def python(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A Python process in `root` with the job's settings, its output captured."""
+    return subprocess.run(
+        [sys.executable, *args], cwd=root, env=_env(root), capture_output=True, text=True, timeout=600, check=False
+    )
+
+
 def deltainc(root: Path, server: str, *args: str) -> subprocess.CompletedProcess[str]:
     """One `deltainc` command as a Connect client of `server`."""
-    return subprocess.run(
-        [sys.executable, "-m", "deltainc", *args, "--remote", server],
-        cwd=root,
-        env=_env(root),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return python(root, "-m", "deltainc", *args, "--remote", server)
 
 
 API_RUN = """
@@ -121,23 +99,15 @@ print(len(result.windows), result.watermark)
 
 
 def test_over_spark_connect_daily_and_one_run_give_the_engine_output_and_a_rerun_changes_nothing(
-    spark: SparkSession, server: str, generated: tuple[str, str], tmp_path: Path
+    spark: SparkSession, server: str, sources: tuple[str, str], tmp_path: Path
 ) -> None:
-    daily = make_job(tmp_path, *generated, name="daily", max_window=1)
-    once = make_job(tmp_path, *generated, name="once")
+    daily = make_job(tmp_path, *sources, name="daily", max_window=1)
+    once = make_job(tmp_path, *sources, name="once")
     ran = deltainc(tmp_path, server, "run", str(write_job_file(tmp_path, daily)), "--json")
     assert ran.returncode == 0, ran.stderr[-3000:]
     result = json.loads(ran.stdout)
     assert (len(result["windows"]), result["watermark"]) == (DAYS, LAST.isoformat())
-    api = subprocess.run(
-        [sys.executable, "-c", API_RUN, server, str(write_job_file(tmp_path, once))],
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    api = python(tmp_path, "-c", API_RUN, server, str(write_job_file(tmp_path, once)))
     assert api.returncode == 0, api.stderr[-3000:]
     assert api.stdout.split() == ["1", LAST.isoformat()]
     expected = engine_output(spark, daily, LAST)
@@ -154,9 +124,9 @@ def test_over_spark_connect_daily_and_one_run_give_the_engine_output_and_a_rerun
 
 
 def test_over_spark_connect_verify_status_validate_and_unlock_read_the_job_a_client_processed(
-    spark: SparkSession, server: str, generated: tuple[str, str], tmp_path: Path
+    spark: SparkSession, server: str, sources: tuple[str, str], tmp_path: Path
 ) -> None:
-    job = make_job(tmp_path, *generated, name="checked", max_window=4)
+    job = make_job(tmp_path, *sources, name="checked", max_window=4)
     path = write_job_file(tmp_path, job)
     ran = deltainc(tmp_path, server, "run", str(path))
     assert ran.returncode == 0, ran.stderr[-3000:]

@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from benchmarks.status_ab import JOB, bench_env
 
@@ -43,11 +44,15 @@ def _prepare(root: Path) -> None:
     settings = Settings(
         spark=SparkSettings(master="local[2]", shuffle_partitions=2), state_dir=root / "state", job_dir=root / "jobs"
     )
+    from pyspark.sql import SparkSession
+
+    ours = SparkSession.getActiveSession() is None  # inside benchmarks.run, its session is reused, not stopped
     spark = get_spark(settings)
     spec = SampleSpec(start=dt.date(2025, 3, 1), days=DAYS, rows_per_day=ROWS_PER_DAY, seed=1)
     write_sources(spark, spec, str(root / "a"), str(root / "b"))
     run(load_job(root / "jobs" / "trx.toml"), until=PROCESSED, spark=spark, settings=settings)
-    spark.stop()
+    if ours:
+        spark.stop()
     (root / "snapshot").mkdir()
     for name in ("target", "state"):
         shutil.copytree(root / name, root / "snapshot" / name)
@@ -100,8 +105,8 @@ def _pairs(
     return a_times, b_times, commits
 
 
-def _row(name: str, measured: tuple[list[float], list[float], tuple[int, int]]) -> str:
-    a, b, commits = measured
+def _row(name: str, measured: dict[str, Any]) -> str:
+    a, b, commits = measured["local_s"], measured["connect_s"], measured["commits"]
     ratios = sorted(x / y for x, y in zip(a, b, strict=True))
     return (
         f"| {name} | {statistics.median(a):.2f} ({min(a):.2f}-{max(a):.2f}) | "
@@ -110,13 +115,9 @@ def _row(name: str, measured: tuple[list[float], list[float], tuple[int, int]]) 
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--data", type=Path, default=Path("bench-data/connect"))
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    root = args.data.absolute()
+def measure(data: Path, pairs: int) -> dict[str, Any]:
+    """Both commands on both sides, `pairs` alternating pairs each; the samples and the load around them."""
+    root = data.absolute()
     _prepare(root)
     from deltainc.tools.connect_server import start_server
 
@@ -125,35 +126,54 @@ def main() -> None:
         command = [sys.executable, "-m", "deltainc", "run", "trx", "--json"]
         remote = [*command, "--remote", url]
         load_before = os.getloadavg()[0]
-        daily = _pairs(args.pairs, root, lambda: _restore(root, False), command, remote)
+        daily = _pairs(pairs, root, lambda: _restore(root, False), command, remote)
         if not (root / "done").is_dir():
             _restore(root, False)
             _time(command, root)
             (root / "done").mkdir()
             for name in ("target", "state"):
                 shutil.copytree(root / name, root / "done" / name)
-        idle = _pairs(args.pairs, root, lambda: _restore(root, True), command, remote)
+        idle = _pairs(pairs, root, lambda: _restore(root, True), command, remote)
         load_after = os.getloadavg()[0]
     finally:
         server.terminate()
         server.wait(timeout=120)
-    lines = [
-        f"# A command as a Spark Connect client vs with its own JVM ({dt.date.today()}, {os.cpu_count()} cores, "
-        f"load average {load_before:.1f} at the start, {load_after:.1f} at the end)",
-        "",
-        f"`python -m benchmarks.connect_ab --pairs {args.pairs}`: the whole `deltainc run trx --json` process on "
-        f"{ROWS_PER_DAY:,} rows a day, A starting a local JVM (`local[2]`), B a client of a warm `deltainc serve` "
-        "(`local[2]`); alternating pairs after one warm-up pair; target and state copied back before every run.",
+    return {
+        "pairs": pairs,
+        "load": [load_before, load_after],
+        "daily": {"local_s": daily[0], "connect_s": daily[1], "commits": list(daily[2])},
+        "nothing_pending": {"local_s": idle[0], "connect_s": idle[1], "commits": list(idle[2])},
+    }
+
+
+def render(measured: dict[str, Any]) -> list[str]:
+    """The Markdown table of `measure`'s result."""
+    load_before, load_after = measured["load"]
+    return [
+        f"`python -m benchmarks.connect_ab --pairs {measured['pairs']}` ({os.cpu_count()} cores, load average "
+        f"{load_before:.1f} at the start, {load_after:.1f} at the end): the whole `deltainc run trx --json` process "
+        f"on {ROWS_PER_DAY:,} rows a day, A starting a local JVM (`local[2]`), B a client of a warm `deltainc "
+        "serve` (`local[2]`); alternating pairs after one warm-up pair; target and state copied back before every "
+        "run.",
         "",
         "| command | A: own JVM, s (min-max) | B: Connect client, s (min-max) | A/B | Delta commits A / B |",
         "|---|---:|---:|---:|---:|",
-        _row("run, one day pending (a daily run)", daily),
-        _row("run, nothing pending", idle),
+        _row("run, one day pending (a daily run)", measured["daily"]),
+        _row("run, nothing pending", measured["nothing_pending"]),
         "",
         "Spark jobs are not counted here: a Connect client has no listener of its own (the in-process counts are",
         "in RESULTS.md).",
     ]
-    text = "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--data", type=Path, default=Path("bench-data/connect"))
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    lines = [f"# A command as a Spark Connect client vs with its own JVM ({dt.date.today()})", ""]
+    text = "\n".join(lines + render(measure(args.data, args.pairs))) + "\n"
     print(text)
     if args.out:
         args.out.write_text(text)

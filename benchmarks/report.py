@@ -43,6 +43,7 @@ class Results:
     stream: StreamResult | None = None
     sessions: dict[str, list[dict[str, Any]]] | None = None  # scenario 6, from benchmarks.session_ab
     sessions_size: tuple[int, int] = (2000, 40)
+    connect: dict[str, Any] | None = None  # scenario 7, from benchmarks.connect_ab
     phases: list[tuple[str, float]] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
     total_s: float | None = None
@@ -535,6 +536,14 @@ def _scenario_6(results: Results) -> list[str]:
     return render_sessions(results.sessions, *results.sessions_size)
 
 
+def _scenario_7(results: Results) -> list[str]:
+    if not results.connect:
+        return ["_Not run (Spark Connect needs Spark 4 and Delta 4)._"]
+    from benchmarks.connect_ab import render as render_connect
+
+    return render_connect(results.connect)
+
+
 def render(results: Results) -> str:
     """RESULTS.md."""
     lines = [
@@ -641,6 +650,12 @@ def render(results: Results) -> str:
             _scenario_6,
             "`python -m benchmarks.session_ab`: a small daily run in a warm session, on deltainc's session and on a "
             "session built only with Delta's defaults (`configure_spark_with_delta_pip`), each in its own process.",
+        ),
+        (
+            "7. A command as a Spark Connect client of a warm server, against its own JVM",
+            _scenario_7,
+            "`python -m benchmarks.connect_ab`: `deltainc run` as a whole fresh process, starting a local JVM or as a "
+            "client of a running `deltainc serve`, at 2,000 rows a day.",
         ),
     ]
     for title, build, text in sections:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.connect_ab import measure as measure_connect
 from benchmarks.data import ensure_sources
 from benchmarks.report import Results, load_average, machine_info, render, spark_conf, versions
 from benchmarks.scenarios import Bench, daily_phase, reload_phase, stream_phase
@@ -29,6 +30,7 @@ from benchmarks.session_ab import run_pairs
 from benchmarks.timing import Measurement
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
+from deltainc.spark_compat import spark_major
 from deltainc.tools.sample_data import SampleSpec
 
 DEFAULT_SIZES = (30, 180, 365)
@@ -77,7 +79,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "(estimated from the ones before; at least one always runs; 0 = no budget; default 180)",
     )
     run.add_argument(
-        "--scenarios", type=_int_list, default=[1, 2, 3, 4, 5, 6], help="which scenarios (default 1,2,3,4,5,6)"
+        "--scenarios",
+        type=_int_list,
+        default=[1, 2, 3, 4, 5, 6, 7],
+        help="which scenarios (default 1,2,3,4,5,6,7; 7 needs Spark 4)",
     )
     run.add_argument("--look-back", type=int, default=2, help="look_back_time of the job, days (default 2)")
     run.add_argument("--max-wait", type=int, default=11, help="max_waiting_time of the job, days (default 11)")
@@ -106,9 +111,9 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--rows-per-day must be >= 1 and --days >= 2 (got {args.rows_per_day}, {args.days})")
     if args.repeat < 1:
         parser.error(f"--repeat: expected >= 1, got {args.repeat}")
-    unknown = sorted(set(args.scenarios) - {1, 2, 3, 4, 5, 6})
+    unknown = sorted(set(args.scenarios) - {1, 2, 3, 4, 5, 6, 7})
     if unknown:
-        parser.error(f"--scenarios: expected numbers 1..6, got {unknown}")
+        parser.error(f"--scenarios: expected numbers 1..7, got {unknown}")
     small = [s for s in args.sizes if s < 2]
     if small:
         parser.error(f"--sizes: every size must be >= 2 (a daily run needs a day before it), got {small}")
@@ -256,6 +261,12 @@ def main(argv: list[str] | None = None) -> int:
             results.sessions = run_pairs(2, 2000, 40, args.repeat)
 
         phase("scenario 6: fixed cost at R = 2,000, deltainc's session vs. Delta's defaults", sessions)
+    if 7 in chosen and spark_major() >= 4:
+
+        def connect() -> None:
+            results.connect = measure_connect(args.data / "connect", args.repeat)
+
+        phase("scenario 7: a command as a Spark Connect client vs its own JVM, at R = 2,000", connect)
     if 4 in chosen:
 
         def stream() -> None:

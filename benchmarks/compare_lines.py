@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 from pathlib import Path
 from typing import Any
@@ -68,10 +69,14 @@ def main() -> None:
     if any(o != options[0] for o in options):
         parser.error("the runs were made with different options; compare like with like")
     names = [f"Spark {r['versions']['Spark (JVM)']} / Delta {r['versions']['delta-spark']}" for r in results]
+    words = shlex.split(results[0]["command"])
+    shown = " ".join(
+        w for i, w in enumerate(words) if w not in ("--out", "--data") and words[i - 1] not in ("--out", "--data")
+    )
     lines = [
         "# The benchmark on the Spark lines, side by side",
         "",
-        f"Each column is one run of `{results[0]['command']}` (without `--out`/`--data`), one after the other on "
+        f"Each column is one run of `{shown}` (each line with its own `--data` and `--out`), one after the other on "
         "this machine; load average at each start: "
         + ", ".join(
             f"{n}: {r['machine'].get('load average at start (1/5/15 min)', '?')}"

@@ -3,7 +3,7 @@
 Spark 4 (the main line) builds with Scala 2.13 and turns ANSI SQL mode on by default; Spark 3.5 builds with
 Scala 2.12 and has it off. A Spark Connect session has no SparkContext and no JVM on the client, so nothing
 here or elsewhere may reach for them; the engine and the writers use DataFrames and SQL only, which both
-session kinds share. The project's design document (docs/DESIGN.md) states why that is enough.
+session kinds share (README: Supported versions, Spark Connect).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def error_condition(exc: BaseException) -> str:
         if callable(method):
             try:
                 name = method()
-            except Exception:  # noqa: S112 - an exception without a Java error behind it
+            except Exception:  # an exception without a Java error behind it has no class to give
                 continue
             if name:
                 return str(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -14,6 +15,35 @@ __all__ = ["get_spark", "delta_packages", "remote_url"]
 
 # Spark settings a Connect client cannot change: they are fixed when the server's JVM starts.
 _SERVER_ONLY = ("spark.jars", "spark.driver.", "spark.executor.", "spark.ui.", "spark.master", "spark.plugins")
+
+
+def _jar_list() -> Path:
+    """Where the local jar files that Spark resolved for this Delta version are remembered."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "deltainc" / f"jars-{delta_packages().replace(':', '_')}.txt"
+
+
+def resolved_jars() -> str | None:
+    """The Delta jars as local files, when an earlier start resolved them and they are all still on disk: given
+    as `spark.jars`, a start skips the dependency resolution of `spark.jars.packages` (seconds at every start)."""
+    try:
+        jars = _jar_list().read_text().strip()
+    except OSError:
+        return None
+    files = [jar.removeprefix("file://").removeprefix("file:") for jar in jars.split(",")]
+    return jars if jars and all(os.path.isfile(path) for path in files) else None
+
+
+def _remember_jars(spark: SparkSession) -> None:
+    """Write down the jar files `spark.jars.packages` resolved to (best effort: a read-only home just resolves)."""
+    jars = spark.conf.get("spark.jars", "") or ""
+    if "delta-spark" not in jars:
+        return
+    try:
+        _jar_list().parent.mkdir(parents=True, exist_ok=True)
+        _jar_list().write_text(jars)
+    except OSError:
+        pass
 
 
 def remote_url(settings: Settings, remote: str | None = None) -> str | None:
@@ -55,8 +85,9 @@ def get_spark(
     if url is not None:
         return _connect(settings, url, extra_conf or {})
     spark_settings = settings.spark
+    jars = resolved_jars()
     conf: dict[str, str] = {
-        "spark.jars.packages": delta_packages(),
+        **({"spark.jars": jars} if jars else {"spark.jars.packages": delta_packages()}),
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.sql.session.timeZone": "UTC",
@@ -80,6 +111,8 @@ def get_spark(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     set_log_level(spark, spark_settings.log_level)
+    if jars is None and "spark.jars" not in conf:
+        _remember_jars(spark)
     return spark
 
 

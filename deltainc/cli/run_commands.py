@@ -44,6 +44,10 @@ def run(ctx: Context) -> int:
     from deltainc import pipeline
 
     job, _ = ctx.job(ctx.args.job)
+    idle = None if ctx.args.rebuild else pipeline.idle_run(job, ctx.settings, ctx.args.until)
+    if idle is not None:  # nothing pending, read from the Delta logs: no JVM started
+        _print_result(ctx, idle)
+        return EXIT_OK
     result = pipeline.run(
         job,
         until=ctx.args.until,

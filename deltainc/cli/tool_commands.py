@@ -18,10 +18,10 @@ def unlock(ctx: Context) -> int:
     from deltainc import pipeline
 
     job, _ = ctx.job(ctx.args.job)
-    removed = pipeline.unlock(job, ctx.args.run_id, spark=ctx.spark(), settings=ctx.settings)
+    removed = pipeline.unlock(job, ctx.args.run_id, settings=ctx.settings)
     if not removed:
         ctx.print(f"{job.name}: no lock held, nothing to remove")
-    now = dt.datetime.now()  # pyspark gives acquired_at in local time
+    now = dt.datetime.now()  # the state gives acquired_at in local time, as pyspark does
     for row in removed:
         taken = row["acquired_at"]
         age = f", {int((now - taken).total_seconds() // 60)} minute(s) ago" if isinstance(taken, dt.datetime) else ""

@@ -11,8 +11,9 @@ from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from deltainc.pipeline.config import JobConfig, load_job, resolve_job
-    from deltainc.pipeline.controller import backfill, rerun, run, status, unlock
+    from deltainc.pipeline.controller import backfill, rerun, run, status
     from deltainc.pipeline.job_status import JobStatus, status_document
+    from deltainc.pipeline.log_commands import idle_run, unlock
     from deltainc.pipeline.log_status import read_status
     from deltainc.pipeline.prepared_job import prepare_job
     from deltainc.pipeline.results import PipelineResult, WindowReport
@@ -27,6 +28,7 @@ __all__ = [
     "Verification",
     "WindowReport",
     "backfill",
+    "idle_run",
     "load_job",
     "prepare_job",
     "read_status",
@@ -45,7 +47,8 @@ __getattr__ = lazy_exports(
     "deltainc.pipeline",
     {
         **{name: "deltainc.pipeline.config" for name in ("JobConfig", "load_job", "resolve_job")},
-        **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run", "status", "unlock")},
+        **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run", "status")},
+        **{name: "deltainc.pipeline.log_commands" for name in ("idle_run", "unlock")},
         **{name: "deltainc.pipeline.job_status" for name in ("JobStatus", "status_document")},
         "read_status": "deltainc.pipeline.log_status",
         "prepare_job": "deltainc.pipeline.prepared_job",

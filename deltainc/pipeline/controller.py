@@ -17,7 +17,9 @@ from deltainc.join.windows import Window, chunk_windows, next_window, parse_poin
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.job_status import JobStatus, describe
 from deltainc.pipeline.lease import locked
-from deltainc.pipeline.lock import remove_lock
+from deltainc.pipeline.log_commands import idle_run, nothing_pending
+from deltainc.pipeline.log_reader import LogUnreadable
+from deltainc.pipeline.log_status import latest_in_both
 from deltainc.pipeline.prepared_job import PreparedJob, check_start, load, open_job
 from deltainc.pipeline.remembered_settings import check_unchanged
 from deltainc.pipeline.results import PipelineResult, WindowReport
@@ -35,7 +37,11 @@ ProgressHook = Callable[[int, int, WindowReport | None, Window], None]  # chunk 
 
 
 def _latest_available(prepared: PreparedJob) -> int | None:
-    """The latest unit present in both sources."""
+    """The latest unit present in both sources: from their Delta logs where they answer exactly, else with Spark."""
+    try:
+        return latest_in_both(prepared.job)
+    except (LogUnreadable, FileNotFoundError):
+        pass
     inc, uom = prepared.job.join.inc_col, prepared.uom
     latest_a = latest_unit(prepared.df_a, inc, uom)
     latest_b = latest_unit(prepared.df_b, inc, uom)
@@ -45,25 +51,6 @@ def _latest_available(prepared: PreparedJob) -> int | None:
 def _pending(prepared: PreparedJob, watermark: int | None, latest: int | None, until: int | None) -> Window | None:
     """The next window after `watermark`, up to the latest unit in both sources (and `until`)."""
     return next_window(watermark, prepared.start, latest, until, prepared.job.max_window, prepared.uom)
-
-
-def _nothing_pending(prepared: PreparedJob, watermark: int | None, latest: int | None, until: int | None) -> str:
-    """Why a run has nothing to do, naming the fact that stops it (start_date, until, or no new data)."""
-    name, job = prepared.job.name, prepared.job
-    facts = (
-        f"watermark {prepared.label(watermark) or 'none'}, "
-        f"latest {job.join.inc_col} in both sources {prepared.label(latest) or 'none'}"
-    )
-    if latest is None:
-        return f"nothing pending for {name}: a source has no rows with a {job.join.inc_col} yet ({facts})"
-    if watermark is None and prepared.start > latest:
-        return (
-            f"nothing pending for {name}: start_date {job.start_date} is after the latest {job.join.inc_col} "
-            f"in both sources {prepared.label(latest)}"
-        )
-    if until is not None and (prepared.start - 1 if watermark is None else watermark) >= until:
-        return f"nothing pending for {name} until {prepared.label(until)}: {facts}"
-    return f"nothing pending for {name}: {facts}"
 
 
 def _result(
@@ -92,6 +79,10 @@ def run(
     start_date to the latest RecDate, written over the target in one commit (the way to change settings).
     `on_window` is called after each window committed (to report progress as it happens).
     """
+    if spark is None and not rebuild:  # nothing to do is found in the logs, without starting Spark
+        idle = idle_run(job, settings, until)
+        if idle is not None:
+            return idle
     prepared, state = open_job(job, spark, settings, "run", check_settings=not rebuild)
     if rebuild and until is not None:
         raise ConfigError("--until: a rebuild always goes to the latest RecDate in both sources; drop --until")
@@ -100,7 +91,7 @@ def run(
     if rebuild:
         return _rebuild(prepared, state, latest, on_step, on_window)
     if _pending(prepared, state.watermark, latest, until_unit) is None:
-        message = _nothing_pending(prepared, state.watermark, latest, until_unit)
+        message = nothing_pending(prepared.job, state.watermark, latest, until_unit)
         return _result(prepared, "run", None, [], message, state.watermark)
     reports: list[WindowReport] = []
     with locked(prepared, state) as lease:
@@ -248,8 +239,8 @@ def status(
     job, settings = load(job, settings)
     spark = spark or get_spark(settings)
     paths = state_paths(job.state_path(settings.state_dir))
-    state = read_state(spark, paths, job.name)
-    recent = [row.asDict() for row in read_runs(spark, paths, job.name, runs)]
+    state = read_state(paths, job.name)
+    recent = read_runs(paths, job.name, runs)
     latest: int | None = None
     problem = None
     try:
@@ -261,16 +252,3 @@ def status(
     except (ConfigError, SchemaError) as exc:
         problem = str(exc)
     return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem)
-
-
-def unlock(
-    job: JobConfig | str | Path,
-    run_id: str | None = None,
-    spark: SparkSession | None = None,
-    settings: Settings | None = None,
-) -> list[dict[str, object]]:
-    """Remove the job's lock by hand (only run `run_id`'s when given); the lock rows removed. Rarely needed: the
-    next run takes over a dead run's lock by itself."""
-    job, settings = load(job, settings)
-    paths = state_paths(job.state_path(settings.state_dir))
-    return remove_lock(spark or get_spark(settings), paths.locks, job.name, run_id)

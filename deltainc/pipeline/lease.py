@@ -41,15 +41,15 @@ class Lease:
 @contextmanager
 def locked(prepared: PreparedJob, state: JobState | None = None) -> Iterator[Lease]:
     """Hold the job's lock for the block, renewing it; released by the run's last run-log row, or here."""
-    spark, paths, name = prepared.spark, prepared.paths, prepared.job.name
+    paths, name = prepared.paths, prepared.job.name
     run_id = uuid.uuid4().hex[:12]
-    ensure_state_tables(spark, paths)
+    ensure_state_tables(paths)
     expiry = prepared.settings.lock_expiry_seconds
-    acquired = acquire(spark, paths, name, run_id, expiry, state)
+    acquired = acquire(paths, name, run_id, expiry, state)
     if acquired.took_over:
         log.warning("%s: took over the lock of run %s", name, acquired.took_over)
     heartbeat = start_heartbeat(
-        spark, paths.locks, name, run_id, expiry / 4, lambda exc: log.warning("%s: heartbeat failed: %s", name, exc)
+        paths.locks, name, run_id, expiry / 4, lambda exc: log.warning("%s: heartbeat failed: %s", name, exc)
     )
     lease = Lease(run_id, acquired.state, acquired.took_over, heartbeat)
     try:
@@ -57,4 +57,4 @@ def locked(prepared: PreparedJob, state: JobState | None = None) -> Iterator[Lea
     finally:
         heartbeat.end()
         if not lease.released:
-            release_lock(spark, paths.locks, name, run_id)
+            release_lock(paths.locks, name, run_id)

@@ -1,103 +1,123 @@
 """The per-job lock, a lease: one row per job in the `locks` Delta table, renewed by a heartbeat.
 
-A run takes the lock with one MERGE that replaces the job's row only if it is still the row the run saw
-(compare and swap), and only if that row's run is over: it wrote its last run-log row, its process on
-this host is gone, or its heartbeat is older than the lease. Delta's optimistic concurrency serialises
-two runs racing for it; the loser reads the lock again and finds it held. A live run is never taken
-over: its heartbeat thread renews `heartbeat_at` every quarter of the lease while it works.
+A run takes the lock with one compare and swap (`state_commits.swap`): it replaces the job's row only if the
+row is still the one the run saw, and its commit goes in only if nothing else committed to the table since
+the run read it. The run judged that row's run over before (it wrote its last run-log row, its process on
+this host is gone, or its heartbeat is older than the lease). Of two runs racing for it, one commit wins;
+the loser reads the lock again and finds it held. A live run is never taken over: its heartbeat thread
+renews `heartbeat_at` every quarter of the lease while it works. Every commit here is delta-rs's (no Spark).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-from delta.exceptions import (
-    ConcurrentAppendException,
-    ConcurrentDeleteDeleteException,
-    ConcurrentDeleteReadException,
-    ConcurrentTransactionException,
-    ConcurrentWriteException,
-    DeltaConcurrentModificationException,
-    MetadataChangedException,
-    ProtocolChangedException,
-)
-from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
+from typing import TYPE_CHECKING, Any
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.delta_sql import delete_where, is_delta_path, path_ref
 from deltainc.pipeline.lock_model import Liveness, LockHolder, judge, locked_message, owner_id
-from deltainc.spark_compat import error_condition
+from deltainc.pipeline.log_tables import column_types, job_rows, spark_row
+from deltainc.pipeline.state_commits import SwapLost, retrying, swap
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from deltalake import DeltaTable
 
 __all__ = [
-    "LOCK_SCHEMA",
     "LockHolder",
     "Liveness",
     "Heartbeat",
     "owner_id",
     "judge",
+    "lock_schema",
     "take_lock",
+    "renew_lock",
     "start_heartbeat",
     "release_lock",
     "remove_lock",
-    "is_write_conflict",
     "locked_message",
 ]
 
-LOCK_SCHEMA = "job STRING, run_id STRING, acquired_at TIMESTAMP, owner STRING, heartbeat_at TIMESTAMP"
+
+def lock_schema() -> pa.Schema:
+    """The lock table's columns: one row per locked job."""
+    import pyarrow as pa
+
+    stamp = pa.timestamp("us", tz="UTC")
+    return pa.schema(
+        [("job", pa.string()), ("run_id", pa.string()), ("acquired_at", stamp), ("owner", pa.string()),
+         ("heartbeat_at", stamp)]
+    )  # fmt: skip
 
 
-_CONFLICTS = (
-    DeltaConcurrentModificationException,
-    ConcurrentWriteException,
-    MetadataChangedException,
-    ProtocolChangedException,
-    ConcurrentAppendException,
-    ConcurrentDeleteReadException,
-    ConcurrentDeleteDeleteException,
-    ConcurrentTransactionException,
-)
+def _rows(values: list[dict[str, Any]]) -> pa.Table:
+    import pyarrow as pa
+
+    schema = lock_schema()
+    columns = {name: [row.get(name) for row in values] for name in schema.names}
+    return pa.table({name: pa.array(columns[name], schema.field(name).type) for name in schema.names})
 
 
-# Delta's error classes for the same conflicts, as a Spark Connect client receives them (no Delta exception types).
-_CONFLICT_CONDITIONS = ("DELTA_CONCURRENT", "DELTA_METADATA_CHANGED", "DELTA_PROTOCOL_CHANGED")
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
 
 
-def is_write_conflict(exc: BaseException) -> bool:
-    """Whether `exc` is one of Delta's optimistic-concurrency conflicts (another writer committed first)."""
-    if isinstance(exc, _CONFLICTS) or "Concurrent" in type(exc).__name__:
-        return True
-    return error_condition(exc).startswith(_CONFLICT_CONDITIONS)
+def _affected(metrics: dict[str, Any]) -> int:
+    return sum(int(metrics.get(key, 0)) for key in ("num_target_rows_inserted", "num_target_rows_updated"))
 
 
-def _quote(text: str | None) -> str:
-    return "NULL" if text is None else "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+def take_lock(locks: str, job: str, run_id: str, seen: LockHolder | None) -> bool:
+    """One compare and swap: make `run_id` the holder if the job's row is still `seen`'s (or still absent).
 
-
-def take_lock(spark: SparkSession, locks: str, job: str, run_id: str, seen: LockHolder | None) -> bool:
-    """One compare-and-swap commit: make `run_id` the holder if the job's row is still `seen`'s (or absent).
-
-    True when this run now holds the lock; False when the row changed hands since it was read (read
-    again and judge the new holder). A write conflict with any other writer of the table counts as False.
+    True when this run now holds the lock; False when the row changed hands since it was read, or another
+    commit to the lock table went in first (read again and judge the holder again).
     """
-    expected = _quote(None if seen is None else seen.run_id)
-    claim = (
-        f"SELECT {_quote(job)} AS job, {_quote(run_id)} AS run_id, current_timestamp() AS acquired_at, "
-        f"{_quote(owner_id())} AS owner, current_timestamp() AS heartbeat_at"
-    )
+    now = _now()
+    claim = _rows([{"job": job, "run_id": run_id, "acquired_at": now, "owner": owner_id(), "heartbeat_at": now}])
+    claim = claim.append_column("seen_run_id", _text([None if seen is None else seen.run_id]))
+    assign = {name: f"s.{name}" for name in lock_schema().names}
+
+    def change(table: DeltaTable, commit: Any) -> bool:
+        metrics = (
+            table.merge(claim, "t.job = s.job", source_alias="s", target_alias="t", commit_properties=commit)
+            .when_matched_update(assign, predicate="t.run_id IS NOT DISTINCT FROM s.seen_run_id")
+            .when_not_matched_insert(assign)
+            .execute()
+        )
+        return _affected(metrics) == 1
+
     try:
-        result = spark.sql(
-            f"MERGE INTO delta.`{locks}` AS t USING ({claim}) AS s ON t.job = s.job "
-            f"WHEN MATCHED AND t.run_id <=> {expected} THEN UPDATE SET * "
-            "WHEN NOT MATCHED THEN INSERT *"
-        ).first()
-    except Exception as exc:
-        if is_write_conflict(exc):
-            return False
-        raise
-    return result is not None and int(result["num_affected_rows"]) == 1
+        return swap(locks, change)
+    except SwapLost:
+        return False
+
+
+def _text(values: list[str | None]) -> pa.Array:
+    import pyarrow as pa
+
+    return pa.array(values, pa.string())
+
+
+def renew_lock(locks: str, job: str, run_id: str) -> bool | None:
+    """Move this run's heartbeat to now: True, False when the lock is no longer ours, None when another commit
+    went in first (try again)."""
+    beat = _rows([{"job": job, "run_id": run_id, "heartbeat_at": _now()}])
+
+    def change(table: DeltaTable, commit: Any) -> bool:
+        metrics = (
+            table.merge(beat, "t.job = s.job AND t.run_id = s.run_id", source_alias="s", target_alias="t",
+                        commit_properties=commit)
+            .when_matched_update({"heartbeat_at": "s.heartbeat_at"})
+            .execute()
+        )  # fmt: skip
+        return _affected(metrics) == 1
+
+    try:
+        return swap(locks, change)
+    except SwapLost:
+        return None
 
 
 @dataclass
@@ -115,22 +135,7 @@ class Heartbeat:
             self.thread.join()
 
 
-def _renew(spark: SparkSession, locks: str, job: str, run_id: str) -> bool | None:
-    """Move this run's heartbeat to now: True, False when the lock is no longer ours, None on a conflict."""
-    try:
-        result = spark.sql(
-            f"UPDATE delta.`{locks}` SET heartbeat_at = current_timestamp() "
-            f"WHERE job = {_quote(job)} AND run_id = {_quote(run_id)}"
-        ).first()
-    except Exception as exc:
-        if is_write_conflict(exc):
-            return None  # another job's lock commit won the race; try again at the next beat
-        raise
-    return result is not None and int(result["num_affected_rows"]) == 1
-
-
 def start_heartbeat(
-    spark: SparkSession,
     locks: str,
     job: str,
     run_id: str,
@@ -143,7 +148,12 @@ def start_heartbeat(
     def loop() -> None:
         while not beat.stop.wait(every_seconds):
             try:
-                if _renew(spark, locks, job, run_id) is False:
+                renewed = None
+                for _ in range(5):  # another job's lock commit may win a race: try again at once
+                    renewed = renew_lock(locks, job, run_id)
+                    if renewed is not None:
+                        break
+                if renewed is False:
                     beat.lost.set()
                     return
             except BaseException as exc:  # a failed renewal is retried; the lease runs out if it keeps failing
@@ -155,16 +165,35 @@ def start_heartbeat(
     return beat
 
 
-def release_lock(spark: SparkSession, locks: str, job: str, run_id: str) -> None:
+def _delete(locks: str, job: str, run_ids: list[str]) -> None:
+    """Delete the lock rows of `job` held by `run_ids`, in one commit (retried when another commit wins)."""
+    gone = _rows([{"job": job, "run_id": run_id} for run_id in run_ids])
+
+    def change(table: DeltaTable, commit: Any) -> None:
+        (
+            table.merge(gone, "t.job = s.job AND t.run_id = s.run_id", source_alias="s", target_alias="t",
+                        commit_properties=commit)
+            .when_matched_delete()
+            .execute()
+        )  # fmt: skip
+
+    retrying(lambda: swap(locks, change))
+
+
+def release_lock(locks: str, job: str, run_id: str) -> None:
     """Give the lock back (only if this run still holds it): for a run that ends without a run-log row."""
-    delete_where(spark, path_ref(locks), f"job = {_quote(job)} AND run_id = {_quote(run_id)}")
+    _delete(locks, job, [run_id])
 
 
-def remove_lock(spark: SparkSession, locks: str, job: str, run_id: str | None = None) -> list[dict[str, object]]:
+def remove_lock(locks: str, job: str, run_id: str | None = None) -> list[dict[str, object]]:
     """Delete the lock row(s) of `job` (only run `run_id`'s, when given); returns the rows removed."""
-    if not is_delta_path(spark, locks):
+    from deltainc.pipeline.log_tables import open_table
+
+    table = open_table(locks)
+    if table is None:
         return []
-    held = spark.read.format("delta").load(locks).where(F.col("job") == job).collect()
+    types = column_types(table, locks)
+    held = [spark_row(row, types) for row in job_rows(table, locks, job, list(types))]
     if run_id is not None:
         matching = [row for row in held if row["run_id"] == run_id]
         if held and not matching:
@@ -172,7 +201,5 @@ def remove_lock(spark: SparkSession, locks: str, job: str, run_id: str | None = 
             raise ConfigError(f"--run-id: job {job!r} is locked by run {holders}, not by run {run_id!r}")
         held = matching
     if held:
-        ids = [row["run_id"] for row in held]
-        held_ids = ", ".join(_quote(i) for i in ids)
-        delete_where(spark, path_ref(locks), f"job = {_quote(job)} AND run_id IN ({held_ids})")
-    return [row.asDict() for row in held]
+        _delete(locks, job, [str(row["run_id"]) for row in held])
+    return held

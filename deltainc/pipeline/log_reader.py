@@ -30,7 +30,7 @@ from deltainc.pipeline.state_model import JobState, StatePaths
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-__all__ = ["LogUnreadable", "read_state_from_log", "read_runs_from_log", "latest_unit_from_log"]
+__all__ = ["LogUnreadable", "read_state_from_log", "read_runs_from_log", "latest_unit_from_log", "null_count_from_log"]
 
 _TIME_TYPES = {"date", "timestamp", "timestamp_ntz"}
 # Reader features whose tables the log answers exactly (deletion vectors are checked file by file).
@@ -212,3 +212,33 @@ def latest_unit_from_log(location: str, inc_col: str, time_uom: str) -> int | No
     if latest is None:
         return None
     return to_index(spark_value(latest, types[column], column), time_uom)
+
+
+def null_count_from_log(location: str, inc_col: str) -> int:
+    """`sources.count_null_inc` of the Delta table at `location`: its rows whose `inc_col` is NULL, from the add
+    actions (the partition value, or each file's null_count statistic). LogUnreadable where that may not be
+    exact: deletion vectors in use, a file without statistics, column mapping or another reader feature."""
+    table = open_table(location)
+    if table is None:
+        raise LogUnreadable(f"no Delta table at {location} (Spark says so)")
+    with reading(location):
+        _reader_features_known(table, location)
+        column = _column(column_types(table, location), inc_col, location)
+        if _has_deletion_vectors(table):
+            raise LogUnreadable(f"{location} has deletion vectors: a null count may include deleted rows")
+        partitioned = column in table.metadata().partition_columns
+        actions = table.get_add_actions(flatten=True)
+        names = set(actions.column_names)
+        key = f"partition.{column}" if partitioned else f"null_count.{column}"
+        if actions.num_rows == 0:
+            return 0
+        if key not in names or "num_records" not in names:
+            raise LogUnreadable(f"{location}: the log has no {key} for its files")
+        records = actions.column("num_records").to_pylist()
+        values = actions.column(key).to_pylist()
+    total = 0
+    for count, value in zip(records, values, strict=True):
+        if count is None or (value is None and not partitioned):
+            raise LogUnreadable(f"{location}: a file has no row count or null count in the log")
+        total += (count if value is None else 0) if partitioned else int(value)
+    return total

@@ -21,7 +21,7 @@ from deltainc.settings import Settings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["LogUnreadable", "status_from_log", "read_status"]
+__all__ = ["LogUnreadable", "source_location", "latest_in_both", "status_from_log", "read_status"]
 
 log = logging.getLogger("deltainc")
 
@@ -30,15 +30,26 @@ def _has_log(location: str) -> bool:
     return os.path.isdir(os.path.join(location, "_delta_log"))
 
 
-def _latest(ref: TableRef, role: str, job: JobConfig) -> int | None:
-    """The latest unit of a source given by a local path; raises LogUnreadable for anything else."""
+def source_location(ref: TableRef, role: str) -> str:
+    """The local folder of a source given by path; LogUnreadable for anything else, FileNotFoundError if absent."""
     if ref.path is None:
         raise LogUnreadable(f"{role} is a catalog table ({ref.table}): its location needs the metastore")
     if "://" in ref.path or ref.path.startswith("file:"):
         raise LogUnreadable(f"{role} is not a local path ({ref.path})")
     if not _has_log(ref.path):
         raise FileNotFoundError(f"{role}: no Delta table at {ref.label}")
-    return latest_unit_from_log(ref.path, job.join.inc_col, job.join.time_uom)
+    return ref.path
+
+
+def _latest(ref: TableRef, role: str, job: JobConfig) -> int | None:
+    """The latest unit of a source given by a local path; raises LogUnreadable for anything else."""
+    return latest_unit_from_log(source_location(ref, role), job.join.inc_col, job.join.time_uom)
+
+
+def latest_in_both(job: JobConfig) -> int | None:
+    """The latest unit present in both sources, from their Delta logs (LogUnreadable, FileNotFoundError)."""
+    units = [_latest(job.source_a, "source_a", job), _latest(job.source_b, "source_b", job)]
+    return None if None in units else min(u for u in units if u is not None)
 
 
 def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
@@ -52,8 +63,7 @@ def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
     latest: int | None = None
     problem = None
     try:
-        units = [_latest(job.source_a, "source_a", job), _latest(job.source_b, "source_b", job)]
-        latest = None if None in units else min(u for u in units if u is not None)
+        latest = latest_in_both(job)
     except FileNotFoundError as exc:
         problem = str(exc)
     return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, read_with="delta_log")

@@ -22,6 +22,7 @@ __all__ = [
     "LogUnreadable",
     "Row",
     "reading",
+    "local_folder",
     "open_table",
     "column_types",
     "job_rows",
@@ -61,7 +62,7 @@ def reading(location: str) -> Iterator[None]:
         raise LogUnreadable(f"delta-rs failed on {location}: {exc}") from exc
 
 
-def _local(location: str) -> str:
+def local_folder(location: str) -> str:
     """The local folder of `location` (a path or a file: path); anything else is LogUnreadable.
 
     Hadoop reads '%' literally where a URI would unescape it, and takes some characters as glob or URI syntax:
@@ -92,7 +93,7 @@ def _exists(folder: str) -> bool:
 
 def open_table(location: str) -> DeltaTable | None:
     """The Delta table at local `location`, or None when none has committed there yet."""
-    folder = _local(location)
+    folder = local_folder(location)
     if not _exists(folder):
         return None
     try:

@@ -131,7 +131,7 @@ def open_job(
     """The common start of a command: the prepared job and its state, refused (SettingsChangedError) when
     `check_settings` and the job's settings differ from those its target was built with."""
     prepared = prepare_job(job, spark, settings)
-    state = read_state(prepared.spark, prepared.paths, prepared.job.name)
+    state = read_state(prepared.paths, prepared.job.name)
     if check_settings:
         check_unchanged(prepared.job, state.settings, command)
     return prepared, state

@@ -2,22 +2,30 @@
 
 A run costs two state commits: one to take the lock, and one per window that appends its run-log row;
 that row moves the watermark (its `watermark_unit`) and, on the run's last window, releases the lock
-(`releases_lock`). So the watermark, the run log and the lock's release can never disagree.
+(`releases_lock`). So the watermark, the run log and the lock's release can never disagree. Every read and
+commit here goes through delta-rs (`log_reader`, `state_commits`): milliseconds, no Spark, atomic across
+processes. Spark still reads these tables like any other Delta table.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+import dataclasses
+import datetime as dt
+import typing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Row, SparkSession
-from pyspark.sql import functions as F
-
-from deltainc.errors import JobLockedError
-from deltainc.pipeline.delta_sql import is_delta_path
-from deltainc.pipeline.lock import LOCK_SCHEMA, LockHolder, judge, locked_message, take_lock
-from deltainc.pipeline.run_record import RUN_SCHEMA, RunRecord
+from deltainc.errors import ConfigError, JobLockedError
+from deltainc.pipeline.lock import judge, lock_schema, locked_message, take_lock
+from deltainc.pipeline.log_reader import read_runs_from_log, read_state_from_log
+from deltainc.pipeline.log_tables import LogUnreadable, column_types, open_table
+from deltainc.pipeline.run_record import RunRecord
+from deltainc.pipeline.state_commits import append, create_table, instant_utc, retrying, state_folder, swap
 from deltainc.pipeline.state_model import JobState, StatePaths, state_paths
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from deltalake import DeltaTable
 
 __all__ = [
     "StatePaths",
@@ -25,6 +33,7 @@ __all__ = [
     "JobState",
     "Acquired",
     "state_paths",
+    "run_schema",
     "ensure_state_tables",
     "read_state",
     "read_watermark",
@@ -33,84 +42,60 @@ __all__ = [
     "read_runs",
 ]
 
-LEGACY_WATERMARK_SCHEMA = (
-    "job STRING, time_uom STRING, watermark STRING, watermark_unit BIGINT, updated_at TIMESTAMP, run_id STRING"
-)
+
+def run_schema() -> pa.Schema:
+    """The run log's columns: RunRecord's fields, in order (`run_record.RUN_SCHEMA` is the same as Spark DDL)."""
+    import pyarrow as pa
+
+    kinds: dict[object, pa.DataType] = {
+        str: pa.string(),
+        int: pa.int64(),
+        float: pa.float64(),
+        bool: pa.bool_(),
+        dt.datetime: pa.timestamp("us", tz="UTC"),
+    }
+    hints = typing.get_type_hints(RunRecord)
+    fields = []
+    for item in dataclasses.fields(RunRecord):
+        hint = hints[item.name]
+        kind = next(k for k in typing.get_args(hint) or (hint,) if k is not type(None))
+        fields.append(pa.field(item.name, kinds[kind]))
+    return pa.schema(fields)
 
 
-def _create(spark: SparkSession, path: str, schema: str) -> None:
-    if _exists(spark, path):
-        return
-    try:
-        spark.createDataFrame([], schema).write.format("delta").mode("append").save(path)
-    except Exception:  # a concurrent run may have created it first; that is fine, anything else is not
-        if not _exists(spark, path):  # (Delta's own check may answer from a stale cache here)
-            raise
-
-
-def ensure_state_tables(spark: SparkSession, paths: StatePaths) -> None:
+def ensure_state_tables(paths: StatePaths) -> None:
     """Create the run-log and lock tables if they do not exist yet (and bring a 0.1 lock table up to date)."""
-    _create(spark, paths.runs, RUN_SCHEMA)
-    _create(spark, paths.locks, LOCK_SCHEMA)
-    if "heartbeat_at" not in spark.read.format("delta").load(paths.locks).columns:
-        spark.sql(f"ALTER TABLE delta.`{paths.locks}` ADD COLUMNS (heartbeat_at TIMESTAMP)")
+    create_table(paths.runs, run_schema())
+    create_table(paths.locks, lock_schema())
+    locks = open_table(paths.locks)
+    if locks is not None and "heartbeat_at" not in column_types(locks, paths.locks):
+        from deltalake.schema import Field, PrimitiveType
+
+        def change(table: DeltaTable, commit: Any) -> None:
+            table.alter.add_columns(Field("heartbeat_at", PrimitiveType("timestamp")), commit_properties=commit)
+
+        retrying(lambda: swap(paths.locks, change))
 
 
-def _exists(spark: SparkSession, path: str) -> bool:
-    """Whether a Delta table has committed at `path` (a local folder answers without a Delta log read)."""
-    return is_delta_path(spark, path)
+def _unreadable(exc: LogUnreadable) -> ConfigError:
+    return ConfigError(f"state_dir: the job's state cannot be read: {exc}")
 
 
-def _legacy_watermark(spark: SparkSession, paths: StatePaths, job: str) -> int | None:
-    if not _exists(spark, paths.legacy_watermarks):
-        return None
-    legacy = spark.read.format("delta").load(paths.legacy_watermarks).where(F.col("job") == job)
-    row = legacy.agg(F.max("watermark_unit")).first()
-    return None if row is None or row[0] is None else int(row[0])
+def read_state(paths: StatePaths, job: str) -> JobState:
+    """The job's watermark (the greatest one its run log records), who holds its lock, and the settings its
+    target was built with. The lock row is read first, then the run log: a holder seen finished has no more
+    rows to come, and the watermark is current as long as nobody takes the lock after this read (which the
+    lock's compare and swap checks)."""
+    state_folder(paths.root)
+    try:
+        return read_state_from_log(paths, job)
+    except LogUnreadable as exc:
+        raise _unreadable(exc) from exc
 
 
-def read_state(spark: SparkSession, paths: StatePaths, job: str) -> JobState:
-    """The job's watermark (the greatest one its run log records) and who holds its lock.
-
-    The lock row is read first, then the run log once, for both the watermark and whether the holder's
-    run wrote its last row: so a holder seen finished has no more rows to come, and the watermark is
-    current as long as nobody takes the lock after this read (which the lock's compare and swap checks).
-    """
-    held = None
-    if _exists(spark, paths.locks):
-        held = spark.read.format("delta").load(paths.locks).where(F.col("job") == job).first()
-    watermark, finished, settings = None, False, None
-    if _exists(spark, paths.runs):
-        runs = spark.read.format("delta").load(paths.runs).where(F.col("job") == job)
-        if "releases_lock" not in runs.columns:  # a run log of deltainc 0.1: no watermark, no lock release
-            runs = runs.withColumn("watermark_unit", F.lit(None).cast("bigint"))
-            runs = runs.withColumn("releases_lock", F.lit(False))
-        if "job_settings" not in runs.columns:  # written before settings were remembered
-            runs = runs.withColumn("job_settings", F.lit(None).cast("string"))
-        holder_done = F.lit(False) if held is None else (F.col("run_id") == held["run_id"]) & F.col("releases_lock")
-        built = F.when(F.col("watermark_unit").isNotNull() & (F.col("status") == "succeeded"), F.col("job_settings"))
-        row = runs.agg(
-            F.max("watermark_unit"),
-            F.max(F.when(holder_done, 1).otherwise(0)),
-            F.max_by(built, F.when(built.isNotNull(), F.col("started_at"))),
-        ).first()
-        if row is not None:
-            watermark = None if row[0] is None else int(row[0])
-            finished = bool(row[1])
-            settings = None if row[2] is None else json.loads(row[2])
-    legacy = _legacy_watermark(spark, paths, job)
-    if legacy is not None:
-        watermark = legacy if watermark is None else max(watermark, legacy)
-    holder = None
-    if held is not None:
-        heartbeat = held.asDict().get("heartbeat_at")  # absent from lock tables of deltainc 0.1
-        holder = LockHolder(held["run_id"], held["owner"], held["acquired_at"], heartbeat, finished)
-    return JobState(watermark, holder, settings)
-
-
-def read_watermark(spark: SparkSession, paths: StatePaths, job: str) -> int | None:
+def read_watermark(paths: StatePaths, job: str) -> int | None:
     """The last unit fully processed by `job`, or None before its first run."""
-    return read_state(spark, paths, job).watermark
+    return read_state(paths, job).watermark
 
 
 @dataclass(frozen=True)
@@ -122,21 +107,20 @@ class Acquired:
 
 
 def acquire(
-    spark: SparkSession,
     paths: StatePaths,
     job: str,
     run_id: str,
     expiry_seconds: int,
     state: JobState | None = None,
-    attempts: int = 8,
+    attempts: int = 40,
 ) -> Acquired:
     """Take the job's lock in one commit, or raise JobLockedError when a live run holds it.
 
-    `state` (read just before) saves a read; after a lost race or a write conflict with another job of
-    the same state folder, the state is read again and the holder judged again.
+    `state` (read just before) saves a read; after a lost race (another run, or another job of the same
+    state folder, committed first) the state is read again and the holder judged again.
     """
     for _attempt in range(attempts):
-        state = state or read_state(spark, paths, job)
+        state = state or read_state(paths, job)
         held, took_over = state.holder, None
         if held is not None and held.run_id != run_id:
             life = judge(held, expiry_seconds)
@@ -144,25 +128,34 @@ def acquire(
                 raise JobLockedError(locked_message(job, held, life))
             if not held.finished:
                 took_over = f"{held.run_id} ({held.owner}): {life.reason}"
-        if take_lock(spark, paths.locks, job, run_id, held):
+        if take_lock(paths.locks, job, run_id, held):
             return Acquired(state, took_over)
         state = None
     raise JobLockedError(f"job {job!r} is locked: the lock changed hands {attempts} times while this run tried")
 
 
-def append_run(spark: SparkSession, paths: StatePaths, record: RunRecord) -> None:
-    """Append one row to the run log: one blind append, Delta's cheapest commit (it conflicts with nothing).
+def _record_rows(record: RunRecord) -> pa.Table:
+    import pyarrow as pa
+
+    schema = run_schema()
+    values = dataclasses.asdict(record)
+    values["started_at"] = instant_utc(record.started_at)
+    return pa.table({name: pa.array([values[name]], schema.field(name).type) for name in schema.names})
+
+
+def append_run(paths: StatePaths, record: RunRecord) -> None:
+    """Append one row to the run log: one blind append, which conflicts with nothing.
 
     A row with `watermark_unit` moves the job's watermark; the greatest one wins, so it never moves back.
     """
-    values = asdict(record)
-    frame = spark.createDataFrame([Row(**values)], RUN_SCHEMA)
-    frame.write.format("delta").mode("append").option("mergeSchema", "true").save(paths.runs)
+    create_table(paths.runs, run_schema())
+    append(paths.runs, _record_rows(record))
 
 
-def read_runs(spark: SparkSession, paths: StatePaths, job: str, limit: int = 10) -> list[Row]:
-    """The latest runs of `job`, newest first."""
-    if not _exists(spark, paths.runs):
-        return []
-    runs = spark.read.format("delta").load(paths.runs).where(F.col("job") == job)
-    return runs.orderBy(F.col("started_at").desc()).limit(limit).collect()
+def read_runs(paths: StatePaths, job: str, limit: int = 10) -> list[dict[str, object]]:
+    """The latest runs of `job`, newest first, as dicts of pyspark's Python values."""
+    state_folder(paths.root)
+    try:
+        return read_runs_from_log(paths, job, limit)
+    except LogUnreadable as exc:
+        raise _unreadable(exc) from exc

@@ -20,7 +20,10 @@ from deltainc.errors import Cancelled
 from deltainc.join.engine import join_prepared, read_sources
 from deltainc.join.join_types import counted_types
 from deltainc.join.windows import Window
+from deltainc.pipeline.config import TableRef
 from deltainc.pipeline.lease import Lease
+from deltainc.pipeline.log_reader import LogUnreadable, null_count_from_log
+from deltainc.pipeline.log_status import source_location
 from deltainc.pipeline.merge import count_and_check
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.remembered_settings import built_with, encode
@@ -50,13 +53,24 @@ class CommandRun:
 
 def begin(prepared: PreparedJob, command: str, lease: Lease, on_step: StepHook | None = None) -> CommandRun:
     """The run of `command` under `lease`; counts the sources' rows with a NULL inc_col (and warns of them)."""
-    inc = prepared.job.join.inc_col
-    counts = count_null_inc(prepared.df_a, inc), count_null_inc(prepared.df_b, inc)
+    inc, job = prepared.job.join.inc_col, prepared.job
+    counts = (
+        _null_inc(job.source_a, "source_a", prepared.df_a, inc),
+        _null_inc(job.source_b, "source_b", prepared.df_b, inc),
+    )
     if any(counts):
         log.warning(
             "%s: rows with a NULL %s are never joined: %d in source_a, %d in source_b", prepared.job.name, inc, *counts
         )
     return CommandRun(prepared, command, lease, counts, on_step)
+
+
+def _null_inc(ref: TableRef, role: str, frame: DataFrame, inc: str) -> int:
+    """A source's rows with a NULL inc_col: from its Delta log's statistics where they are exact, else counted."""
+    try:
+        return null_count_from_log(source_location(ref, role), inc)
+    except (LogUnreadable, FileNotFoundError):
+        return count_null_inc(frame, inc)
 
 
 def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) -> WindowReport:
@@ -94,7 +108,7 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
             watermark_unit=window.end if moves else None,
             releases_lock=last,
         )
-        append_run(prepared.spark, prepared.paths, done)  # the one state commit: watermark, run log, lock release
+        append_run(prepared.paths, done)  # the one state commit: watermark, run log, lock release
         lease.released, lease.took_over = last, None
         step("watermark")
         report = WindowReport(window, done, job.join.how)
@@ -173,7 +187,7 @@ def _record_failure(run: CommandRun, record: RunRecord, exc: BaseException, cloc
             error=f"{type(exc).__name__}: {exc}"[:4000],
             duration_s=time.monotonic() - clock,
         )
-        append_run(run.prepared.spark, run.prepared.paths, failed)
+        append_run(run.prepared.paths, failed)
         run.lease.released = True
     except Exception:  # the run log is best effort when the run already failed
         log.exception("could not record the failed run of %s", run.prepared.job.name)

@@ -223,8 +223,8 @@ def test_a_locked_job_exits_3_and_unlock_removes_the_dead_runs_lock(
 ) -> None:
     monkeypatch.setenv("DELTAINC_STATE_DIR", str(processed.root / "state"))
     paths = state_paths(str(processed.root / "state"))
-    ensure_state_tables(spark, paths)
-    acquire(spark, paths, "trx", "dead-run", 360)
+    ensure_state_tables(paths)
+    acquire(paths, "trx", "dead-run", 360)
     job = str(processed.job)
 
     assert main(["rerun", job, "--start", "2025-03-02"]) == 3

@@ -8,23 +8,23 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from deltainc.pipeline.lock import release_lock
-from deltainc.pipeline.log_reader import LogUnreadable, latest_unit_from_log, read_runs_from_log, read_state_from_log
-from deltainc.pipeline.sources import latest_unit
-from deltainc.pipeline.state import (
-    LEGACY_WATERMARK_SCHEMA,
-    RunRecord,
-    StatePaths,
-    acquire,
-    append_run,
-    ensure_state_tables,
-    read_runs,
-    read_state,
-    state_paths,
+from deltainc.pipeline.log_reader import (
+    LogUnreadable,
+    latest_unit_from_log,
+    null_count_from_log,
+    read_runs_from_log,
+    read_state_from_log,
 )
+from deltainc.pipeline.sources import count_null_inc, latest_unit
+from deltainc.pipeline.state import RunRecord, StatePaths, acquire, append_run, ensure_state_tables, state_paths
 
 LEASE = 120
+LEGACY_WATERMARK_SCHEMA = (  # the watermark table of deltainc 0.1, still read
+    "job STRING, time_uom STRING, watermark STRING, watermark_unit BIGINT, updated_at TIMESTAMP, run_id STRING"
+)
 OLD_RUN_SCHEMA = (  # the run log of deltainc 0.1: no watermark_unit, releases_lock, took_over, job_settings
     "job STRING, run_id STRING, command STRING, window_start STRING, window_end STRING, status STRING, "
     "error STRING, started_at TIMESTAMP, duration_s DOUBLE"
@@ -32,7 +32,6 @@ OLD_RUN_SCHEMA = (  # the run log of deltainc 0.1: no watermark_unit, releases_l
 
 
 def run(
-    spark: SparkSession,
     paths: StatePaths,
     job: str,
     run_id: str,
@@ -44,7 +43,6 @@ def run(
 ) -> None:
     started = dt.datetime(2025, 3, 1, hour, 30, 15, 123456)
     append_run(
-        spark,
         paths,
         RunRecord(
             job,
@@ -65,10 +63,23 @@ def run(
 
 
 def assert_same_state(spark: SparkSession, paths: StatePaths, *jobs: str) -> None:
-    """read_state and read_runs from the log equal Spark's, for each job (and one that never ran)."""
+    """What the log reader gives equals what Spark reads from the same tables, for each job (and one that never
+    ran): the watermark, the lock's holder, and the run log's rows with their column order and Python types."""
     for job in (*jobs, "never-ran"):
-        assert read_state_from_log(paths, job) == read_state(spark, paths, job)
-        spark_runs = [row.asDict() for row in read_runs(spark, paths, job, 100)]  # started_at differ: one order
+        state = read_state_from_log(paths, job)
+        spark_runs: list[dict[str, object]] = []
+        if (Path(paths.runs) / "_delta_log").is_dir():
+            frame = spark.read.format("delta").load(paths.runs).where(F.col("job") == job)
+            spark_runs = [row.asDict() for row in frame.orderBy(F.col("started_at").desc()).collect()]
+        units = [row.get("watermark_unit") for row in spark_runs if row.get("watermark_unit") is not None]
+        if (Path(paths.legacy_watermarks) / "_delta_log").is_dir():
+            legacy_frame = spark.read.format("delta").load(paths.legacy_watermarks).where(F.col("job") == job)
+            units += [row["watermark_unit"] for row in legacy_frame.collect()]
+        assert state.watermark == (max(units) if units else None)
+        held = []
+        if (Path(paths.locks) / "_delta_log").is_dir():
+            held = spark.read.format("delta").load(paths.locks).where(F.col("job") == job).collect()
+        assert (state.holder.run_id if state.holder else None) == (held[0]["run_id"] if held else None)
         for limit in (0, 2, 100):
             log_runs = read_runs_from_log(paths, job, limit)
             assert log_runs == spark_runs[:limit]
@@ -89,21 +100,21 @@ def test_fresh_state_without_any_table(spark: SparkSession, tmp_path: Path) -> N
     assert read_state_from_log(paths, "j").watermark is None
     assert read_runs_from_log(paths, "j", 5) == []
     assert_same_state(spark, paths, "j")
-    ensure_state_tables(spark, paths)
+    ensure_state_tables(paths)
     assert_same_state(spark, paths, "j")
 
 
 def test_runs_give_the_same_watermark_runs_and_settings(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
+    ensure_state_tables(paths)
     spark.sql(f"ALTER TABLE delta.`{paths.runs}` SET TBLPROPERTIES ('delta.checkpointInterval' = '3')")
-    run(spark, paths, "j", "r1", 1, 20150, settings={"chunk": "day"})
-    run(spark, paths, "j", "r2", 2, 20152, settings={"chunk": "month", "max_window": 3})
-    run(spark, paths, "j", "r3", 3, 20151)  # an older unit: the watermark never moves back
-    run(spark, paths, "j", "r4", 4, None, settings={"chunk": "year"})  # a re-run: moves nothing, built nothing
-    run(spark, paths, "j", "r5", 5, 20153, status="failed", settings={"chunk": "all"})
-    run(spark, paths, "other", "r6", 6, 20200, settings={"chunk": "all"})
-    run(spark, paths, "it's \\odd", "r7", 7, 20100)  # a name the pushed-down predicate does not carry
+    run(paths, "j", "r1", 1, 20150, settings={"chunk": "day"})
+    run(paths, "j", "r2", 2, 20152, settings={"chunk": "month", "max_window": 3})
+    run(paths, "j", "r3", 3, 20151)  # an older unit: the watermark never moves back
+    run(paths, "j", "r4", 4, None, settings={"chunk": "year"})  # a re-run: moves nothing, built nothing
+    run(paths, "j", "r5", 5, 20153, status="failed", settings={"chunk": "all"})
+    run(paths, "other", "r6", 6, 20200, settings={"chunk": "all"})
+    run(paths, "it's \\odd", "r7", 7, 20100)  # a name the pushed-down predicate does not carry
     state = read_state_from_log(paths, "j")
     assert (state.watermark, state.settings) == (20153, {"chunk": "month", "max_window": 3})
     assert [row["run_id"] for row in read_runs_from_log(paths, "j", 3)] == ["r5", "r4", "r3"]
@@ -114,35 +125,35 @@ def test_runs_give_the_same_watermark_runs_and_settings(spark: SparkSession, tmp
 
 def test_a_held_lock_and_its_release(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
-    acquire(spark, paths, "j", "first", LEASE)
+    ensure_state_tables(paths)
+    acquire(paths, "j", "first", LEASE)
     held = read_state_from_log(paths, "j").holder
     assert held is not None and held.run_id == "first" and not held.finished
     assert abs((dt.datetime.now() - held.acquired_at).total_seconds()) < 60  # naive local time, as pyspark's
     assert_same_state(spark, paths, "j")
-    run(spark, paths, "j", "first", 1, 20150, last=False)  # a window, more to come: still held
+    run(paths, "j", "first", 1, 20150, last=False)  # a window, more to come: still held
     assert_same_state(spark, paths, "j")
-    run(spark, paths, "j", "first", 2, 20151, last=True)  # the last row releases it
+    run(paths, "j", "first", 2, 20151, last=True)  # the last row releases it
     finished = read_state_from_log(paths, "j").holder
     assert finished is not None and finished.finished
     assert_same_state(spark, paths, "j")
-    acquire(spark, paths, "j", "second", LEASE)
+    acquire(paths, "j", "second", LEASE)
     assert_same_state(spark, paths, "j")
-    release_lock(spark, paths.locks, "j", "second")  # a run that ends without a run-log row
+    release_lock(paths.locks, "j", "second")  # a run that ends without a run-log row
     assert read_state_from_log(paths, "j").holder is None
     assert_same_state(spark, paths, "j")
 
 
 def test_a_legacy_watermark_table_is_merged_in(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
+    ensure_state_tables(paths)
     spark.sql(f"CREATE TABLE delta.`{paths.legacy_watermarks}` ({LEGACY_WATERMARK_SCHEMA}) USING delta")
     spark.sql(f"INSERT INTO delta.`{paths.legacy_watermarks}` VALUES ('j', 'day', '2025-03-03', 20150, now(), 'r')")
     assert read_state_from_log(paths, "j").watermark == 20150
     assert_same_state(spark, paths, "j")
-    run(spark, paths, "j", "r1", 1, 20149)
+    run(paths, "j", "r1", 1, 20149)
     assert read_state_from_log(paths, "j").watermark == 20150
-    run(spark, paths, "j", "r2", 2, 20151)
+    run(paths, "j", "r2", 2, 20151)
     assert read_state_from_log(paths, "j").watermark == 20151
     assert_same_state(spark, paths, "j")
 
@@ -248,3 +259,21 @@ def test_column_mapping_and_odd_locations_make_the_log_unreadable(spark: SparkSe
     )
     with pytest.raises(LogUnreadable, match="maps its column names"):
         latest_unit_from_log(location, "RecDate", "day")
+
+
+def test_the_null_count_of_recdate_comes_from_the_log_as_spark_counts_it(spark: SparkSession, tmp_path: Path) -> None:
+    rows = "('2025-02-01', 1), (NULL, 2), ('2025-02-03', 3), (NULL, 4), (NULL, 5)"
+    frame = spark.sql(f"SELECT CAST(d AS DATE) AS RecDate, id FROM VALUES {rows} t(d, id)")
+    for name, partitioning in (("flat", []), ("parted", ["RecDate"])):
+        location = str(tmp_path / name)
+        frame.repartition(2).write.format("delta").partitionBy(*partitioning).save(location)
+        expected = count_null_inc(spark.read.format("delta").load(location), "RecDate")
+        assert null_count_from_log(location, "recdate") == expected == 3
+    location = str(tmp_path / "no_stats")
+    spark.sql(
+        f"CREATE TABLE delta.`{location}` (id INT, RecDate DATE) USING delta "
+        "TBLPROPERTIES ('delta.dataSkippingNumIndexedCols' = '1')"
+    )
+    spark.sql(f"INSERT INTO delta.`{location}` VALUES (1, NULL)")
+    with pytest.raises(LogUnreadable, match="null count|no null_count"):
+        null_count_from_log(location, "RecDate")

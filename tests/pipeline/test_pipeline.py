@@ -209,8 +209,8 @@ def test_a_locked_job_fails_fast_and_writes_no_target(
 ) -> None:
     job = make_job(tmp_path, *generated)
     paths = state_paths(job.state.path or "")
-    ensure_state_tables(spark, paths)
-    acquire(spark, paths, job.name, "other-run", 120)
+    ensure_state_tables(paths)
+    acquire(paths, job.name, "other-run", 120)
     with pytest.raises(JobLockedError, match="job 'trx' is locked by run other-run"):
         run(job, spark=spark)
     assert not DeltaTable.isDeltaTable(spark, job.target.path)

@@ -164,7 +164,7 @@ def assert_same_as_uninterrupted(spark: SparkSession, root: Path, uninterrupted:
     actual = spark.read.format("delta").load(str(root / "target"))
     expected = spark.read.format("delta").load(str(uninterrupted / "target"))
     assert_df_equality(actual, expected.select(*actual.columns), ignore_row_order=True)
-    watermarks = [read_state(spark, state_paths(str(r / "state")), "trx").watermark for r in (root, uninterrupted)]
+    watermarks = [read_state(state_paths(str(r / "state")), "trx").watermark for r in (root, uninterrupted)]
     assert watermarks[0] == watermarks[1] is not None
 
 
@@ -206,7 +206,7 @@ def test_sigterm_stops_a_run_cleanly_logs_it_cancelled_and_frees_the_lock(
     assert "deltainc: error: cancelled (SIGTERM)" in stopped.stderr
     log = runs(spark, tmp_path)
     assert [r["status"] for r in log] == ["succeeded", "cancelled"] and log[-1]["releases_lock"]
-    assert read_state(spark, state_paths(str(tmp_path / "state")), "trx").watermark == log[0]["watermark_unit"]
+    assert read_state(state_paths(str(tmp_path / "state")), "trx").watermark == log[0]["watermark_unit"]
     again = python(tmp_path, "-m", "deltainc", "run", str(job), "--json")
     assert again.returncode == 0, again.stderr[-2000:]
     assert all(r["took_over"] is None for r in runs(spark, tmp_path))  # the lock was free, not taken over

@@ -20,7 +20,6 @@ from deltainc.pipeline.lock import release_lock, remove_lock, start_heartbeat, t
 from deltainc.pipeline.results import PipelineResult, WindowReport
 from deltainc.pipeline.run_record import RUN_SCHEMA, RunRecord
 from deltainc.pipeline.state import (
-    LEGACY_WATERMARK_SCHEMA,
     StatePaths,
     acquire,
     append_run,
@@ -31,12 +30,14 @@ from deltainc.pipeline.state import (
 )
 
 LEASE = 120
+LEGACY_WATERMARK_SCHEMA = (  # the watermark table of deltainc 0.1, still read
+    "job STRING, time_uom STRING, watermark STRING, watermark_unit BIGINT, updated_at TIMESTAMP, run_id STRING"
+)
 
 
-def record(paths: StatePaths, spark: SparkSession, job: str, run_id: str, unit: int | None, last: bool) -> None:
+def record(paths: StatePaths, job: str, run_id: str, unit: int | None, last: bool) -> None:
     started = dt.datetime(2025, 3, 1)
     append_run(
-        spark,
         paths,
         RunRecord(
             job, run_id, "run", None, None, "succeeded", None, started, 1.0, watermark_unit=unit, releases_lock=last
@@ -81,69 +82,69 @@ def test_a_result_reports_each_window_as_its_run_log_row() -> None:
 
 def test_the_watermark_never_moves_backwards(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
-    assert read_watermark(spark, paths, "j") is None
-    record(paths, spark, "j", "r1", 20150, True)
-    record(paths, spark, "j", "r2", 20140, True)
-    record(paths, spark, "j", "r4", None, True)  # a re-run does not move it
-    record(paths, spark, "other", "r3", 20200, True)
-    assert read_watermark(spark, paths, "j") == 20150
-    assert read_watermark(spark, paths, "other") == 20200
+    ensure_state_tables(paths)
+    assert read_watermark(paths, "j") is None
+    record(paths, "j", "r1", 20150, True)
+    record(paths, "j", "r2", 20140, True)
+    record(paths, "j", "r4", None, True)  # a re-run does not move it
+    record(paths, "other", "r3", 20200, True)
+    assert read_watermark(paths, "j") == 20150
+    assert read_watermark(paths, "other") == 20200
 
 
 def test_a_watermark_table_of_an_earlier_version_is_still_read(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
+    ensure_state_tables(paths)
     spark.sql(f"CREATE TABLE delta.`{paths.legacy_watermarks}` ({LEGACY_WATERMARK_SCHEMA}) USING delta")
     spark.sql(f"INSERT INTO delta.`{paths.legacy_watermarks}` VALUES ('j', 'day', '2025-03-03', 20150, now(), 'r')")
-    assert read_watermark(spark, paths, "j") == 20150
-    record(paths, spark, "j", "r1", 20151, True)
-    assert read_watermark(spark, paths, "j") == 20151
+    assert read_watermark(paths, "j") == 20150
+    record(paths, "j", "r1", 20151, True)
+    assert read_watermark(paths, "j") == 20151
 
 
 def test_the_last_run_log_row_of_a_run_releases_its_lock(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
-    acquire(spark, paths, "j", "first", LEASE)
-    record(paths, spark, "j", "first", 20150, False)  # a window, more to come: still held
+    ensure_state_tables(paths)
+    acquire(paths, "j", "first", LEASE)
+    record(paths, "j", "first", 20150, False)  # a window, more to come: still held
     with pytest.raises(JobLockedError):
-        acquire(spark, paths, "j", "second", LEASE)
-    record(paths, spark, "j", "first", 20151, True)
-    assert acquire(spark, paths, "j", "second", LEASE).took_over is None  # a finished run is not "taken over"
+        acquire(paths, "j", "second", LEASE)
+    record(paths, "j", "first", 20151, True)
+    assert acquire(paths, "j", "second", LEASE).took_over is None  # a finished run is not "taken over"
     holders = [r.run_id for r in spark.read.format("delta").load(paths.locks).where("job = 'j'").collect()]
     assert holders == ["second"]
 
 
 def test_a_held_lock_refuses_a_second_run_naming_the_holder(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
-    acquire(spark, paths, "j", "first", LEASE)
+    ensure_state_tables(paths)
+    acquire(paths, "j", "first", LEASE)
     with pytest.raises(JobLockedError, match=r"job 'j' is locked by run first \(.*\) since .*last heartbeat \d+ s ago"):
-        acquire(spark, paths, "j", "second", LEASE)
-    acquire(spark, paths, "k", "second", LEASE)  # another job is not affected
+        acquire(paths, "j", "second", LEASE)
+    acquire(paths, "k", "second", LEASE)  # another job is not affected
 
 
 def test_a_run_releases_only_its_own_lock(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
-    acquire(spark, paths, "j", "first", LEASE)
-    release_lock(spark, paths.locks, "j", "second")
+    ensure_state_tables(paths)
+    acquire(paths, "j", "first", LEASE)
+    release_lock(paths.locks, "j", "second")
     with pytest.raises(JobLockedError):
-        acquire(spark, paths, "j", "third", LEASE)
-    release_lock(spark, paths.locks, "j", "first")
-    acquire(spark, paths, "j", "third", LEASE)
+        acquire(paths, "j", "third", LEASE)
+    release_lock(paths.locks, "j", "first")
+    acquire(paths, "j", "third", LEASE)
 
 
 def test_a_lock_whose_heartbeat_is_older_than_the_lease_is_taken_over_and_said_so(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
+    ensure_state_tables(paths)
     spark.sql(
         f"INSERT INTO delta.`{paths.locks}` VALUES ('j', 'dead', current_timestamp() - INTERVAL 10 MINUTES, "
         "'x@another-host:1', current_timestamp() - INTERVAL 3 MINUTES)"
     )
-    acquired = acquire(spark, paths, "j", "alive", LEASE)
+    acquired = acquire(paths, "j", "alive", LEASE)
     assert acquired.took_over is not None and re.fullmatch(
         r"dead \(x@another-host:1\): no heartbeat for 1\d\d s \(lease 120 s\)", acquired.took_over
     )
@@ -153,30 +154,30 @@ def test_a_lock_whose_heartbeat_is_older_than_the_lease_is_taken_over_and_said_s
 
 def test_a_lock_whose_process_on_this_host_is_gone_is_taken_over_at_once(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
+    ensure_state_tables(paths)
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     owner = f"me@{socket.gethostname()}:{gone.pid}"
     spark.sql(
         f"INSERT INTO delta.`{paths.locks}` VALUES ('j', 'killed', current_timestamp(), '{owner}', current_timestamp())"
     )
-    acquired = acquire(spark, paths, "j", "next", LEASE)
+    acquired = acquire(paths, "j", "next", LEASE)
     assert acquired.took_over == f"killed ({owner}): its process ({owner}) is gone"
 
 
 def test_a_live_run_renews_its_lease_and_is_never_taken_over(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
-    acquire(spark, paths, "j", "busy", 10)
-    first = read_state(spark, paths, "j").holder
-    beat = start_heartbeat(spark, paths.locks, "j", "busy", 0.5)
+    ensure_state_tables(paths)
+    acquire(paths, "j", "busy", 10)
+    first = read_state(paths, "j").holder
+    beat = start_heartbeat(paths.locks, "j", "busy", 0.5)
     try:
         time.sleep(4)
-        later = read_state(spark, paths, "j").holder
+        later = read_state(paths, "j").holder
         assert first is not None and later is not None and first.heartbeat_at is not None
         assert later.heartbeat_at is not None and later.heartbeat_at > first.heartbeat_at
         with pytest.raises(JobLockedError):
-            acquire(spark, paths, "j", "second", 10)
+            acquire(paths, "j", "second", 10)
     finally:
         beat.end()
     assert not beat.lost.is_set()
@@ -184,22 +185,22 @@ def test_a_live_run_renews_its_lease_and_is_never_taken_over(spark: SparkSession
 
 def test_a_run_whose_lock_was_taken_learns_it_from_its_heartbeat(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
-    acquire(spark, paths, "j", "slow", LEASE)
-    assert take_lock(spark, paths.locks, "j", "other", read_state(spark, paths, "j").holder)  # e.g. judged dead
-    beat = start_heartbeat(spark, paths.locks, "j", "slow", 0.2)
+    ensure_state_tables(paths)
+    acquire(paths, "j", "slow", LEASE)
+    assert take_lock(paths.locks, "j", "other", read_state(paths, "j").holder)  # e.g. judged dead
+    beat = start_heartbeat(paths.locks, "j", "slow", 0.2)
     assert beat.lost.wait(30)
     beat.end()
 
 
 def test_jobs_sharing_a_state_folder_take_their_locks_at_the_same_moment(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
+    ensure_state_tables(paths)
     errors: list[BaseException] = []
 
     def take(job: str) -> None:
         try:
-            acquire(spark, paths, job, f"run-{job}", LEASE)
+            acquire(paths, job, f"run-{job}", LEASE)
         except BaseException as exc:  # recorded for the assertion
             errors.append(exc)
 
@@ -215,9 +216,9 @@ def test_jobs_sharing_a_state_folder_take_their_locks_at_the_same_moment(spark: 
 
 def test_unlock_removes_a_lock_by_hand_and_checks_the_run_id(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
-    ensure_state_tables(spark, paths)
-    acquire(spark, paths, "j", "first", LEASE)
+    ensure_state_tables(paths)
+    acquire(paths, "j", "first", LEASE)
     with pytest.raises(ValueError, match="--run-id: job 'j' is locked by run first"):
-        remove_lock(spark, paths.locks, "j", "nope")
-    assert [r["run_id"] for r in remove_lock(spark, paths.locks, "j")] == ["first"]
-    acquire(spark, paths, "j", "second", LEASE)
+        remove_lock(paths.locks, "j", "nope")
+    assert [r["run_id"] for r in remove_lock(paths.locks, "j")] == ["first"]
+    acquire(paths, "j", "second", LEASE)

@@ -1,0 +1,90 @@
+"""Commands answered from the Delta logs alone, without a JVM: a run with nothing pending, and `unlock`.
+
+Starting Spark takes seconds (half a minute on a busy machine); a scheduled run that finds nothing new, or a
+hand `unlock`, needs only the state tables and the sources' latest RecDate, which the Delta logs give in
+milliseconds. Where the logs cannot answer exactly, the run asks Spark as before (`controller.run`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from pathlib import Path
+
+from deltainc.join.windows import from_index, next_window, parse_point, to_index
+from deltainc.pipeline.config import JobConfig, load_job, resolve_job
+from deltainc.pipeline.lock import remove_lock
+from deltainc.pipeline.log_reader import LogUnreadable, read_state_from_log
+from deltainc.pipeline.log_status import latest_in_both
+from deltainc.pipeline.remembered_settings import check_unchanged
+from deltainc.pipeline.results import PipelineResult
+from deltainc.pipeline.state import read_state
+from deltainc.pipeline.state_model import state_paths
+from deltainc.settings import Settings, load_settings
+
+__all__ = ["nothing_pending", "idle_run", "unlock"]
+
+log = logging.getLogger("deltainc")
+
+
+def _load(job: JobConfig | str | Path, settings: Settings | None) -> tuple[JobConfig, Settings]:
+    settings = settings or load_settings()
+    if not isinstance(job, JobConfig):
+        job = load_job(resolve_job(str(job), settings.job_dir))
+    return job, settings
+
+
+def nothing_pending(job: JobConfig, watermark: int | None, latest: int | None, until: int | None) -> str:
+    """Why a run has nothing to do, naming the fact that stops it (start_date, until, or no new data)."""
+    uom, inc = job.join.time_uom, job.join.inc_col
+    start = to_index(job.start_date, uom)
+
+    def label(unit: int | None) -> str:
+        return "none" if unit is None else from_index(unit, uom).isoformat()
+
+    facts = f"watermark {label(watermark)}, latest {inc} in both sources {label(latest)}"
+    if latest is None:
+        return f"nothing pending for {job.name}: a source has no rows with a {inc} yet ({facts})"
+    if watermark is None and start > latest:
+        return (
+            f"nothing pending for {job.name}: start_date {job.start_date} is after the latest {inc} "
+            f"in both sources {label(latest)}"
+        )
+    if until is not None and (start - 1 if watermark is None else watermark) >= until:
+        return f"nothing pending for {job.name} until {label(until)}: {facts}"
+    return f"nothing pending for {job.name}: {facts}"
+
+
+def idle_run(
+    job: JobConfig | str | Path, settings: Settings | None = None, until: str | dt.date | None = None
+) -> PipelineResult | None:
+    """`run`'s result when the logs show nothing pending (its settings checked as a run checks them); None when
+    there is work to do, or when the logs cannot tell (a catalog table, a missing source: Spark says why)."""
+    job, settings = _load(job, settings)
+    uom = job.join.time_uom
+    until_unit = None if until is None else parse_point(until, "--until", uom)
+    root = job.state_path(settings.state_dir)
+    try:
+        state = read_state_from_log(state_paths(root), job.name)
+        latest = latest_in_both(job)
+    except (LogUnreadable, FileNotFoundError) as exc:
+        log.info("%s: pending work read with Spark: %s", job.name, exc)
+        return None
+    start = to_index(job.start_date, uom)
+    if next_window(state.watermark, start, latest, until_unit, job.max_window, uom) is not None:
+        return None
+    check_unchanged(job, state.settings, "run")
+    message = nothing_pending(job, state.watermark, latest, until_unit)
+    label = None if state.watermark is None else from_index(state.watermark, uom).isoformat()
+    return PipelineResult(job.name, "run", None, (), label, message)
+
+
+def unlock(
+    job: JobConfig | str | Path, run_id: str | None = None, settings: Settings | None = None
+) -> list[dict[str, object]]:
+    """Remove the job's lock by hand (only run `run_id`'s when given); the lock rows removed. Rarely needed: the
+    next run takes over a dead run's lock by itself."""
+    job, settings = _load(job, settings)
+    paths = state_paths(job.state_path(settings.state_dir))
+    read_state(paths, job.name)  # a state folder that cannot be read says so here, naming state_dir
+    return remove_lock(paths.locks, job.name, run_id)

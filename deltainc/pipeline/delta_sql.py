@@ -8,13 +8,16 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, Row, SparkSession
 
 from deltainc.pipeline.config import TableRef
+from deltainc.pipeline.log_tables import LogUnreadable, open_table, reading
+from deltainc.spark_compat import is_connect
 
 __all__ = [
     "table_name",
@@ -109,9 +112,21 @@ def read(spark: SparkSession, ref: TableRef) -> DataFrame:
     return spark.read.table(ref.table or "")
 
 
-def latest_commit(spark: SparkSession, ref: TableRef) -> Row | None:
-    """The table's latest commit (DESCRIBE HISTORY's row: version, operation, operationMetrics, ...)."""
-    return spark.sql(f"DESCRIBE HISTORY {table_name(ref)} LIMIT 1").first()
+def latest_commit(spark: SparkSession, ref: TableRef) -> Mapping[str, Any] | None:
+    """The table's latest commit (version, operation, operationMetrics, ...): read from its Delta log with delta-rs
+    where the table is a local path of this process, else DESCRIBE HISTORY's row (a Spark job)."""
+    if ref.path is not None and not is_connect(spark):
+        try:
+            table = open_table(ref.path)
+            if table is not None:
+                with reading(ref.path):
+                    history = table.history(1)
+                if history and "operation" in history[0] and "version" in history[0]:
+                    return history[0]
+        except LogUnreadable:
+            pass
+    row = spark.sql(f"DESCRIBE HISTORY {table_name(ref)} LIMIT 1").first()
+    return None if row is None else row.asDict()
 
 
 def detail(spark: SparkSession, ref: TableRef) -> Row | None:

@@ -30,7 +30,14 @@ from deltainc.pipeline.state_model import JobState, StatePaths
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-__all__ = ["LogUnreadable", "read_state_from_log", "read_runs_from_log", "latest_unit_from_log", "null_count_from_log"]
+__all__ = [
+    "LogUnreadable",
+    "read_state_from_log",
+    "read_runs_from_log",
+    "latest_unit_from_log",
+    "null_count_from_log",
+    "files_in_units",
+]
 
 _TIME_TYPES = {"date", "timestamp", "timestamp_ntz"}
 # Reader features whose tables the log answers exactly (deletion vectors are checked file by file).
@@ -242,3 +249,31 @@ def null_count_from_log(location: str, inc_col: str) -> int:
             raise LogUnreadable(f"{location}: a file has no row count or null count in the log")
         total += (count if value is None else 0) if partitioned else int(value)
     return total
+
+
+def files_in_units(location: str, inc_col: str, time_uom: str, first: int, last: int | None) -> tuple[int, int]:
+    """The files, and their bytes, that a scan of units [first, last] (last None: open) of `inc_col` reads in a
+    table partitioned by `inc_col`: the live files whose partition value falls in the range (what Delta's
+    partition pruning keeps, as `sources.scan_stats` counts it). LogUnreadable for a table not so partitioned."""
+    table = open_table(location)
+    if table is None:
+        raise LogUnreadable(f"no Delta table at {location} (Spark says so)")
+    with reading(location):
+        _reader_features_known(table, location)
+        types = column_types(table, location)
+        column = _column(types, inc_col, location)
+        if column not in table.metadata().partition_columns or types[column] not in _TIME_TYPES:
+            raise LogUnreadable(f"{location} is not partitioned by {column}: Spark's file pruning counts its files")
+        actions = table.get_add_actions(flatten=True)
+        if actions.num_rows == 0:
+            return 0, 0
+        values = actions.column(f"partition.{column}").to_pylist()
+        sizes = actions.column("size_bytes").to_pylist()
+    files = size = 0
+    for value, file_size in zip(values, sizes, strict=True):
+        if value is None:
+            continue
+        unit = to_index(spark_value(value, types[column], column), time_uom)
+        if first <= unit and (last is None or unit <= last):
+            files, size = files + 1, size + int(file_size)
+    return files, size

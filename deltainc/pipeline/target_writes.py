@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from deltainc.join.output_layout import RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index, read_bounds
 from deltainc.pipeline.commit_metrics import NO_COMMIT, CommitResult
+from deltainc.pipeline.log_reader import LogUnreadable, files_in_units
 from deltainc.pipeline.merge import ACTION, merge_window, plan_actions
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.slice_writer import (
@@ -33,6 +34,7 @@ from deltainc.pipeline.sources import ScanStats, read_table, scan_stats
 from deltainc.pipeline.target_layout import default_partitioning, ensure_target, lay_out
 from deltainc.pipeline.target_schema import new_columns
 from deltainc.pipeline.too_late import too_late_rows
+from deltainc.spark_compat import is_connect
 
 __all__ = ["WriteMode", "Written", "shaped", "write_window", "write_too_late"]
 
@@ -69,12 +71,25 @@ def _write_forward(prepared: PreparedJob, window: Window, output: DataFrame, met
     target, to = _target(prepared, output, metadata)
     rec = prepared.spec.layout.inc_col
     slices = forward_slices(rec, from_index(window.start - 1, prepared.uom), target.schema[rec].dataType)
-    read = scan_stats(prepared.spark, target.where(slices.condition()))
+    read = _slices_read(prepared, window, target.where(slices.condition()))
     if prepared.job.target.forward_write == "merge":
         commit = merge_slices(to, output, prepared.identity.columns, slices)
     else:
         commit = replace_slices(to, output, slices)
     return Written(prepared.job.target.forward_write, commit, read)
+
+
+def _slices_read(prepared: PreparedJob, window: Window, rows: DataFrame) -> ScanStats:
+    """The target's files the slices from the watermark on span: from its Delta log when the target is a local
+    table partitioned by the output RecDate (partition pruning keeps exactly those), else as Spark plans it."""
+    ref = prepared.job.target
+    if ref.path is not None and not is_connect(prepared.spark):
+        try:
+            rec = prepared.spec.layout.inc_col
+            return ScanStats(*files_in_units(ref.path, rec, prepared.uom, window.start - 1, None))
+        except LogUnreadable:
+            pass
+    return scan_stats(prepared.spark, rows)
 
 
 def _write_forward_only(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:

@@ -19,10 +19,10 @@ from pyspark.sql import DataFrame
 from deltainc.errors import Cancelled
 from deltainc.join.engine import join_prepared, read_sources
 from deltainc.join.join_types import counted_types
-from deltainc.join.windows import Window
+from deltainc.join.windows import Window, open_read_bounds
 from deltainc.pipeline.config import TableRef
 from deltainc.pipeline.lease import Lease
-from deltainc.pipeline.log_reader import LogUnreadable, null_count_from_log
+from deltainc.pipeline.log_reader import LogUnreadable, files_in_units, null_count_from_log
 from deltainc.pipeline.log_status import source_location
 from deltainc.pipeline.merge import count_and_check
 from deltainc.pipeline.prepared_job import PreparedJob
@@ -73,6 +73,17 @@ def _null_inc(ref: TableRef, role: str, frame: DataFrame, inc: str) -> int:
         return count_null_inc(frame, inc)
 
 
+def _scanned(prepared: PreparedJob, ref: TableRef, role: str, scan: DataFrame, first: int, last: int) -> ScanStats:
+    """The files and bytes a source's scan of units [first, last] reads: from its Delta log when the source is
+    partitioned by its inc_col, else as Spark plans the scan."""
+    try:
+        location = source_location(ref, role)
+        files, size = files_in_units(location, prepared.job.join.inc_col, prepared.uom, first, last)
+    except (LogUnreadable, FileNotFoundError):
+        return scan_stats(prepared.spark, scan)
+    return ScanStats(files, size)
+
+
 def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) -> WindowReport:
     """Join one window, write it to the target, then one run-log row that moves the watermark (a forward
     window or a rebuild; a re-run not) and, on the run's `last` window, releases the lock."""
@@ -85,7 +96,11 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
     try:
         spec = replace(prepared.spec, start=window.start, end=window.end)
         scan_a, scan_b = read_sources(prepared.df_a, prepared.df_b, spec)
-        reads = scan_stats(prepared.spark, scan_a), scan_stats(prepared.spark, scan_b)
+        bounds = open_read_bounds(window.start, window.end, spec.look_back_time, spec.max_waiting_time, spec.b_waits)
+        reads = (
+            _scanned(prepared, job.source_a, "source_a", scan_a, bounds.a_start, bounds.a_end),
+            _scanned(prepared, job.source_b, "source_b", scan_b, bounds.b_start, bounds.b_end),
+        )
         output = shaped(prepared, mode, join_prepared(prepared.df_a, prepared.df_b, spec))
         output = output.persist(StorageLevel.MEMORY_AND_DISK)
         found = count_and_check(output, prepared.identity)

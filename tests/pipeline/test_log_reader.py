@@ -10,15 +10,17 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from deltainc.join.unit_columns import source_filter
 from deltainc.pipeline.lock import release_lock
 from deltainc.pipeline.log_reader import (
     LogUnreadable,
+    files_in_units,
     latest_unit_from_log,
     null_count_from_log,
     read_runs_from_log,
     read_state_from_log,
 )
-from deltainc.pipeline.sources import count_null_inc, latest_unit
+from deltainc.pipeline.sources import count_null_inc, latest_unit, scan_stats
 from deltainc.pipeline.state import RunRecord, StatePaths, acquire, append_run, ensure_state_tables, state_paths
 
 LEASE = 120
@@ -277,3 +279,18 @@ def test_the_null_count_of_recdate_comes_from_the_log_as_spark_counts_it(spark: 
     spark.sql(f"INSERT INTO delta.`{location}` VALUES (1, NULL)")
     with pytest.raises(LogUnreadable, match="null count|no null_count"):
         null_count_from_log(location, "RecDate")
+
+
+def test_the_files_a_window_reads_come_from_the_log_as_spark_plans_them(spark: SparkSession, tmp_path: Path) -> None:
+    location = str(tmp_path / "a")
+    days = "('2025-02-01', 1), ('2025-02-02', 2), ('2025-02-02', 3), ('2025-02-04', 4), (NULL, 5)"
+    frame = spark.sql(f"SELECT CAST(d AS DATE) AS RecDate, id FROM VALUES {days} t(d, id)")
+    frame.repartition(3).write.format("delta").partitionBy("RecDate").save(location)
+    table = spark.read.format("delta").load(location)
+    for first, last in ((20120, 20121), (20121, 20121), (20122, 20130), (20000, 20200), (20121, None)):
+        expected = scan_stats(spark, table.where(source_filter(table, "RecDate", "day", first, last)))
+        assert files_in_units(location, "RecDate", "day", first, last) == (expected.files, expected.bytes)
+    flat = str(tmp_path / "flat")
+    frame.write.format("delta").save(flat)
+    with pytest.raises(LogUnreadable, match="not partitioned"):
+        files_in_units(flat, "RecDate", "day", 20120, 20121)

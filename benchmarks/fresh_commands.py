@@ -1,0 +1,121 @@
+"""What a command costs as a fresh process: the ones that need no JVM, and a Spark start with its jars on disk.
+
+On a small job brought up to date (10 days x 50 rows, every window processed), each command is the real
+command line in a new process, as cron or a scheduler starts it: `run` with nothing pending, `status`,
+`unlock` (nothing to remove) and `validate` (which starts Spark). Then a Spark start with Delta, from the jar
+files an earlier start resolved (what deltainc does) against one that resolves `spark.jars.packages` again
+(a fresh jar-list cache), alternating. Medians of `--repeat` runs after one warm-up each; Markdown on stdout.
+
+    python -m benchmarks.fresh_commands [--repeat 5] [--data bench-data/fresh] [--out benchmarks/FRESH_COMMANDS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.status_ab import JOB, bench_env
+
+START_SPARK = """
+from deltainc.settings import load_settings
+from deltainc.spark import get_spark
+spark = get_spark(load_settings(spark={"master": "local[2]"}))
+assert spark.range(1).count() == 1
+"""
+
+
+def _prepare(root: Path) -> None:
+    """Sources of 10 days x 50 rows and a job that processed all of them: nothing is pending."""
+    if (root / "state" / "runs").is_dir():
+        return
+    from deltainc.pipeline.config import load_job
+    from deltainc.pipeline.controller import run
+    from deltainc.settings import Settings, SparkSettings
+    from deltainc.spark import get_spark
+    from deltainc.tools.sample_data import SampleSpec, write_sources
+
+    (root / "jobs").mkdir(parents=True, exist_ok=True)
+    (root / "jobs" / "trx.toml").write_text(JOB.format(root=root))
+    settings = Settings(
+        spark=SparkSettings(master="local[2]", shuffle_partitions=2), state_dir=root / "state", job_dir=root / "jobs"
+    )
+    spark = get_spark(settings)
+    write_sources(spark, SampleSpec(start=dt.date(2025, 3, 1), days=10, rows_per_day=50, seed=1),
+                  str(root / "a"), str(root / "b"))  # fmt: skip
+    run(load_job(root / "jobs" / "trx.toml"), spark=spark, settings=settings)
+    spark.stop()
+
+
+def _seconds(command: list[str], root: Path, env: dict[str, str] | None = None) -> float:
+    clock = time.perf_counter()
+    done = subprocess.run(command, cwd=root, env=env or bench_env(root), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-2000:]}")
+    return time.perf_counter() - clock
+
+
+def _row(name: str, times: list[float], jvm: str) -> str:
+    return f"| {name} | {statistics.median(times):.2f} | {min(times):.2f} | {max(times):.2f} | {jvm} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--data", type=Path, default=Path("bench-data/fresh"))
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    root = args.data.absolute()
+    _prepare(root)
+    cli = [sys.executable, "-m", "deltainc"]
+    commands = {
+        "`deltainc run trx` (nothing pending)": ([*cli, "run", "trx"], "none"),
+        "`deltainc status trx`": ([*cli, "status", "trx"], "none"),
+        "`deltainc unlock trx`": ([*cli, "unlock", "trx"], "none"),
+        "`deltainc validate trx`": ([*cli, "validate", "trx"], "starts Spark"),
+    }
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for command, _jvm in commands.values():
+        _seconds(command, root)  # warm-up: file caches
+    for _ in range(args.repeat):
+        for name, (command, _jvm) in commands.items():
+            times[name].append(_seconds(command, root))
+    start = [sys.executable, "-c", START_SPARK]
+    on_disk, resolving = [], []
+    _seconds(start, root)  # warm-up: remembers the jar files
+    for _ in range(max(3, args.repeat // 2)):
+        on_disk.append(_seconds(start, root))
+        with tempfile.TemporaryDirectory() as empty:  # no remembered jar list: Spark resolves the packages
+            resolving.append(_seconds(start, root, {**bench_env(root), "XDG_CACHE_HOME": empty}))
+    ratios = sorted(a / b for a, b in zip(on_disk, resolving, strict=True))
+    lines = [
+        f"# Commands as fresh processes ({dt.date.today()}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.1f})",
+        "",
+        f"`python -m benchmarks.fresh_commands --repeat {args.repeat}`: the whole process of each command, on a job "
+        "with nothing pending (10 days x 50 rows, all processed), in turn, after one warm-up each.",
+        "",
+        "| command | median s | min s | max s | JVM |",
+        "|---|---:|---:|---:|---|",
+        *(_row(name, times[name], jvm) for name, (_command, jvm) in commands.items()),
+        _row("a Spark start with Delta, jars from disk (`spark.jars`)", on_disk, "starts Spark"),
+        _row("a Spark start with Delta, resolving `spark.jars.packages`", resolving, "starts Spark"),
+        "",
+        f"Jars from disk / resolving, per pair: median {statistics.median(ratios):.3f} "
+        f"(min {ratios[0]:.3f}, max {ratios[-1]:.3f}). Spark jobs and Delta commits: none in the first three "
+        "commands; `validate` runs Spark jobs to read the sources' schemas and commits nothing.",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

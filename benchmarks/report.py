@@ -44,6 +44,8 @@ class Results:
     sessions: dict[str, list[dict[str, Any]]] | None = None  # scenario 6, from benchmarks.session_ab
     sessions_size: tuple[int, int] = (2000, 40)
     connect: dict[str, Any] | None = None  # scenario 7, from benchmarks.connect_ab
+    fresh: list[str] | None = None  # scenario 8: benchmarks.fresh_commands' report
+    window: list[str] | None = None  # scenario 9: benchmarks.window_profile's report
     phases: list[tuple[str, float]] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
     total_s: float | None = None
@@ -544,6 +546,14 @@ def _scenario_7(results: Results) -> list[str]:
     return render_connect(results.connect)
 
 
+def _scenario_8(results: Results) -> list[str]:
+    return results.fresh or ["_Not run._"]
+
+
+def _scenario_9(results: Results) -> list[str]:
+    return results.window or ["_Not run._"]
+
+
 def render(results: Results) -> str:
     """RESULTS.md."""
     lines = [
@@ -656,6 +666,18 @@ def render(results: Results) -> str:
             _scenario_7,
             "`python -m benchmarks.connect_ab`: `deltainc run` as a whole fresh process, starting a local JVM or as a "
             "client of a running `deltainc serve`, at 2,000 rows a day.",
+        ),
+        (
+            "8. Commands as fresh processes",
+            _scenario_8,
+            "`python -m benchmarks.fresh_commands`: `run` with nothing pending, `status`, `unlock` and `validate` as "
+            "whole processes, and a Spark start with the Delta jars from disk against one resolving them.",
+        ),
+        (
+            "9. One warm daily run, phase by phase",
+            _scenario_9,
+            "`python -m benchmarks.window_profile`: where the seconds and Spark jobs of a daily run at 2,000 rows a "
+            "day go, against the floor (join the window, append it), alternating on restored tables.",
         ),
     ]
     for title, build, text in sections:

@@ -15,6 +15,7 @@ import json
 import logging
 import shlex
 import shutil
+import subprocess
 import sys
 import time
 import traceback
@@ -81,8 +82,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     run.add_argument(
         "--scenarios",
         type=_int_list,
-        default=[1, 2, 3, 4, 5, 6, 7],
-        help="which scenarios (default 1,2,3,4,5,6,7; 7 needs Spark 4)",
+        default=[1, 2, 3, 4, 5, 6, 7, 8, 9],
+        help="which scenarios (default 1..9; 7 needs Spark 4)",
     )
     run.add_argument("--look-back", type=int, default=2, help="look_back_time of the job, days (default 2)")
     run.add_argument("--max-wait", type=int, default=11, help="max_waiting_time of the job, days (default 11)")
@@ -111,9 +112,9 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--rows-per-day must be >= 1 and --days >= 2 (got {args.rows_per_day}, {args.days})")
     if args.repeat < 1:
         parser.error(f"--repeat: expected >= 1, got {args.repeat}")
-    unknown = sorted(set(args.scenarios) - {1, 2, 3, 4, 5, 6, 7})
+    unknown = sorted(set(args.scenarios) - set(range(1, 10)))
     if unknown:
-        parser.error(f"--scenarios: expected numbers 1..7, got {unknown}")
+        parser.error(f"--scenarios: expected numbers 1..9, got {unknown}")
     small = [s for s in args.sizes if s < 2]
     if small:
         parser.error(f"--sizes: every size must be >= 2 (a daily run needs a day before it), got {small}")
@@ -130,6 +131,13 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     args.partition_by = (
         None if args.partition_by == "default" else [c.strip() for c in args.partition_by.split(",") if c.strip()]
     )
+
+
+def _report_of(module: list[str]) -> list[str]:
+    """The Markdown report of a benchmark module run in its own process (its own SparkSession), headings moved
+    two levels down to sit under their scenario."""
+    done = subprocess.run([sys.executable, "-m", *module], capture_output=True, text=True, check=True)
+    return [("##" + line) if line.startswith("#") else line for line in done.stdout.splitlines()]
 
 
 def _echo_factory(started: float) -> Callable[[str], None]:
@@ -267,6 +275,21 @@ def main(argv: list[str] | None = None) -> int:
             results.connect = measure_connect(args.data / "connect", args.repeat)
 
         phase("scenario 7: a command as a Spark Connect client vs its own JVM, at R = 2,000", connect)
+    if 8 in chosen:
+
+        def fresh() -> None:
+            repeat = str(max(3, args.repeat))
+            results.fresh = _report_of(
+                ["benchmarks.fresh_commands", "--repeat", repeat, "--data", str(args.data / "fresh")]
+            )
+
+        phase("scenario 8: commands as fresh processes (no JVM where none is needed), Spark start", fresh)
+    if 9 in chosen:
+
+        def window() -> None:
+            results.window = _report_of(["benchmarks.window_profile", "--repeat", str(args.repeat)])
+
+        phase("scenario 9: one warm daily run at R = 2,000, phase by phase, against the floor", window)
     if 4 in chosen:
 
         def stream() -> None:

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.status_ab import JOB, bench_env
+from benchmarks.status_ab import bench_env, prepare
 
 START_SPARK = """
 from deltainc.settings import load_settings
@@ -29,28 +29,6 @@ from deltainc.spark import get_spark
 spark = get_spark(load_settings(spark={"master": "local[2]"}))
 assert spark.range(1).count() == 1
 """
-
-
-def _prepare(root: Path) -> None:
-    """Sources of 10 days x 50 rows and a job that processed all of them: nothing is pending."""
-    if (root / "state" / "runs").is_dir():
-        return
-    from deltainc.pipeline.config import load_job
-    from deltainc.pipeline.controller import run
-    from deltainc.settings import Settings, SparkSettings
-    from deltainc.spark import get_spark
-    from deltainc.tools.sample_data import SampleSpec, write_sources
-
-    (root / "jobs").mkdir(parents=True, exist_ok=True)
-    (root / "jobs" / "trx.toml").write_text(JOB.format(root=root))
-    settings = Settings(
-        spark=SparkSettings(master="local[2]", shuffle_partitions=2), state_dir=root / "state", job_dir=root / "jobs"
-    )
-    spark = get_spark(settings)
-    write_sources(spark, SampleSpec(start=dt.date(2025, 3, 1), days=10, rows_per_day=50, seed=1),
-                  str(root / "a"), str(root / "b"))  # fmt: skip
-    run(load_job(root / "jobs" / "trx.toml"), spark=spark, settings=settings)
-    spark.stop()
 
 
 def _seconds(command: list[str], root: Path, env: dict[str, str] | None = None) -> float:
@@ -72,7 +50,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     root = args.data.absolute()
-    _prepare(root)
+    prepare(root, until=None)
     cli = [sys.executable, "-m", "deltainc"]
     commands = {
         "`deltainc run trx` (nothing pending)": ([*cli, "run", "trx"], "none"),

@@ -68,8 +68,9 @@ def bench_env(root: Path) -> dict[str, str]:
     }
 
 
-def _prepare(root: Path) -> None:
-    """Sources of 10 days x 50 rows, and a job run over its first 5 days (5 windows: 5 run-log rows)."""
+def prepare(root: Path, until: str | None = "2025-03-05") -> None:
+    """Sources of 10 days x 50 rows, and a job run up to `until` (by default its first 5 days: 5 windows, 5
+    run-log rows; None: every day, so nothing is pending)."""
     if (root / "state" / "runs").is_dir():
         return
     from deltainc.pipeline.config import load_job
@@ -86,7 +87,7 @@ def _prepare(root: Path) -> None:
     spark = get_spark(settings)
     write_sources(spark, SampleSpec(start=dt.date(2025, 3, 1), days=10, rows_per_day=50, seed=1),
                   str(root / "a"), str(root / "b"))  # fmt: skip
-    run(load_job(root / "jobs" / "trx.toml"), until="2025-03-05", spark=spark, settings=settings)
+    run(load_job(root / "jobs" / "trx.toml"), until=until, spark=spark, settings=settings)
     spark.stop()
 
 
@@ -103,7 +104,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     root = args.data.absolute()
-    _prepare(root)
+    prepare(root)
     log_side = [sys.executable, "-m", "deltainc", "status", "trx", "--json"]
     spark_side = [sys.executable, "-c", WITH_SPARK]
     for warm_up in (log_side, spark_side):  # file caches, the Ivy cache

@@ -195,6 +195,18 @@ def _latest_value(table: DeltaTable, column: str, partitioned: bool, location: s
     return latest
 
 
+def _source_table(location: str, inc_col: str) -> tuple[DeltaTable, dict[str, str], str]:
+    """The Delta table at `location` with its column types and the column `inc_col` names, refused
+    (LogUnreadable) when absent or when its protocol may change what its add actions mean."""
+    table = open_table(location)
+    if table is None:
+        raise LogUnreadable(f"no Delta table at {location} (Spark says so)")
+    with reading(location):
+        _reader_features_known(table, location)
+        types = column_types(table, location)
+    return table, types, _column(types, inc_col, location)
+
+
 def latest_unit_from_log(location: str, inc_col: str, time_uom: str) -> int | None:
     """`sources.latest_unit` of the Delta table at `location`, from its add actions alone (no data file read).
 
@@ -203,13 +215,8 @@ def latest_unit_from_log(location: str, inc_col: str, time_uom: str) -> int | No
     which never moves a day or an hour). LogUnreadable when that may not be the max of the live rows: deletion
     vectors in use, a file without statistics, column mapping or another reader feature, no table there.
     """
-    table = open_table(location)
-    if table is None:
-        raise LogUnreadable(f"no Delta table at {location} (Spark says so)")
+    table, types, column = _source_table(location, inc_col)
     with reading(location):
-        _reader_features_known(table, location)
-        types = column_types(table, location)
-        column = _column(types, inc_col, location)
         if types[column] not in _TIME_TYPES:
             raise LogUnreadable(f"{location}: {column} is {types[column]}, not a date or timestamp (Spark says so)")
         if _has_deletion_vectors(table):
@@ -225,12 +232,8 @@ def null_count_from_log(location: str, inc_col: str) -> int:
     """`sources.count_null_inc` of the Delta table at `location`: its rows whose `inc_col` is NULL, from the add
     actions (the partition value, or each file's null_count statistic). LogUnreadable where that may not be
     exact: deletion vectors in use, a file without statistics, column mapping or another reader feature."""
-    table = open_table(location)
-    if table is None:
-        raise LogUnreadable(f"no Delta table at {location} (Spark says so)")
+    table, _types, column = _source_table(location, inc_col)
     with reading(location):
-        _reader_features_known(table, location)
-        column = _column(column_types(table, location), inc_col, location)
         if _has_deletion_vectors(table):
             raise LogUnreadable(f"{location} has deletion vectors: a null count may include deleted rows")
         partitioned = column in table.metadata().partition_columns
@@ -255,13 +258,8 @@ def files_in_units(location: str, inc_col: str, time_uom: str, first: int, last:
     """The files, and their bytes, that a scan of units [first, last] (last None: open) of `inc_col` reads in a
     table partitioned by `inc_col`: the live files whose partition value falls in the range (what Delta's
     partition pruning keeps, as `sources.scan_stats` counts it). LogUnreadable for a table not so partitioned."""
-    table = open_table(location)
-    if table is None:
-        raise LogUnreadable(f"no Delta table at {location} (Spark says so)")
+    table, types, column = _source_table(location, inc_col)
     with reading(location):
-        _reader_features_known(table, location)
-        types = column_types(table, location)
-        column = _column(types, inc_col, location)
         if column not in table.metadata().partition_columns or types[column] not in _TIME_TYPES:
             raise LogUnreadable(f"{location} is not partitioned by {column}: Spark's file pruning counts its files")
         actions = table.get_add_actions(flatten=True)

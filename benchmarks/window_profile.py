@@ -512,7 +512,8 @@ def render(daily: list[Profile], floor: list[Profile], warm: tuple[Profile, Prof
         f"and {len(floor)} floor runs alternately, the tables restored (Delta RESTORE) before each. Medians over the "
         "repetitions (min-max for the totals). 's' = wall seconds while this was the innermost wrapped call (rows "
         "add up to the run); 'job s' = summed durations of its Spark jobs (status store; concurrent jobs overlap). "
-        f"1-minute load average during the measured runs: {meta['load']}.",
+        f"1-minute load average during the measured runs: {meta['load']}."
+        + "".join(f" Set: {key} = {meta[key]}." for key in ("conf", "join") if meta.get(key)),
         "",
     ]
     for title, profiles in (("daily run", daily), ("floor (read, inc_join, append)", floor)):
@@ -578,12 +579,20 @@ def render(daily: list[Profile], floor: list[Profile], warm: tuple[Profile, Prof
 # --- main -----------------------------------------------------------------------------------------------------
 
 
-def profile(rows: int, days: int, repeat: int, echo: Callable[[str], None]) -> tuple[list[str], dict[str, Any]]:
-    """Set up, measure, and render; also the raw measurements."""
+def profile(
+    rows: int,
+    days: int,
+    repeat: int,
+    echo: Callable[[str], None],
+    conf: dict[str, str] | None = None,
+    join: dict[str, Any] | None = None,
+) -> tuple[list[str], dict[str, Any]]:
+    """Set up, measure, and render; also the raw measurements. `conf` adds Spark settings and `join` overrides
+    the job's [join] keys (both for A/B comparisons of one setting)."""
     logging.getLogger("deltainc").setLevel(logging.WARNING)
     root = Path(tempfile.mkdtemp(prefix="deltainc-window-profile-"))
     settings = Settings(
-        spark=SparkSettings(master="local[2]", shuffle_partitions=8, log_level="ERROR"),
+        spark=SparkSettings(master="local[2]", shuffle_partitions=8, log_level="ERROR", conf=conf or {}),
         warehouse_dir=root / "warehouse",
         state_dir=root / "state",
     )
@@ -593,6 +602,8 @@ def profile(rows: int, days: int, repeat: int, echo: Callable[[str], None]) -> t
         sources = ensure_sources(spark, root, SampleSpec(start=START, days=days, rows_per_day=rows))
         bench = Bench(spark, settings, sources, root / "work", 1, 0.0, 2, 11, None, echo)
         job = bench.job("daily", max_window=0)
+        if join:
+            job = job.model_copy(update={"join": job.join.model_copy(update=join)})
         echo(f"sources: {sources.rows_a:,} + {sources.rows_b:,} rows ({time.perf_counter() - started:.1f} s)")
         started = time.perf_counter()
         bench.run(job, days - 1)
@@ -635,7 +646,8 @@ def profile(rows: int, days: int, repeat: int, echo: Callable[[str], None]) -> t
         echo(f"traced: daily {traced_daily.seconds:.2f} s / {traced_daily.job_count} jobs, "
              f"floor {traced_floor.seconds:.2f} s / {traced_floor.job_count} jobs")  # fmt: skip
         load = f"{min(loads):.1f}-{max(loads):.1f}" if loads else "-"
-        meta = {"rows_per_day": rows, "days": days, "repeat": repeat, "spark": spark.version, "load": load}
+        meta = {"rows_per_day": rows, "days": days, "repeat": repeat, "spark": spark.version, "load": load,
+                "conf": conf or {}, "join": join or {}}  # fmt: skip
         lines = render(daily, floor, (warm_daily, warm_floor), (traced_daily, traced_floor), meta)
         raw = {
             "meta": meta,
@@ -656,12 +668,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the raw measurements here")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting to add")
+    parser.add_argument("--join", action="append", default=[], metavar="KEY=VALUE", help="a job [join] key to set")
     args = parser.parse_args(argv)
+    conf = dict(item.split("=", 1) for item in args.conf)
+    join = {key: json.loads(value) for key, value in (item.split("=", 1) for item in args.join)}
 
     def echo(message: str) -> None:
         print(f"window_profile: {message}", file=sys.stderr, flush=True)
 
-    lines, raw = profile(args.rows_per_day, args.days, args.repeat, echo)
+    lines, raw = profile(args.rows_per_day, args.days, args.repeat, echo, conf, join)
     if args.json:
         args.json.write_text(json.dumps(raw, indent=1, default=str))
     print("\n".join(lines))

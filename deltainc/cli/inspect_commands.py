@@ -96,7 +96,10 @@ def validate(ctx: Context) -> int:
     """`deltainc validate [JOB]`: renders `validate_job`."""
 
     def check(job: JobConfig, path: Path) -> dict[str, Any]:
-        checked = pipeline.validate_job(job, ctx.spark(), ctx.settings)
+        # From the Delta logs where they answer (no JVM); with Spark for a catalog table or a join_cond.
+        checked = pipeline.validate_from_logs(job, ctx.settings)
+        if checked is None:
+            checked = pipeline.validate_job(job, ctx.spark(), ctx.settings)
         state, join, reads = checked.status, job.join, checked.next_read_labels()
         if not ctx.json:
             ctx.print(f"{job.name}: valid  ({path})")

@@ -44,6 +44,7 @@ def run(ctx: Context) -> int:
     from deltainc import pipeline
 
     job, _ = ctx.job(ctx.args.job)
+    pipeline.check_from_logs(job)  # a source or column that does not fit, said before Spark starts
     idle = None if ctx.args.rebuild else pipeline.idle_run(job, ctx.settings, ctx.args.until)
     if idle is not None:  # nothing pending, read from the Delta logs: no JVM started
         _print_result(ctx, idle)
@@ -66,6 +67,7 @@ def rerun(ctx: Context) -> int:
 
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
+    pipeline.check_from_logs(job)
     result = pipeline.rerun(
         job, ctx.args.start, ctx.args.end, spark=ctx.spark(), settings=ctx.settings, on_window=_on_window(ctx)
     )
@@ -82,6 +84,7 @@ def backfill(ctx: Context) -> int:
 
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
+    pipeline.check_from_logs(job)
     spark = ctx.spark()
     done = {"chunks": 0, "total": 0}
     progress = Progress(

@@ -57,7 +57,7 @@ __all__ = [
 def _read(df: DataFrame, spec: JoinSpec, first: int | None, last: int | None) -> DataFrame:
     """A source pruned to units [first, last] (None = open), with its unit index column."""
     inc, uom = spec.settings.inc_col_name, spec.settings.time_uom
-    data_type = column_type(df, inc, "source", "inc_col_name")
+    data_type = column_type(df.schema, inc, "source", "inc_col_name")
     pruned = df.where(source_filter(df, inc, uom, first, last))
     return pruned.withColumn(UNIT, unit_index(F.col(f"`{inc}`"), data_type, uom))
 

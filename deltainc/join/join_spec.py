@@ -14,10 +14,10 @@ from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.join_types import How, normalize_how
 from deltainc.join.output_layout import OutputLayout, plan_layout
 from deltainc.join.settings import ASOF_NEEDS_SLIDING_WINDOW, IncJoinSettings
-from deltainc.join.time_units import from_index, parse_point
+from deltainc.join.time_units import TimeUnit, from_index, parse_point
 from deltainc.join.unit_columns import TIME_TYPES, column_type
 
-__all__ = ["JoinSpec", "prepare_join", "JoinColumns", "JoinCondition", "Point"]
+__all__ = ["JoinSpec", "check_join", "prepare_join", "resolve_join_cond", "JoinColumns", "JoinCondition", "Point"]
 
 JoinColumns = str | Sequence[str] | None
 JoinCondition = str | Column | None
@@ -68,16 +68,24 @@ def _check_join_cols(join_cols: JoinColumns, join_cond: object) -> tuple[str, ..
     return cols
 
 
-def _check_sources(df_a: DataFrame, df_b: DataFrame, join_cols: Sequence[str], inc: str) -> None:
-    for side, df in (("source_a", df_a), ("source_b", df_b)):
-        inc_type = column_type(df, inc, side, "inc_col_name")
+def _check_sources(
+    schema_a: T.StructType, schema_b: T.StructType, join_cols: Sequence[str], inc: str, uom: TimeUnit
+) -> None:
+    for side, schema in (("source_a", schema_a), ("source_b", schema_b)):
+        inc_type = column_type(schema, inc, side, "inc_col_name")
         if not isinstance(inc_type, TIME_TYPES):
             raise SchemaError(
                 f"inc_col_name: column {inc!r} of {side} must be a date or timestamp, got {inc_type.simpleString()}"
             )
+        if isinstance(inc_type, T.DateType) and uom is not TimeUnit.DAY:
+            # Every row of a DATE column sits at midnight: an hour job would see 23 empty hours a day.
+            raise SchemaError(
+                f"time_uom: {uom.value!r} needs a timestamp {inc!r}, but column {inc!r} of {side} is a date; set "
+                f"time_uom = 'day', or give the source a timestamp column as inc_col"
+            )
     for key in join_cols:
-        a_type = column_type(df_a, key, "source_a", "join_cols")
-        b_type = column_type(df_b, key, "source_b", "join_cols")
+        a_type = column_type(schema_a, key, "source_a", "join_cols")
+        b_type = column_type(schema_b, key, "source_b", "join_cols")
         same_family = any(isinstance(a_type, fam) and isinstance(b_type, fam) for fam in _KEY_FAMILIES)
         if a_type != b_type and not same_family:
             raise SchemaError(
@@ -86,7 +94,7 @@ def _check_sources(df_a: DataFrame, df_b: DataFrame, join_cols: Sequence[str], i
             )
 
 
-def _check_join_cond(df_a: DataFrame, df_b: DataFrame, join_cond: str | Column, settings: IncJoinSettings) -> None:
+def resolve_join_cond(df_a: DataFrame, df_b: DataFrame, join_cond: str | Column, settings: IncJoinSettings) -> None:
     """Resolve the condition against the aliased sources (analysis only, no Spark job)."""
     try:
         condition = F.expr(join_cond) if isinstance(join_cond, str) else join_cond
@@ -99,7 +107,9 @@ def _check_join_cond(df_a: DataFrame, df_b: DataFrame, join_cond: str | Column, 
         ) from None
 
 
-def _check_asof(df_a: DataFrame, df_b: DataFrame, join_cols: Sequence[str], settings: IncJoinSettings) -> None:
+def _check_asof(
+    schema_a: T.StructType, schema_b: T.StructType, join_cols: Sequence[str], settings: IncJoinSettings
+) -> None:
     """An as-of join needs the sliding join window (finality rests on it), and time columns (`asof_col`, B's named
     `asof_col_b` when it differs) of one kind that are not keys; `asof_tie_break` names columns of B."""
     if not settings.enforce_sliding_join_window:
@@ -108,11 +118,11 @@ def _check_asof(df_a: DataFrame, df_b: DataFrame, join_cols: Sequence[str], sett
         names = (settings.asof_col, settings.asof_col_b or settings.asof_col)
         field_b = "asof_col_b" if settings.asof_col_b else "asof_col"
         kinds = []
-        sides = (("source_a", df_a, names[0], "asof_col"), ("source_b", df_b, names[1], field_b))
-        for side, df, column, field in sides:
+        sides = (("source_a", schema_a, names[0], "asof_col"), ("source_b", schema_b, names[1], field_b))
+        for side, schema, column, field in sides:
             if column.lower() in {c.lower() for c in join_cols}:
                 raise ConfigError(f"{field}: {column!r} is a join key; name a time column of {side}")
-            data_type = column_type(df, column, side, field)
+            data_type = column_type(schema, column, side, field)
             if not isinstance(data_type, TIME_TYPES):
                 raise SchemaError(
                     f"{field}: column {column!r} of {side} must be a date or timestamp, got {data_type.simpleString()}"
@@ -121,12 +131,12 @@ def _check_asof(df_a: DataFrame, df_b: DataFrame, join_cols: Sequence[str], sett
         if kinds[0] != kinds[1]:
             raise SchemaError(f"{field_b}: A's {names[0]!r} and B's {names[1]!r} must both be dates or both timestamps")
     for name in settings.asof_tie_break:
-        column_type(df_b, name, "source_b", "asof_tie_break")
+        column_type(schema_b, name, "source_b", "asof_tie_break")
 
 
-def prepare_join(
-    a_columns_df: DataFrame,
-    b_columns_df: DataFrame,
+def check_join(
+    schema_a: T.StructType,
+    schema_b: T.StructType,
     how: str,
     join_cols: JoinColumns,
     join_cond: JoinCondition,
@@ -136,8 +146,8 @@ def prepare_join(
     output_window_end: Point,
     other_settings: IncJoinSettings | None,
 ) -> JoinSpec:
-    """Validate `inc_join`'s arguments (all given: the defaults are inc_join's) against the two sources' schemas;
-    raise before anything is computed."""
+    """Everything `prepare_join` checks but the join condition's resolution, from the sources' schemas alone:
+    so that a job can be checked from the Delta logs before Spark starts."""
     settings = other_settings if other_settings is not None else IncJoinSettings()
     if not isinstance(settings, IncJoinSettings):
         raise ConfigError(f"other_settings: expected IncJoinSettings, got {type(settings).__name__}")
@@ -156,7 +166,7 @@ def prepare_join(
             "of any later window can match a B row, so a B row never stops waiting"
         )
     if canonical == "asof":
-        _check_asof(a_columns_df, b_columns_df, cols, settings)
+        _check_asof(schema_a, schema_b, cols, settings)
     elif settings.asof_options_given():
         raise ConfigError(f"{settings.asof_options_given()[0]}: only for how = 'asof', got how = {canonical!r}")
     if start is not None and end is not None and start > end:
@@ -164,8 +174,27 @@ def prepare_join(
             f"output window: output_window_start {from_index(start, uom)} is after "
             f"output_window_end {from_index(end, uom)}"
         )
-    _check_sources(a_columns_df, b_columns_df, cols, settings.inc_col_name)
-    if join_cond is not None:
-        _check_join_cond(a_columns_df, b_columns_df, join_cond, settings)
-    layout = plan_layout(a_columns_df.columns, b_columns_df.columns, cols, canonical, settings)
+    _check_sources(schema_a, schema_b, cols, settings.inc_col_name, TimeUnit.parse(uom))
+    layout = plan_layout(schema_a.fieldNames(), schema_b.fieldNames(), cols, canonical, settings)
     return JoinSpec(canonical, cols, join_cond, lb, mw, start, end, settings, layout)
+
+
+def prepare_join(
+    a_columns_df: DataFrame,
+    b_columns_df: DataFrame,
+    how: str,
+    join_cols: JoinColumns,
+    join_cond: JoinCondition,
+    look_back_time: int,
+    max_waiting_time: int,
+    output_window_start: Point,
+    output_window_end: Point,
+    other_settings: IncJoinSettings | None,
+) -> JoinSpec:
+    """Validate `inc_join`'s arguments (all given: the defaults are inc_join's) against the two sources' schemas
+    (`check_join`), the join condition resolved by Spark's analyzer; raise before anything is computed."""
+    spec = check_join(a_columns_df.schema, b_columns_df.schema, how, join_cols, join_cond, look_back_time,
+                      max_waiting_time, output_window_start, output_window_end, other_settings)  # fmt: skip
+    if join_cond is not None:
+        resolve_join_cond(a_columns_df, b_columns_df, join_cond, spec.settings)
+    return spec

@@ -21,12 +21,12 @@ UNIT = f"{RESERVED_PREFIX}t"  # the column the engine adds to each source: the u
 TIME_TYPES = (T.DateType, T.TimestampType, T.TimestampNTZType)
 
 
-def column_type(df: DataFrame, column: str, side: str, role: str) -> T.DataType:
-    """The type of `column` of a source; a SchemaError naming the setting (`role`) when it is missing."""
-    for field in df.schema.fields:
+def column_type(schema: T.StructType, column: str, side: str, role: str) -> T.DataType:
+    """The type of `column` of a source's schema; a SchemaError naming the setting (`role`) when it is missing."""
+    for field in schema.fields:
         if field.name == column:
             return field.dataType
-    raise SchemaError(f"{role}: column {column!r} missing from {side} (columns: {', '.join(df.columns)})")
+    raise SchemaError(f"{role}: column {column!r} missing from {side} (columns: {', '.join(schema.fieldNames())})")
 
 
 def unit_index(column: Column, data_type: T.DataType, uom: TimeUnit | str) -> Column:
@@ -51,7 +51,7 @@ def source_filter(df: DataFrame, inc: str, uom: TimeUnit | str, first: int | Non
     """Literal bounds on the raw incremental column for units [first, last] (None = open), so that Delta prunes
     partitions and files."""
     unit = TimeUnit.parse(uom)
-    data_type = column_type(df, inc, "source", "inc_col_name")
+    data_type = column_type(df.schema, inc, "source", "inc_col_name")
     column = F.col(f"`{inc}`")
     condition = column.isNotNull()
     if first is not None:

@@ -13,11 +13,12 @@ if TYPE_CHECKING:
     from deltainc.pipeline.config import JobConfig, load_job, resolve_job
     from deltainc.pipeline.controller import backfill, rerun, run, status
     from deltainc.pipeline.job_status import JobStatus, status_document
+    from deltainc.pipeline.log_checks import check_from_logs
     from deltainc.pipeline.log_commands import idle_run, unlock
     from deltainc.pipeline.log_status import read_status
     from deltainc.pipeline.prepared_job import prepare_job
     from deltainc.pipeline.results import PipelineResult, WindowReport
-    from deltainc.pipeline.validation import JobValidation, validate_job
+    from deltainc.pipeline.validation import JobValidation, validate_from_logs, validate_job
     from deltainc.pipeline.verification import Verification, verify
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "Verification",
     "WindowReport",
     "backfill",
+    "check_from_logs",
     "idle_run",
     "load_job",
     "prepare_job",
@@ -38,6 +40,7 @@ __all__ = [
     "status",
     "status_document",
     "unlock",
+    "validate_from_logs",
     "validate_job",
     "verify",
 ]
@@ -51,9 +54,10 @@ __getattr__ = lazy_exports(
         **{name: "deltainc.pipeline.log_commands" for name in ("idle_run", "unlock")},
         **{name: "deltainc.pipeline.job_status" for name in ("JobStatus", "status_document")},
         "read_status": "deltainc.pipeline.log_status",
+        "check_from_logs": "deltainc.pipeline.log_checks",
         "prepare_job": "deltainc.pipeline.prepared_job",
         **{name: "deltainc.pipeline.results" for name in ("PipelineResult", "WindowReport")},
-        **{name: "deltainc.pipeline.validation" for name in ("JobValidation", "validate_job")},
+        **{name: "deltainc.pipeline.validation" for name in ("JobValidation", "validate_from_logs", "validate_job")},
         **{name: "deltainc.pipeline.verification" for name in ("Verification", "verify")},
     },
 )

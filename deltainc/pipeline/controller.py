@@ -17,6 +17,7 @@ from deltainc.join.windows import Window, chunk_windows, next_window, parse_poin
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.job_status import JobStatus, describe
 from deltainc.pipeline.lease import locked
+from deltainc.pipeline.log_checks import check_from_logs
 from deltainc.pipeline.log_commands import idle_run, nothing_pending
 from deltainc.pipeline.log_reader import LogUnreadable
 from deltainc.pipeline.log_status import latest_in_both
@@ -79,7 +80,9 @@ def run(
     start_date to the latest RecDate, written over the target in one commit (the way to change settings).
     `on_window` is called after each window committed (to report progress as it happens).
     """
-    if spark is None and not rebuild:  # nothing to do is found in the logs, without starting Spark
+    if spark is None:  # what does not fit, or that there is nothing to do, is found in the logs without Spark
+        check_from_logs(load(job, settings)[0])
+    if spark is None and not rebuild:
         idle = idle_run(job, settings, until)
         if idle is not None:
             return idle

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -22,34 +21,13 @@ from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.pipeline.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.commit_metrics import user_metadata as commit_metadata
 from deltainc.pipeline.delta_sql import assignments, insert_values, merge_into, read
+from deltainc.pipeline.join_plan import Identity
 from deltainc.pipeline.slice_writer import Destination, sql_literal
 
 __all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
 
 ACTION = f"{RESERVED_PREFIX}action"
 _MATCHED = [int(JoinType.SAME_TIME), int(JoinType.A_LATE), int(JoinType.B_LATE)]
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Output column names that identify a target row."""
-
-    a_keys: tuple[str, ...]
-    a_rec: str
-    b_keys: tuple[str, ...]
-    b_rec: str | None  # None when the output has no B columns (left_anti)
-
-    @property
-    def a_columns(self) -> list[str]:
-        return [*self.a_keys, self.a_rec]
-
-    @property
-    def b_columns(self) -> list[str]:
-        return [*self.b_keys, *([self.b_rec] if self.b_rec else [])]
-
-    @property
-    def columns(self) -> list[str]:
-        return [*self.a_columns, *self.b_columns]
 
 
 def count_and_check(output: DataFrame, identity: Identity) -> dict[int, int]:

@@ -11,14 +11,12 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.engine import JoinSpec, prepare_join
-from deltainc.join.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
-from deltainc.join.settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
+from deltainc.errors import ConfigError
+from deltainc.join.join_spec import JoinSpec, resolve_join_cond
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.config import JobConfig, load_job, resolve_job
-from deltainc.pipeline.merge import Identity
+from deltainc.pipeline.join_plan import Identity, plan_join
 from deltainc.pipeline.remembered_settings import check_unchanged
 from deltainc.pipeline.sources import read_table
 from deltainc.pipeline.state import JobState, StatePaths, read_state, state_paths
@@ -58,38 +56,6 @@ class PreparedJob:
         return None if unit is None else from_index(unit, self.uom).isoformat()
 
 
-def output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: IncJoinSettings) -> tuple[str, Identity]:
-    """The engine's output_select for the target: the job's choice plus every column the MERGE needs."""
-    join = job.join
-    layout = plan_layout(a_cols, b_cols, join.join_cols, join.how, base)
-    for field_name, columns, source, side in (
-        ("target.keys", job.target.keys, a_cols, "source_a"),
-        ("target.b_keys", job.target.b_keys, b_cols, "source_b"),
-    ):
-        for column in columns:
-            if column not in source:
-                raise SchemaError(f"{field_name}: column {column!r} missing from {side} (columns: {', '.join(source)})")
-    if join.how == "left_anti" and job.target.b_keys:
-        raise ConfigError("target.b_keys: a left_anti job outputs no B columns; remove target.b_keys")
-    identity = Identity(
-        a_keys=tuple(layout.a_name(k) for k in job.target.keys),
-        a_rec=layout.a_name(join.inc_col),
-        b_keys=tuple(layout.b_name(k) for k in job.target.b_keys),
-        b_rec=None if join.how == "left_anti" else layout.b_name(join.inc_col),
-    )
-    # The output RecDate places every row in time: the forward write replaces slices of it.
-    required = [*identity.columns, layout.inc_col, *([WAITING_TIME] if join.include_waiting else []), JOIN_TYPE]
-    chosen = join.output_select or DEFAULT_OUTPUT_SELECT
-    select = ", ".join([chosen, *required])
-    selected = plan_layout(a_cols, b_cols, join.join_cols, join.how, base.model_copy(update={"output_select": select}))
-    for column in job.target.partition_by or ():
-        if column not in selected.selected:
-            raise ConfigError(
-                f"target.partition_by: {column!r} is not an output column (output: {', '.join(selected.selected)})"
-            )
-    return select, identity
-
-
 def load(job: JobConfig | str | Path, settings: Settings | None = None) -> tuple[JobConfig, Settings]:
     """The job (a config, or a job name or file under the settings' job_dir) and the settings to run it with."""
     settings = settings or load_settings()
@@ -106,18 +72,11 @@ def prepare_job(
     spark = spark or get_spark(settings)
     df_a = read_table(spark, job.source_a, "source_a")
     df_b = read_table(spark, job.source_b, "source_b")
-    join = job.join
-    base = join.engine_settings(job.target.b_keys).model_copy(update={"output_select": DEFAULT_OUTPUT_SELECT})
-
-    def validated(options: IncJoinSettings) -> JoinSpec:
-        return prepare_join(df_a, df_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
-                            join.max_waiting_time, None, None, options)  # fmt: skip
-
-    validated(base)  # the sources and the join first, so that their errors come before the target's
-    select, identity = output_select(job, df_a.columns, df_b.columns, base)
-    spec = validated(base.model_copy(update={"output_select": select}))
+    spec, identity = plan_join(job, df_a.schema, df_b.schema)
+    if job.join.join_cond is not None:
+        resolve_join_cond(df_a, df_b, job.join.join_cond, spec.settings)
     paths = state_paths(job.state_path(settings.state_dir))
-    partition_by = default_partitioning(job.target.partition_by, spec.layout.inc_col, join.time_uom)
+    partition_by = default_partitioning(job.target.partition_by, spec.layout.inc_col, job.join.time_uom)
     return PreparedJob(spark, job, paths, df_a, df_b, spec, identity, settings, tuple(partition_by))
 
 

@@ -3,6 +3,7 @@ and what of the existing target's layout makes daily runs costly. `deltainc vali
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,12 +13,25 @@ from deltainc.join.windows import ReadBounds, from_index, read_bounds
 from deltainc.pipeline import prepare_job, status
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.job_status import JobStatus
+from deltainc.pipeline.log_checks import check_from_logs
+from deltainc.pipeline.log_reader import LogUnreadable
+from deltainc.pipeline.log_status import status_from_log
+from deltainc.pipeline.log_tables import open_table, reading
+from deltainc.pipeline.prepared_job import load
 from deltainc.pipeline.remembered_settings import refusal
 from deltainc.pipeline.sources import table_exists
-from deltainc.pipeline.target_layout import layout_warnings, read_layout
+from deltainc.pipeline.target_layout import (
+    CHANGE_DATA_FEED,
+    DELETION_VECTORS,
+    TargetLayout,
+    layout_warnings,
+    read_layout,
+)
 from deltainc.settings import Settings
 
-__all__ = ["JobValidation", "validate_job"]
+__all__ = ["JobValidation", "validate_job", "validate_from_logs"]
+
+log = logging.getLogger("deltainc")
 
 
 @dataclass(frozen=True)
@@ -53,17 +67,56 @@ def validate_job(
     raises ConfigError, SchemaError or SettingsChangedError naming what does not fit."""
     prepared = prepare_job(job, spark, settings)  # the sources, the join and the output: raises if invalid
     spark, settings, config = prepared.spark, prepared.settings, prepared.job
-    join = config.join
     state = status(config, spark=spark, settings=settings, runs=1)
+    layout = read_layout(spark, config.target) if table_exists(spark, config.target) else None
+    return _validation(config, state, layout)
+
+
+def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = None) -> JobValidation | None:
+    """`validate_job` answered from the Delta logs alone, without starting Spark: the sources' schemas, the
+    state and the target's layout. None when the logs cannot answer (a catalog table, a remote path, a
+    `join_cond`, which only Spark's analyzer resolves): then `validate_job` answers with Spark."""
+    config, settings = load(job, settings)
+    target = config.target.path
+    if config.join.join_cond is not None or target is None or "://" in target or target.startswith("file:"):
+        return None
+    try:
+        if check_from_logs(config) is None:  # raises what does not fit, naming the setting
+            return None
+        state = status_from_log(config, settings, runs=1)
+        layout = _layout_from_log(target)
+    except LogUnreadable as exc:
+        log.info("%s: validated with Spark: %s", config.name, exc)
+        return None
+    return _validation(config, state, layout)
+
+
+def _layout_from_log(location: str) -> TargetLayout | None:
+    """`read_layout` of the local table at `location` from its log; None when no table is there yet."""
+    table = open_table(location)
+    if table is None:
+        return None
+    with reading(location):
+        metadata = table.metadata()
+    properties = {key: str(value).lower() for key, value in (metadata.configuration or {}).items()}
+    return TargetLayout(
+        tuple(metadata.partition_columns or ()),
+        properties.get(DELETION_VECTORS, "false") == "true",
+        properties.get(CHANGE_DATA_FEED, "false") == "true",
+    )
+
+
+def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None) -> JobValidation:
+    """What validate says of a job that fits its sources: refused when its settings changed, else where it
+    stands, what its next window reads, and the existing target's layout warnings."""
     if state.changed_settings:
         raise refusal(config, state.changed_settings, "validate")
+    join = config.join
     reads = None
     if state.pending is not None:
         b_waits = join.engine_settings().b_waits_for_a  # a full_outer job reads A from further back
         reads = read_bounds(state.pending.next, join.look_back_time, join.max_waiting_time, b_waits)
-    exists = table_exists(spark, config.target)
     warnings: list[str] = []
-    if exists:
-        layout = read_layout(spark, config.target)
+    if layout is not None:
         warnings = layout_warnings(layout, join.inc_col, join.time_uom, config.target.change_data_feed)
-    return JobValidation(config, state, reads, exists, tuple(warnings))
+    return JobValidation(config, state, reads, layout is not None, tuple(warnings))

@@ -358,10 +358,11 @@ def test_a_job_file_that_is_invalid_exits_2_naming_the_field_before_spark_starts
             r"output column collision: 'RecDate' from the output inc_col collides with "
             r"join_cols",
         ),
+        ("hour_job_on_a_date_column", r"time_uom: 'hour' needs a timestamp 'RecDate', but column 'RecDate' of "),
     ],
 )
-def test_a_job_that_does_not_fit_its_sources_exits_2_naming_the_culprit_and_writes_nothing(
-    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], case: str, message: str
+def test_a_job_that_does_not_fit_its_sources_exits_2_naming_the_culprit_before_spark_starts(
+    tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None, case: str, message: str
 ) -> None:
     job = write_job(tmp_path, sources)
     if case == "missing_source":
@@ -372,12 +373,15 @@ def test_a_job_that_does_not_fit_its_sources_exits_2_naming_the_culprit_and_writ
         edit(job, 'keys = ["TrxId"]', 'keys = ["AccountId"]')
     elif case == "mismatched_key_types":
         edit(job, sources.b, sources.b_string_key)
+    elif case == "hour_job_on_a_date_column":
+        edit(job, 'how = "left"', 'how = "left"\ntime_uom = "hour"')
     else:
         edit(job, 'join_cols = ["TrxId"]', 'join_cols = ["TrxId", "RecDate"]')
-    assert main(["run", "trx"]) == 2
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert re.match(rf"deltainc: error: {message}", err), err
+    for command in ("run", "validate"):
+        assert main([command, "trx"]) == 2
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert re.match(rf"deltainc: error: {message}", err), err
     assert nothing_written(tmp_path)
 
 
@@ -543,7 +547,8 @@ def test_settings_master_and_conf_options_reach_the_spark_session(
 
     monkeypatch.setattr(context, "load_settings", load)
     monkeypatch.setattr(spark_start, "start_spark", start)
-    write_job(tmp_path, sources)
+    # A join_cond only Spark's analyzer resolves: validate starts Spark for it.
+    edit(write_job(tmp_path, sources), 'join_cols = ["TrxId"]', 'join_cols = ["TrxId"]\njoin_cond = "A.Amount >= 0"')
     (tmp_path / "settings.toml").write_text('[spark]\nmaster = "local[2]"\nexecutor_memory = "1g"\n')
     argv = [
         "--settings",
@@ -628,8 +633,8 @@ def test_status_answers_from_the_delta_logs_without_starting_spark(
     assert dt.datetime.fromisoformat(status["runs"][0]["started_at"]).utcoffset() == dt.timedelta(0)
 
 
-def test_validate_json_gives_pending_range_next_window_reads_and_target_state(
-    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
+def test_validate_json_gives_pending_range_next_window_reads_and_target_state_from_the_logs(
+    tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None
 ) -> None:
     job = write_job(tmp_path, sources)
     assert main(["validate", str(job), "--json"]) == 0

@@ -214,6 +214,12 @@ def test_rec_date_of_a_timestamp_type_is_accepted(spark: SparkSession, a: DataFr
     assert [(r.TrxId, r.JoinType) for r in out.collect()] == [(1, JoinType.SAME_TIME)]
 
 
+def test_an_hour_job_on_a_date_rec_date_is_rejected_naming_time_uom(a: DataFrame, b: DataFrame) -> None:
+    with pytest.raises(SchemaError, match=r"^time_uom: 'hour' needs a timestamp 'RecDate', but column 'RecDate' of "
+                       r"source_a is a date; set time_uom = 'day'"):  # fmt: skip
+        _join(a, b, other_settings=IncJoinSettings(time_uom="hour"), output_window_start=None, output_window_end=None)
+
+
 def test_mismatched_key_types_string_vs_long_are_rejected_naming_the_key(spark: SparkSession, a: DataFrame) -> None:
     b = spark.createDataFrame([("1", "NL", D1)], "TrxId string, Country string, RecDate date")
     with pytest.raises(

@@ -1,0 +1,86 @@
+"""A job's join planned from its sources' schemas alone: the checks of the join, the target's identity columns
+and the output columns the writers need. Pure (no Spark session, no data), so that a job can be checked from
+its sources' Delta logs before Spark starts (`log_checks`) and by `prepare_job` alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import types as T
+
+from deltainc.errors import ConfigError, SchemaError
+from deltainc.join.join_spec import JoinSpec, check_join
+from deltainc.join.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
+from deltainc.join.settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
+from deltainc.pipeline.config import JobConfig
+
+__all__ = ["Identity", "output_select", "plan_join"]
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Output column names that identify a target row."""
+
+    a_keys: tuple[str, ...]
+    a_rec: str
+    b_keys: tuple[str, ...]
+    b_rec: str | None  # None when the output has no B columns (left_anti)
+
+    @property
+    def a_columns(self) -> list[str]:
+        return [*self.a_keys, self.a_rec]
+
+    @property
+    def b_columns(self) -> list[str]:
+        return [*self.b_keys, *([self.b_rec] if self.b_rec else [])]
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.a_columns, *self.b_columns]
+
+
+def output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: IncJoinSettings) -> tuple[str, Identity]:
+    """The engine's output_select for the target: the job's choice plus every column the MERGE needs."""
+    join = job.join
+    layout = plan_layout(a_cols, b_cols, join.join_cols, join.how, base)
+    for field_name, columns, source, side in (
+        ("target.keys", job.target.keys, a_cols, "source_a"),
+        ("target.b_keys", job.target.b_keys, b_cols, "source_b"),
+    ):
+        for column in columns:
+            if column not in source:
+                raise SchemaError(f"{field_name}: column {column!r} missing from {side} (columns: {', '.join(source)})")
+    if join.how == "left_anti" and job.target.b_keys:
+        raise ConfigError("target.b_keys: a left_anti job outputs no B columns; remove target.b_keys")
+    identity = Identity(
+        a_keys=tuple(layout.a_name(k) for k in job.target.keys),
+        a_rec=layout.a_name(join.inc_col),
+        b_keys=tuple(layout.b_name(k) for k in job.target.b_keys),
+        b_rec=None if join.how == "left_anti" else layout.b_name(join.inc_col),
+    )
+    # The output RecDate places every row in time: the forward write replaces slices of it.
+    required = [*identity.columns, layout.inc_col, *([WAITING_TIME] if join.include_waiting else []), JOIN_TYPE]
+    chosen = join.output_select or DEFAULT_OUTPUT_SELECT
+    select = ", ".join([chosen, *required])
+    selected = plan_layout(a_cols, b_cols, join.join_cols, join.how, base.model_copy(update={"output_select": select}))
+    for column in job.target.partition_by or ():
+        if column not in selected.selected:
+            raise ConfigError(
+                f"target.partition_by: {column!r} is not an output column (output: {', '.join(selected.selected)})"
+            )
+    return select, identity
+
+
+def plan_join(job: JobConfig, schema_a: T.StructType, schema_b: T.StructType) -> tuple[JoinSpec, Identity]:
+    """The job's join and its target identity checked against the sources' schemas: everything but resolving
+    `join_cond`, which needs Spark's analyzer. Raises ConfigError or SchemaError naming the setting."""
+    join = job.join
+    base = join.engine_settings(job.target.b_keys).model_copy(update={"output_select": DEFAULT_OUTPUT_SELECT})
+
+    def checked(options: IncJoinSettings) -> JoinSpec:
+        return check_join(schema_a, schema_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
+                          join.max_waiting_time, None, None, options)  # fmt: skip
+
+    checked(base)  # the sources and the join first, so that their errors come before the target's
+    select, identity = output_select(job, schema_a.fieldNames(), schema_b.fieldNames(), base)
+    return checked(base.model_copy(update={"output_select": select})), identity

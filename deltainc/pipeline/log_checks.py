@@ -1,0 +1,68 @@
+"""A job checked against its sources' schemas read from their Delta logs, before Spark starts.
+
+A missing source, a missing or mistyped column, an hour job on a DATE column: Spark would say the same after
+its start (half a minute on a busy machine); the logs say it in milliseconds. The checks are `plan_join`'s, the
+ones `prepare_job` runs again once Spark is up. A source the logs cannot describe (a catalog table, a remote
+path, a table delta-rs cannot read) is left to Spark, and so is resolving a `join_cond`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pyspark.sql import types as T
+
+from deltainc.errors import ConfigError
+from deltainc.pipeline.config import JobConfig, TableRef
+from deltainc.pipeline.join_plan import Identity, plan_join
+from deltainc.pipeline.log_reader import LogUnreadable
+from deltainc.pipeline.log_status import source_location
+from deltainc.pipeline.log_tables import open_table, reading
+
+if TYPE_CHECKING:
+    from deltainc.join.join_spec import JoinSpec
+
+__all__ = ["CheckedJob", "log_schema", "source_schema", "check_from_logs"]
+
+
+@dataclass(frozen=True)
+class CheckedJob:
+    """A job whose join fits its sources' schemas as their Delta logs give them."""
+
+    schema_a: T.StructType
+    schema_b: T.StructType
+    spec: JoinSpec
+    identity: Identity
+
+
+def log_schema(location: str) -> T.StructType:
+    """The schema of the local Delta table at `location`, as Spark would read it (its log's schema string is
+    Spark's StructType JSON); LogUnreadable when there is no table or delta-rs cannot read it."""
+    table = open_table(location)
+    if table is None:
+        raise LogUnreadable(f"no Delta table at {location}")
+    with reading(location):
+        return T.StructType.fromJson(json.loads(table.schema().to_json()))
+
+
+def source_schema(ref: TableRef, role: str) -> T.StructType:
+    """A source's schema from its Delta log: ConfigError naming the role when no table is at its path,
+    LogUnreadable when the log cannot say (a catalog table, a remote path)."""
+    try:
+        return log_schema(source_location(ref, role))
+    except FileNotFoundError:
+        raise ConfigError(f"{role}: no Delta table at {ref.label}") from None
+
+
+def check_from_logs(job: JobConfig) -> CheckedJob | None:
+    """The job checked against its sources' logs (raises ConfigError or SchemaError naming the setting, as
+    `prepare_job` would); None when a source's log cannot tell, so Spark checks it."""
+    try:
+        schema_a = source_schema(job.source_a, "source_a")
+        schema_b = source_schema(job.source_b, "source_b")
+    except LogUnreadable:
+        return None
+    spec, identity = plan_join(job, schema_a, schema_b)
+    return CheckedJob(schema_a, schema_b, spec, identity)

@@ -153,3 +153,41 @@ def test_with_corrections_keep_a_rerun_keeps_the_timed_out_row_and_reports_the_m
     report = rerun(job, D[1], spark=spark).windows[0].record
     assert rows(spark, job) == before
     assert (report.rows_inserted, report.rows_deleted, report.rows_too_late) == (0, 0, 1)
+
+
+def _too_late_pairs(spark: SparkSession, job: JobConfig, last: dt.date) -> set[tuple[Any, ...]]:
+    """DESIGN.md 2's too-late rows, by brute force on the complete sources: (TrxId, A day, SepaId, B day) of each
+    B row up to `last` whose A row timed out (no B row in its sliding join window) before it arrived, within the
+    horizon."""
+    lb, mw, horizon = job.join.look_back_time, job.join.max_waiting_time, job.join.horizon
+    a = [(r.TrxId, r.RecDate) for r in spark.read.format("delta").load(job.source_a.path).collect() if r.RecDate]
+    b = [(r.TrxId, r.SepaId, r.RecDate) for r in spark.read.format("delta").load(job.source_b.path).collect()]
+    b = [row for row in b if row[2] is not None]
+    pairs = set()
+    for key, a_day in a:
+        if any(k == key and -lb <= (day - a_day).days <= mw for k, _sepa, day in b):
+            continue  # matched in its sliding join window: never timed out
+        for k, sepa, day in b:
+            if k == key and day <= last and mw < (day - a_day).days <= horizon:
+                pairs.add((key, a_day, sepa, day))
+    return pairs
+
+
+def test_too_late_b_rows_are_those_of_the_definition_whatever_the_window_size(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    spec = SampleSpec(start=START, days=14, rows_per_day=12, seed=11, p_no_b=0.1, p_two_b=0.2)
+    write_sources(spark, spec, str(tmp_path / "a"), str(tmp_path / "b"))
+    last = START + dt.timedelta(days=13)
+    settings = {"look_back_time": 0, "max_waiting_time": 1, "late_horizon": 6}
+    daily = make_job(tmp_path, "daily", "left", max_window=2, join=settings,
+                     target={"late_rows": str(tmp_path / "late_d")})  # fmt: skip
+    once = make_job(tmp_path, "once", "left", max_window=0, join=settings,
+                    target={"late_rows": str(tmp_path / "late_o")})  # fmt: skip
+    expected = _too_late_pairs(spark, daily, last)
+    assert len(expected) >= 3  # the data has too-late rows to find
+    for job, late in ((daily, "late_d"), (once, "late_o")):
+        reports = run(job, spark=spark).windows
+        assert sum(r.record.rows_too_late or 0 for r in reports) == len(expected)
+        kept = spark.read.format("delta").load(str(tmp_path / late)).collect()
+        assert {(r.TrxId, r.RecDate_A, r.SepaId, r.RecDate_B) for r in kept} == expected

@@ -224,7 +224,7 @@ WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (controller, "open_job", "open_job"),
     (prepared_job, "prepare_job", "prepare_job"),
     (prepared_job, "read_table", _role),
-    (prepared_job, "prepare_join", "prepare_join (validate)"),
+    (prepared_job, "plan_join", "plan_join (validate)"),
     (prepared_job, "read_state", "read_state"),
     (prepared_job, "check_unchanged", "check_unchanged"),
     (controller, "_latest_available", "latest RecDate (_latest_available)"),
@@ -251,8 +251,8 @@ WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (target_writes, "merge_slices", "merge_slices"),
     (slice_writer, "_save", "replaceWhere write (_save)"),
     (slice_writer, "last_commit", "last_commit (DESCRIBE HISTORY)"),
-    (window_run, "write_too_late", "write_too_late"),
-    (target_writes, "too_late_rows", "too_late_rows (plan)"),
+    (window_run, "too_late_found", "too_late_found (wait for the search beside the window)"),
+    (window_run, "keep_too_late", "keep_too_late (target.late_rows)"),
     (window_run, "append_run", "append_run (run-log commit)"),
 )
 
@@ -454,7 +454,8 @@ _WINDOW = {
     "read_sources": "window: read_sources + scan_stats",
     "scan_stats (sources)": "window: read_sources + scan_stats",
     "write_window": "window: write_window (replaceWhere)",
-    "write_too_late": "window: write_too_late",
+    "too_late_found (wait for the search beside the window)": "window: too-late search (its wait after the write)",
+    "keep_too_late (target.late_rows)": "window: too-late search (its wait after the write)",
     "append_run (run-log commit)": "window: append_run (run-log commit)",
 }
 _TOP = {

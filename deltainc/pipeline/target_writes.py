@@ -1,5 +1,5 @@
 """The writes of one window (DESIGN.md 4): its output reaches the target by a forward write, the forward-only
-MERGE, a recompute or a rebuild, each in one commit; and its too-late B rows reach `target.late_rows`.
+MERGE, a recompute or a rebuild, each in one commit (its too-late B rows: `too_late_writes`).
 
 Each write reads only the target's rows it may change, and says what it read and committed (`Written`).
 """
@@ -31,12 +31,11 @@ from deltainc.pipeline.slice_writer import (
     sql_literal,
 )
 from deltainc.pipeline.sources import ScanStats, read_table, scan_stats
-from deltainc.pipeline.target_layout import default_partitioning, ensure_target, lay_out
+from deltainc.pipeline.target_layout import ensure_target, lay_out
 from deltainc.pipeline.target_schema import new_columns
-from deltainc.pipeline.too_late import too_late_rows
 from deltainc.spark_compat import is_connect
 
-__all__ = ["WriteMode", "Written", "shaped", "write_window", "write_too_late"]
+__all__ = ["WriteMode", "Written", "shaped", "write_window"]
 
 log = logging.getLogger("deltainc")
 WriteMode = Literal["forward", "rerun", "recompute", "rebuild"]
@@ -175,33 +174,3 @@ def write_window(
         prepared.spark, made, output.schema, prepared.partition_by, made.deletion_vectors, made.change_data_feed
     )
     return _write_for(prepared, mode)(prepared, window, output, metadata)
-
-
-def write_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, metadata: dict[str, str]) -> int | None:
-    """Count the window's too-late B rows (None when the job does not look for them) and, with
-    `target.late_rows`, replace the window's slice of that table by them (idempotent, like the target)."""
-    job = prepared.job
-    horizon = job.join.horizon
-    if horizon == 0:
-        return None
-    spec = replace(prepared.spec, start=window.start, end=window.end)
-    rows = too_late_rows(
-        prepared.df_a, prepared.df_b, spec, prepared.identity, job.target.keys, job.target.b_keys, horizon
-    )
-    ref = job.target.late_rows_ref
-    if ref is None:
-        return rows.count()
-    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        count = rows.count()
-        if count or mode != "forward":  # a forward window with none has nothing to replace
-            rec = prepared.spec.layout.inc_col
-            partitioning = default_partitioning(None, rec, prepared.uom)
-            ensure_target(prepared.spark, ref, rows.schema, partitioning, deletion_vectors=True)
-            rec_type = rows.schema[rec].dataType
-            first, last = (sql_literal(from_index(unit, prepared.uom), rec_type) for unit in (window.start, window.end))
-            condition = f"`{rec}` >= {first} AND `{rec}` <= {last}"
-            replace_where(Destination(prepared.spark, ref, metadata), lay_out(rows, partitioning, rec), condition)
-    finally:
-        rows.unpersist()
-    return count

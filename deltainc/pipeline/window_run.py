@@ -10,6 +10,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -31,7 +32,14 @@ from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.run_record import RunRecord
 from deltainc.pipeline.sources import ScanStats, count_null_inc, scan_stats
 from deltainc.pipeline.state import append_run
-from deltainc.pipeline.target_writes import WriteMode, Written, shaped, write_too_late, write_window
+from deltainc.pipeline.target_writes import WriteMode, Written, shaped, write_window
+from deltainc.pipeline.too_late_writes import (
+    LateRows,
+    keep_too_late,
+    search_too_late,
+    settled,
+    too_late_found,
+)
 
 __all__ = ["StepHook", "CommandRun", "begin", "process_window"]
 
@@ -93,7 +101,10 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
     step = run.on_step or (lambda _name: None)
     step("start")
     output: DataFrame | None = None
+    search: Future[LateRows | None] | None = None
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="deltainc-too-late")
     try:
+        search = search_too_late(pool, prepared, window)  # beside the join and the write: it reads only the sources
         spec = replace(prepared.spec, start=window.start, end=window.end)
         scan_a, scan_b = read_sources(prepared.df_a, prepared.df_b, spec)
         bounds = open_read_bounds(window.start, window.end, spec.look_back_time, spec.max_waiting_time, spec.b_waits)
@@ -111,14 +122,16 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
         metadata = {"job": job.name, "run_id": lease.run_id, "command": run.command, "window": str(window)}
         written = write_window(prepared, window, mode, output, metadata)
         step("merged")
-        late = write_too_late(prepared, window, mode, metadata)
+        late = too_late_found(search)
+        if late is not None:
+            keep_too_late(prepared, window, mode, late, metadata)
         moves = mode in _MOVES_WATERMARK
         done = replace(
             record,
             status="succeeded",
             duration_s=time.monotonic() - clock,
             **_read_fields(found, job.join.how, *reads),
-            **_written_fields(written, late),
+            **_written_fields(written, None if late is None else late.count),
             watermark=prepared.label(window.end) if moves else None,
             watermark_unit=window.end if moves else None,
             releases_lock=last,
@@ -134,8 +147,21 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
         _record_failure(run, record, exc, clock)
         raise
     finally:
-        if output is not None:
-            output.unpersist()
+        _uncache(output)
+        pool.shutdown(wait=True)  # a failed window still waits for its search, so no Spark job outlives it
+        searched = settled(search)
+        _uncache(None if searched is None else searched.rows)
+
+
+def _uncache(frame: DataFrame | None) -> None:
+    """Drop a window's cached rows. Best effort: a SIGTERM that arrived inside a Spark call can leave that
+    call's connection unusable, and cleaning up must not hide the error that ended the window."""
+    if frame is None:
+        return
+    try:
+        frame.unpersist()
+    except Exception:
+        log.debug("could not drop the window's cached rows", exc_info=True)
 
 
 def _started(run: CommandRun, window: Window) -> RunRecord:

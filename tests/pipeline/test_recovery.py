@@ -79,10 +79,11 @@ KILLER = textwrap.dedent(
     """
 )
 
-# The command line as a scheduler starts it; SIGTERM arrives while the second window joins.
+# The command line as a scheduler starts it; SIGTERM arrives as the second window joins: before its Spark call
+# (argv[2] == "before"), or from another thread while the main thread waits inside that call for Spark's answer.
 TERMINATED = textwrap.dedent(
     """
-    import os, signal, sys
+    import os, signal, sys, threading
     from deltainc.cli import app as cli
     from deltainc.pipeline import window_run as pipeline
 
@@ -90,8 +91,10 @@ TERMINATED = textwrap.dedent(
 
     def count_and_check(*args, **kwargs):
         calls.append(1)
-        if len(calls) == 2:
+        if len(calls) == 2 and sys.argv[2] == "before":
             os.kill(os.getpid(), signal.SIGTERM)
+        elif len(calls) == 2:
+            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM)).start()
         return real(*args, **kwargs)
 
     pipeline.count_and_check = count_and_check
@@ -197,11 +200,12 @@ def test_a_run_killed_at_any_point_is_recovered_by_the_next_run(
         assert len(took) == 1 and "is gone" in str(took[0]), took
 
 
+@pytest.mark.parametrize("arrives", ["before", "inside_a_spark_call"])
 def test_sigterm_stops_a_run_cleanly_logs_it_cancelled_and_frees_the_lock(
-    spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path
+    spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path, arrives: str
 ) -> None:
     job = write_job(tmp_path, sources)
-    stopped = python(tmp_path, "-c", TERMINATED, str(job))
+    stopped = python(tmp_path, "-c", TERMINATED, str(job), arrives)
     assert stopped.returncode == 143, stopped.stderr[-2000:]
     assert "deltainc: error: cancelled (SIGTERM)" in stopped.stderr
     log = runs(spark, tmp_path)

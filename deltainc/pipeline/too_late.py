@@ -45,16 +45,8 @@ def too_late_rows(
         raise ValueError("too_late_rows needs a window with a start and an end")
     s, e, lb, mw = spec.start, spec.end, spec.look_back_time, spec.max_waiting_time
     alias_a, alias_b = spec.settings.alias_a, spec.settings.alias_b
-    a = _read(df_a, spec, s - horizon, e - mw - 1)
+    a = _read(df_a, spec, s - horizon, e - mw - 1).alias(alias_a)
     b_all = _read(df_b, spec, s - horizon - lb, e)
-    if spec.join_cols:
-        # Only an A row whose keys a B row of the window has can pair with one, and only B rows with those keys
-        # can have matched it: cut both to the window's keys first (broadcast: the window's B is one window,
-        # A spans the horizon), so the anti join below shuffles candidates, not horizon x rows a day.
-        keys = F.broadcast(b_all.where(F.col(_T) >= F.lit(s)).select(*[F.col(f"`{k}`") for k in spec.join_cols]))
-        a = a.join(keys, list(spec.join_cols), "left_semi")
-        b_all = b_all.join(keys, list(spec.join_cols), "left_semi")
-    a = a.alias(alias_a)
 
     def col_a(name: str) -> Column:
         return F.col(f"{alias_a}.`{name}`")

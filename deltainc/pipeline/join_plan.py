@@ -12,6 +12,7 @@ from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.join_spec import JoinSpec, check_join
 from deltainc.join.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
 from deltainc.join.settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
+from deltainc.join.unit_columns import did_you_mean
 from deltainc.pipeline.config import JobConfig
 
 __all__ = ["Identity", "output_select", "plan_join"]
@@ -49,7 +50,10 @@ def output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: In
     ):
         for column in columns:
             if column not in source:
-                raise SchemaError(f"{field_name}: column {column!r} missing from {side} (columns: {', '.join(source)})")
+                raise SchemaError(
+                    f"{field_name}: column {column!r} missing from {side} (columns: {', '.join(source)})"
+                    + did_you_mean(column, source)
+                )
     if join.how == "left_anti" and job.target.b_keys:
         raise ConfigError("target.b_keys: a left_anti job outputs no B columns; remove target.b_keys")
     identity = Identity(
@@ -81,6 +85,17 @@ def plan_join(job: JobConfig, schema_a: T.StructType, schema_b: T.StructType) ->
         return check_join(schema_a, schema_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
                           join.max_waiting_time, None, None, options)  # fmt: skip
 
-    checked(base)  # the sources and the join first, so that their errors come before the target's
+    try:
+        checked(base)  # the sources and the join first, so that their errors come before the target's
+    except (ConfigError, SchemaError) as exc:
+        raise _in_job_terms(exc) from None
     select, identity = output_select(job, schema_a.fieldNames(), schema_b.fieldNames(), base)
     return checked(base.model_copy(update={"output_select": select})), identity
+
+
+def _in_job_terms(error: ConfigError | SchemaError) -> ConfigError | SchemaError:
+    """The engine's error with its setting named as a job file names it (`inc_col_name` is `join.inc_col`)."""
+    text = str(error)
+    if text.startswith("inc_col_name:"):
+        return type(error)("join.inc_col:" + text.removeprefix("inc_col_name:"))
+    return error

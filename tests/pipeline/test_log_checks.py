@@ -88,3 +88,13 @@ def test_an_hour_job_on_a_date_column_is_refused(sources: tuple[str, str]) -> No
 
 def test_a_source_given_by_catalog_name_is_left_to_spark(sources: tuple[str, str]) -> None:
     assert check_from_logs(_job(sources[0], {"table": "shop.payments"})) is None
+
+
+def test_a_misspelt_column_is_answered_with_the_closest_name(sources: tuple[str, str]) -> None:
+    with pytest.raises(SchemaError, match=r"^join_cols: column 'TrxID' missing from .*; did you mean 'TrxId'\?$"):
+        check_from_logs(_job(*sources, join_cols=["TrxID"]))
+
+
+def test_a_missing_rec_date_names_the_job_files_key_inc_col(sources: tuple[str, str]) -> None:
+    with pytest.raises(SchemaError, match=r"^join\.inc_col: column 'BookedOn' missing from source_a"):
+        check_from_logs(_job(*sources, inc_col="BookedOn"))

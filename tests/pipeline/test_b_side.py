@@ -176,9 +176,9 @@ def _too_late_pairs(spark: SparkSession, job: JobConfig, last: dt.date) -> set[t
 def test_too_late_b_rows_are_those_of_the_definition_whatever_the_window_size(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    spec = SampleSpec(start=START, days=14, rows_per_day=12, seed=11, p_no_b=0.1, p_two_b=0.2)
+    spec = SampleSpec(start=START, days=10, rows_per_day=12, seed=11, p_no_b=0.1, p_two_b=0.2)
     write_sources(spark, spec, str(tmp_path / "a"), str(tmp_path / "b"))
-    last = START + dt.timedelta(days=13)
+    last = START + dt.timedelta(days=9)
     settings = {"look_back_time": 0, "max_waiting_time": 1, "late_horizon": 6}
     daily = make_job(tmp_path, "daily", "left", max_window=2, join=settings,
                      target={"late_rows": str(tmp_path / "late_d")})  # fmt: skip

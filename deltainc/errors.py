@@ -38,7 +38,8 @@ class InternalError(DeltaincError, RuntimeError):
 
 
 class Cancelled(BaseException):
-    """The run was stopped by a signal (SIGTERM from a scheduler); like KeyboardInterrupt, not an Exception."""
+    """The run was stopped by a signal (SIGTERM from a scheduler, or Ctrl-C's SIGINT in the command line); like
+    KeyboardInterrupt, not an Exception."""
 
     def __init__(self, signal_number: int) -> None:
         super().__init__(f"stopped by signal {signal_number}")

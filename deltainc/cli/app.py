@@ -44,15 +44,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = global_options(args)
     ctx: Context | None = None
     try:
-        with _cancel_on_sigterm():
+        with _cancel_on_signals():
             settings = command_settings(options.settings, options.master, options.remote)
             ctx = Context(args, settings, options.verbose, options.conf, make_console())
             with _logging(settings.log_level, options.verbose):
                 return int(args.handler(ctx))
     except (KeyboardInterrupt, Cancelled) as exc:
-        what = "cancelled (SIGTERM)" if isinstance(exc, Cancelled) else "interrupted"
+        ctrl_c = isinstance(exc, KeyboardInterrupt) or exc.signal_number == signal.SIGINT
+        what = "interrupted" if ctrl_c else "cancelled (SIGTERM)"
         print_error(f"{what} ({ctx.hint})" if ctx is not None and ctx.hint else what)
-        return EXIT_TERMINATED if isinstance(exc, Cancelled) else EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED if ctrl_c else EXIT_TERMINATED
     except Exception as exc:
         if ctx is None:
             return report(exc, options.verbose)
@@ -76,9 +77,10 @@ def _logging(settings_level: str, verbose: bool) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _cancel_on_sigterm() -> Iterator[None]:
-    """Turn SIGTERM (a scheduler's timeout or cancel) into Cancelled, so that the run stops cleanly: its
-    run-log row says cancelled and releases the lock. Only in the main thread, where signals arrive."""
+def _cancel_on_signals() -> Iterator[None]:
+    """Turn SIGTERM (a scheduler's timeout or cancel) and SIGINT (Ctrl-C) into Cancelled, so that the run stops
+    cleanly: its run-log row says cancelled and releases the lock. Not KeyboardInterrupt, which Py4J logs with
+    a traceback when it lands inside a Spark call. Only in the main thread, where signals arrive."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -86,8 +88,9 @@ def _cancel_on_sigterm() -> Iterator[None]:
     def stop(signal_number: int, _frame: object) -> None:
         raise Cancelled(signal_number)
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)

@@ -6,9 +6,13 @@ kept for the command's own lines and errors.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +32,28 @@ def start_spark(
 ) -> tuple[SparkSession, Path | None]:
     """Get or create the SparkSession and the file its log goes to: with `verbose` the terminal (None);
     otherwise `log_name`'s log file (errors only), or None when a session runs already and is reused."""
+    with _ctrl_c_kept():
+        return _start(settings, extra_conf, verbose, log_name)
+
+
+@contextlib.contextmanager
+def _ctrl_c_kept() -> Iterator[None]:
+    """Keep the command's Ctrl-C handling once Spark is up. PySpark's SparkContext installs a SIGINT handler
+    that calls into the JVM from inside the handler: while the main thread waits on a Spark call, that call
+    breaks the connection with a traceback. The command's own handler stays (`app`): a cancelled run-log row
+    and exit 130."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _start(
+    settings: Settings, extra_conf: dict[str, str], verbose: bool, log_name: str
+) -> tuple[SparkSession, Path | None]:
     from deltainc.spark import get_spark, remote_url
     from deltainc.spark_compat import describe_master
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from deltainc.errors import ConfigError, SchemaError
+from deltainc.errors import Cancelled, ConfigError, SchemaError
 from deltainc.join.windows import Window, chunk_windows, next_window, parse_point
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.job_status import JobStatus, describe
@@ -27,7 +27,7 @@ from deltainc.pipeline.results import PipelineResult, WindowReport
 from deltainc.pipeline.sources import latest_unit, read_table
 from deltainc.pipeline.state import JobState, read_runs, read_state, state_paths
 from deltainc.pipeline.target_writes import WriteMode
-from deltainc.pipeline.window_run import StepHook, begin, process_window
+from deltainc.pipeline.window_run import StepHook, begin, process_window, record_stop
 from deltainc.settings import Settings
 from deltainc.spark import get_spark
 
@@ -102,13 +102,17 @@ def run(
         ongoing = begin(prepared, "run", lease, on_step)
         check_unchanged(prepared.job, lease.state.settings, "run")  # as of holding the lock
         window = _pending(prepared, watermark, latest, until_unit)
-        while window is not None:
-            following = _pending(prepared, window.end, latest, until_unit)
-            report = process_window(ongoing, window, "forward", last=following is None)
-            reports.append(report)
-            if on_window:
-                on_window(report)
-            watermark, window = window.end, following  # only this run moves it while it holds the lock
+        try:
+            while window is not None:
+                following = _pending(prepared, window.end, latest, until_unit)
+                report = process_window(ongoing, window, "forward", last=following is None)
+                watermark, window = window.end, following  # only this run moves it while it holds the lock
+                reports.append(report)
+                if on_window:
+                    on_window(report)
+        except (KeyboardInterrupt, Cancelled) as exc:  # between two windows: the next one's row says cancelled
+            record_stop(ongoing, window, exc)
+            raise
     return _result(prepared, "run", lease.run_id, reports, f"processed {len(reports)} window(s)", watermark)
 
 
@@ -219,19 +223,28 @@ def backfill(
         check_unchanged(prepared.job, lease.state.settings, "backfill")  # as of holding the lock
         done = lease.state.watermark
         ongoing = begin(prepared, "backfill", lease, on_step)
-        for number, piece in enumerate(chunks, start=1):
-            if done is not None and piece.end <= done:
+        try:
+            for number, piece in enumerate(chunks, start=1):
+                if done is not None and piece.end <= done:
+                    if on_progress:
+                        on_progress(number, len(chunks), None, piece)
+                    continue
+                todo = _rest(piece, done)
+                report = process_window(ongoing, todo, "forward", last=number == len(chunks))
+                reports.append(report)
+                done = todo.end
                 if on_progress:
-                    on_progress(number, len(chunks), None, piece)
-                continue
-            todo = piece if done is None or piece.start > done else Window(done + 1, piece.end, piece.time_uom)
-            report = process_window(ongoing, todo, "forward", last=number == len(chunks))
-            reports.append(report)
-            done = todo.end
-            if on_progress:
-                on_progress(number, len(chunks), report, todo)
+                    on_progress(number, len(chunks), report, todo)
+        except (KeyboardInterrupt, Cancelled) as exc:  # between two chunks: the next one's row says cancelled
+            record_stop(ongoing, next((_rest(p, done) for p in chunks if done is None or p.end > done), None), exc)
+            raise
     message = f"backfilled {len(reports)} of {len(chunks)} chunk(s)"
     return _result(prepared, "backfill", lease.run_id, reports, message, done)
+
+
+def _rest(chunk: Window, done: int | None) -> Window:
+    """What of a backfill chunk is still to do after the watermark `done`."""
+    return chunk if done is None or chunk.start > done else Window(done + 1, chunk.end, chunk.time_uom)
 
 
 def status(

@@ -41,7 +41,7 @@ from deltainc.pipeline.too_late_writes import (
     too_late_found,
 )
 
-__all__ = ["StepHook", "CommandRun", "begin", "process_window"]
+__all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]
 
 log = logging.getLogger("deltainc")
 StepHook = Callable[[str], None]
@@ -151,6 +151,13 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
         pool.shutdown(wait=True)  # a failed window still waits for its search, so no Spark job outlives it
         searched = settled(search)
         _uncache(None if searched is None else searched.rows)
+
+
+def record_stop(run: CommandRun, upcoming: Window | None, exc: BaseException) -> None:
+    """A command stopped outside a window (SIGTERM or Ctrl-C between two windows): the cancelled row of the window
+    it would have processed next, which releases the lock. Nothing when a window's own row already released it."""
+    if upcoming is not None and not run.lease.released:
+        _record_failure(run, _started(run, upcoming), exc, time.monotonic())
 
 
 def _uncache(frame: DataFrame | None) -> None:

@@ -1,6 +1,6 @@
 """A killed run is recovered by the next run, with no person involved (DESIGN.md 5, invariant 3).
 
-Each test runs the job in a real process that is killed (`kill -9`, or SIGTERM as a scheduler sends it)
+Each test runs the job in a real process that is killed (`kill -9`), or stopped (SIGTERM, Ctrl-C)
 at a named point, then runs `python -m deltainc run` at once, and compares the whole target and the
 watermark with those of an uninterrupted run.
 """
@@ -79,25 +79,39 @@ KILLER = textwrap.dedent(
     """
 )
 
-# The command line as a scheduler starts it; SIGTERM arrives as the second window joins: before its Spark call
-# (argv[2] == "before"), or from another thread while the main thread waits inside that call for Spark's answer.
-TERMINATED = textwrap.dedent(
+# The command line as a scheduler starts it, stopped at the moment named by argv[2]: a signal to the process, or
+# to its whole process group (as Airflow and a terminal's Ctrl-C send it: Spark's JVM gets it too).
+STOPPED = textwrap.dedent(
     """
     import os, signal, sys, threading
-    from deltainc.cli import app as cli
-    from deltainc.pipeline import window_run as pipeline
+    from deltainc.cli import app as cli, spark_start
+    from deltainc.pipeline import controller, window_run
 
-    real, calls = pipeline.count_and_check, []
+    def send(sig, group):
+        os.killpg(os.getpgrp(), sig) if group else os.kill(os.getpid(), sig)
 
-    def count_and_check(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2 and sys.argv[2] == "before":
-            os.kill(os.getpid(), signal.SIGTERM)
-        elif len(calls) == 2:
-            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM)).start()
-        return real(*args, **kwargs)
+    def later(sig, group, seconds=0.3):
+        threading.Timer(seconds, send, (sig, group)).start()
 
-    pipeline.count_and_check = count_and_check
+    def on_call(module, name, act):
+        real, calls = getattr(module, name), []
+        def wrapped(*args, **kwargs):
+            calls.append(1)
+            act(len(calls))
+            return real(*args, **kwargs)
+        setattr(module, name, wrapped)
+
+    moment = sys.argv[2]
+    if moment == "start-up":  # while the JVM starts, to the group: the JVM goes too
+        on_call(spark_start, "start_spark", lambda n: later(signal.SIGTERM, True, 1.0))
+    elif moment == "join":  # while the main thread waits inside a Spark call of the second window
+        on_call(window_run, "count_and_check", lambda n: n == 2 and later(signal.SIGTERM, False))
+    elif moment == "commit":  # to the group while the second window's target commit is under way
+        on_call(window_run, "write_window", lambda n: n == 2 and later(signal.SIGTERM, True))
+    elif moment == "between windows":  # the first window's row is committed, the second has not begun
+        on_call(controller, "process_window", lambda n: n == 2 and send(signal.SIGTERM, False))
+    elif moment == "ctrl-c":  # SIGINT to the group during the second window's join
+        on_call(window_run, "count_and_check", lambda n: n == 2 and later(signal.SIGINT, True))
     sys.exit(cli.main(["run", sys.argv[1]]))
     """
 )
@@ -140,9 +154,10 @@ def uninterrupted(spark: SparkSession, sources: tuple[str, str], tmp_path_factor
     return root
 
 
-def write_job(root: Path, sources: tuple[str, str]) -> Path:
+def write_job(root: Path, sources: tuple[str, str], max_window: int = 3) -> Path:
     path = root / "job.toml"
-    path.write_text(JOB.format(name="trx", start=START, a=sources[0], b=sources[1], root=root))
+    text = JOB.format(name="trx", start=START, a=sources[0], b=sources[1], root=root)
+    path.write_text(text.replace("max_window = 3", f"max_window = {max_window}"))
     return path
 
 
@@ -157,9 +172,17 @@ def env(root: Path) -> dict[str, str]:
     }
 
 
-def python(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def python(root: Path, *args: str, new_session: bool = False) -> subprocess.CompletedProcess[str]:
+    """`python *args` in `root`; `new_session`: in a process group of its own, which it may signal as a whole."""
     return subprocess.run(
-        [sys.executable, *args], cwd=root, env=env(root), capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, *args],
+        cwd=root,
+        env=env(root),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        start_new_session=new_session,
     )
 
 
@@ -200,21 +223,33 @@ def test_a_run_killed_at_any_point_is_recovered_by_the_next_run(
         assert len(took) == 1 and "is gone" in str(took[0]), took
 
 
-@pytest.mark.parametrize("arrives", ["before", "inside_a_spark_call"])
-def test_sigterm_stops_a_run_cleanly_logs_it_cancelled_and_frees_the_lock(
-    spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path, arrives: str
+def test_sigterm_or_ctrl_c_at_any_moment_logs_the_run_cancelled_frees_the_lock_and_the_next_run_goes_on(
+    spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path
 ) -> None:
-    job = write_job(tmp_path, sources)
-    stopped = python(tmp_path, "-c", TERMINATED, str(job), arrives)
-    assert stopped.returncode == 143, stopped.stderr[-2000:]
-    assert "deltainc: error: cancelled (SIGTERM)" in stopped.stderr
-    log = runs(spark, tmp_path)
-    assert [r["status"] for r in log] == ["succeeded", "cancelled"] and log[-1]["releases_lock"]
-    assert read_state(state_paths(str(tmp_path / "state")), "trx").watermark == log[0]["watermark_unit"]
+    # One window a day: each stopped run commits one window and is stopped in its second; the next run goes on.
+    job = write_job(tmp_path, sources, max_window=1)
+    paths = state_paths(str(tmp_path / "state"))
+    moments = [("start-up", 143), ("join", 143), ("commit", 143), ("between windows", 143), ("ctrl-c", 130)]
+    for moment, code in moments:
+        before = runs(spark, tmp_path) if (tmp_path / "state" / "runs").exists() else []
+        stopped = python(tmp_path, "-c", STOPPED, str(job), moment, new_session=True)
+        said = "cancelled (SIGTERM)" if code == 143 else "interrupted"
+        assert (stopped.returncode, stopped.stderr.strip()) == (code, f"deltainc: error: {said}"), moment
+        holder = read_state(paths, "trx").holder
+        assert holder is None or holder.finished, moment  # the lock is free
+        log = runs(spark, tmp_path) if (tmp_path / "state" / "runs").exists() else []
+        added = [r["status"] for r in log[len(before) :]]
+        assert added == ([] if moment == "start-up" else ["succeeded", "cancelled"]), moment
+        if added:
+            assert log[-1]["releases_lock"] and log[-1]["error"].startswith(("Cancelled", "KeyboardInterrupt"))
+            assert read_state(paths, "trx").watermark == log[-2]["watermark_unit"], moment
     again = python(tmp_path, "-m", "deltainc", "run", str(job), "--json")
     assert again.returncode == 0, again.stderr[-2000:]
-    assert all(r["took_over"] is None for r in runs(spark, tmp_path))  # the lock was free, not taken over
     assert json.loads(again.stdout)["watermark"] == LAST.isoformat()
+    log = runs(spark, tmp_path)
+    assert all(r["took_over"] is None for r in log)  # every stop freed the lock: none was taken over
+    cancelled = [r for r in log if r["status"] == "cancelled"]
+    assert [r["window_start"] for r in cancelled] == [(START + dt.timedelta(days=d)).isoformat() for d in (1, 2, 3, 4)]
     assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
 
 

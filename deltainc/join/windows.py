@@ -33,9 +33,9 @@ __all__ = [
 _Unit = TypeVar("_Unit", int, int | None)  # a unit index; None = open (unbounded)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Window:
-    """An inclusive output window [start, end] in unit indexes."""
+    """An inclusive output window [start, end] in unit indexes; shown as dates (or timestamps) of its unit."""
 
     start: int
     end: int
@@ -54,10 +54,23 @@ class Window:
     def label(self, index: int) -> str:
         return from_index(index, self.time_uom).isoformat()
 
+    @property
+    def first(self) -> dt.date | dt.datetime:
+        """The window's first unit as a date (day) or a timestamp (hour, minute)."""
+        return from_index(self.start, self.time_uom)
+
+    @property
+    def last(self) -> dt.date | dt.datetime:
+        """The window's last unit as a date (day) or a timestamp (hour, minute)."""
+        return from_index(self.end, self.time_uom)
+
     def __str__(self) -> str:
         if self.start == self.end:
             return self.label(self.start)
         return f"{self.label(self.start)}..{self.label(self.end)}"
+
+    def __repr__(self) -> str:
+        return f"Window({self}, {self.units} {TimeUnit.parse(self.time_uom).value}{'s' if self.units != 1 else ''})"
 
 
 @dataclass(frozen=True)

@@ -186,6 +186,8 @@ def test_window_spans_inclusive_units_and_prints_its_dates(
     window = Window(start, end, time_uom)
     assert window.units == units
     assert str(window) == text
+    assert repr(window) == f"Window({text}, {units} {time_uom}{'s' if units > 1 else ''})"  # no unit numbers
+    assert (window.first.isoformat(), window.last.isoformat()) == (text.split("..")[0], text.split("..")[-1])
 
 
 @pytest.mark.parametrize(

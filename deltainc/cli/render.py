@@ -100,13 +100,15 @@ _RUN_COLUMNS = (
     ("rows", "right"),
     ("+ / ~ / -", "right"),
     ("late", "right"),
+    ("null keys", "right"),
     ("s", "right"),
     ("error", "left"),
 )
 
 
 def runs_table(runs: list[dict[str, Any]]) -> Table:
-    """The last runs of a job, one row each: when, what, its window, status, rows, changes, late rows, time."""
+    """The last runs of a job, one row each: when, what, its window, status, rows, changes, late rows, rows with a
+    NULL join key, time."""
     table = Table(box=None, pad_edge=False, show_edge=False)
     for heading, justify in _RUN_COLUMNS:
         table.add_column(heading, justify=justify)  # type: ignore[arg-type]
@@ -127,10 +129,17 @@ def runs_table(runs: list[dict[str, Any]]) -> Table:
             str(rows),
             changes,
             "-" if run.get("rows_too_late") is None else str(run.get("rows_too_late")),
+            _null_keys(run),
             f"{float(run.get('duration_s') or 0):.1f}",
             error,
         )
     return table
+
+
+def _null_keys(run: dict[str, Any]) -> str:
+    """The window's rows with a NULL join key, 'A / B' ('-' when not counted: a join_cond job, an older run)."""
+    a, b = run.get("null_key_a"), run.get("null_key_b")
+    return "-" if a is None and b is None else f"{a or 0} / {b or 0}"
 
 
 def pending_line(pending: Pending | None, job: JobConfig) -> str:

@@ -82,6 +82,14 @@ class TableRef(_Section):
         return f"path {self.path}" if self.path is not None else f"table {self.table}"
 
 
+class SourceRef(TableRef):
+    """A source table, and optionally which of its rows the job joins."""
+
+    # A Spark SQL condition on the source's columns: only rows where it holds are joined, in every window alike
+    # (e.g. "OrderId IS NOT NULL" leaves out rows whose key is NULL). A change is a change of the target's rows.
+    where: Text | None = None
+
+
 class JoinConfig(JoinOptions):
     """How A joins B: join type, keys or condition, incremental column and the late-arrival tolerances; the
     options it shares with the engine's IncJoinSettings (aliases, time_uom, asof_*) are `JoinOptions`'."""
@@ -218,8 +226,8 @@ class JobConfig(_Section):
     name: str
     start_date: dt.date
     max_window: NonNegativeInt = 0
-    source_a: TableRef
-    source_b: TableRef
+    source_a: SourceRef
+    source_b: SourceRef
     join: JoinConfig
     target: TargetConfig
     state: StateConfig = Field(default_factory=StateConfig)

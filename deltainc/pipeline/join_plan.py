@@ -26,6 +26,13 @@ class Identity:
     a_rec: str
     b_keys: tuple[str, ...]
     b_rec: str | None  # None when the output has no B columns (left_anti)
+    key_names: tuple[str, ...] = ()  # target.keys then target.b_keys as the job file names them (a_keys, b_keys)
+
+    def setting_of(self, column: str) -> tuple[str, str, str]:
+        """The job-file setting, source and column name behind the output key column `column`."""
+        names = dict(zip([*self.a_keys, *self.b_keys], self.key_names, strict=False))
+        side = ("target.keys", "source_a") if column in self.a_keys else ("target.b_keys", "source_b")
+        return *side, names.get(column, column)
 
     @property
     def a_columns(self) -> list[str]:
@@ -61,6 +68,7 @@ def output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: In
         a_rec=layout.a_name(join.inc_col),
         b_keys=tuple(layout.b_name(k) for k in job.target.b_keys),
         b_rec=None if join.how == "left_anti" else layout.b_name(join.inc_col),
+        key_names=(*job.target.keys, *job.target.b_keys),
     )
     # The output RecDate places every row in time: the forward write replaces slices of it.
     required = [*identity.columns, layout.inc_col, *([WAITING_TIME] if join.include_waiting else []), JOIN_TYPE]

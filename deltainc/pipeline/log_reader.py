@@ -37,6 +37,7 @@ __all__ = [
     "latest_unit_from_log",
     "null_count_from_log",
     "files_in_units",
+    "null_keys_in_units",
 ]
 
 _TIME_TYPES = {"date", "timestamp", "timestamp_ntz"}
@@ -275,3 +276,32 @@ def files_in_units(location: str, inc_col: str, time_uom: str, first: int, last:
         if first <= unit and (last is None or unit <= last):
             files, size = files + 1, size + int(file_size)
     return files, size
+
+
+def null_keys_in_units(location: str, key: str, inc_col: str, time_uom: str, first: int, last: int) -> int:
+    """The rows of units [first, last] of `inc_col` whose column `key` is NULL, in a table partitioned by
+    `inc_col`: the null_count statistics of the files of those partitions. LogUnreadable where that may not be
+    exact: not so partitioned, deletion vectors in use, a file without statistics, another reader feature."""
+    table, types, column = _source_table(location, inc_col)
+    key_column = _column(types, key, location)
+    with reading(location):
+        partitions = table.metadata().partition_columns
+        if column not in partitions or types[column] not in _TIME_TYPES or key_column in partitions:
+            raise LogUnreadable(f"{location}: not partitioned by {column} alone: Spark counts its NULL keys")
+        if _has_deletion_vectors(table):
+            raise LogUnreadable(f"{location} has deletion vectors: a null count may include deleted rows")
+        actions = table.get_add_actions(flatten=True)
+        if actions.num_rows == 0:
+            return 0
+        if f"null_count.{key_column}" not in set(actions.column_names):
+            raise LogUnreadable(f"{location}: the log has no null count of {key_column}")
+        values = actions.column(f"partition.{column}").to_pylist()
+        nulls = actions.column(f"null_count.{key_column}").to_pylist()
+    total = 0
+    for value, count in zip(values, nulls, strict=True):
+        if value is None or not first <= to_index(spark_value(value, types[column], column), time_uom) <= last:
+            continue
+        if count is None:
+            raise LogUnreadable(f"{location}: a file has no null count of {key_column} in the log")
+        total += int(count)
+    return total

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from deltainc.errors import AmbiguousRowsError
@@ -54,6 +54,14 @@ def check_unambiguous(output: DataFrame, identity: Identity, sample: int = 5) ->
     )
     if not dups:
         return
+    null_keys = [  # a key that is NULL in a row that has its side (an A-only row has no B keys, and the reverse)
+        column
+        for keys, rec in ((identity.a_keys, identity.a_rec), (identity.b_keys, identity.b_rec))
+        for column in keys
+        if rec is not None and any(row[column] is None and row[rec] is not None for row in dups)
+    ]
+    if null_keys:
+        _refuse_null_key(output, identity, null_keys[0], dups)
     shown = "; ".join(", ".join(f"{c}={row[c]}" for c in identity.columns) + f" ({row['count']} rows)" for row in dups)
     hint = "two rows of source_a share these target.keys and RecDate, " + (
         "or two rows of source_b share these target.b_keys and RecDate"
@@ -64,6 +72,20 @@ def check_unambiguous(output: DataFrame, identity: Identity, sample: int = 5) ->
     raise AmbiguousRowsError(
         f"target identity {', '.join(identity.columns)} is not unique in the join output: {shown}. "
         f"{hint}. Nothing was written."
+    )
+
+
+def _refuse_null_key(output: DataFrame, identity: Identity, column: str, dups: list[Row]) -> None:
+    """The ambiguity comes from a NULL key: say so, how many rows have it, and the ways out."""
+    setting, side, name = identity.setting_of(column)
+    rec = identity.a_rec if side == "source_a" else identity.b_rec
+    count = output.where(F.col(f"`{column}`").isNull() & F.col(f"`{rec}`").isNotNull()).count()
+    sample = "; ".join(", ".join(f"{c}={row[c]}" for c in identity.columns) + f" ({row['count']} rows)" for row in dups)
+    raise AmbiguousRowsError(
+        f"{setting}: {name!r} is NULL in {count} output row(s) of this window, so the target cannot tell them "
+        f"apart ({sample}). A NULL key never matches (SQL semantics). Leave such rows out with "
+        f'where = "{name} IS NOT NULL" under [{side}], or add to {setting} a column that identifies them. '
+        "Nothing was written."
     )
 
 

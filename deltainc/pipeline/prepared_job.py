@@ -18,7 +18,7 @@ from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.config import JobConfig, load_job, resolve_job
 from deltainc.pipeline.join_plan import Identity, plan_join
 from deltainc.pipeline.remembered_settings import check_unchanged
-from deltainc.pipeline.sources import read_table
+from deltainc.pipeline.sources import read_source
 from deltainc.pipeline.state import JobState, StatePaths, read_state, state_paths
 from deltainc.pipeline.target_layout import default_partitioning
 from deltainc.settings import Settings, load_settings
@@ -70,8 +70,8 @@ def prepare_job(
     """Load and validate a job against its sources; raises before anything is written."""
     job, settings = load(job, settings)
     spark = spark or get_spark(settings)
-    df_a = read_table(spark, job.source_a, "source_a")
-    df_b = read_table(spark, job.source_b, "source_b")
+    df_a = read_source(spark, job.source_a, "source_a")
+    df_b = read_source(spark, job.source_b, "source_b")
     spec, identity = plan_join(job, df_a.schema, df_b.schema)
     if job.join.join_cond is not None:
         resolve_join_cond(df_a, df_b, job.join.join_cond, spec.settings)

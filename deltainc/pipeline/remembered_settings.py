@@ -41,6 +41,8 @@ def built_with(job: JobConfig) -> dict[str, object]:
     asof = {f"join.{name}": getattr(join, name) for name in ("asof_strategy", "asof_col", "asof_col_b")}
     return {
         "start_date": job.start_date.isoformat(),
+        "source_a.where": job.source_a.where,
+        "source_b.where": job.source_b.where,
         "join.how": join.how,
         "join.join_cols": list(join.join_cols),
         "join.join_cond": join.join_cond,

@@ -62,6 +62,8 @@ class RunRecord:
     rows_b_waiting: int = 0  # full_outer: B rows still waiting for their A
     rows_too_late: int | None = None  # B rows that matched an A row only after it timed out; None: not looked for
     rows_provisional: int = 0  # asof: matches a nearer B row can still replace
+    null_key_a: int | None = None  # the window's A rows with a NULL join key: they never match (None: join_cond)
+    null_key_b: int | None = None  # the window's B rows with a NULL join key
 
     def rows(self, name: str) -> int:
         """The window's output rows of the JoinType called `name` (`JoinType.outcome`): its `rows_<name>` field."""

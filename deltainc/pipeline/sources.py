@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError
+from deltainc.join.time_units import TimeUnit
+from deltainc.join.unit_columns import source_filter
 from deltainc.join.windows import to_index
-from deltainc.pipeline.config import TableRef
+from deltainc.pipeline.config import SourceRef, TableRef
 from deltainc.pipeline.delta_sql import local_file_path, read, table_exists
 
 __all__ = [
     "ScanStats",
     "table_exists",
     "read_table",
+    "read_source",
     "latest_unit",
     "count_null_inc",
+    "count_null_keys",
     "scan_stats",
     "local_file_path",
 ]
@@ -40,11 +47,44 @@ def read_table(spark: SparkSession, ref: TableRef, role: str) -> DataFrame:
     return read(spark, ref)
 
 
+def read_source(spark: SparkSession, ref: SourceRef, role: str) -> DataFrame:
+    """A source's rows the job joins: its Delta table, filtered by its `where` when it has one. A condition
+    Spark cannot apply to the source is a ConfigError naming `<role>.where` and the source's columns."""
+    df = read_table(spark, ref, role)
+    if ref.where is None:
+        return df
+    try:
+        filtered = df.where(ref.where)
+        _ = filtered.schema  # Spark Connect analyses lazily: the condition's errors come now, not in the join
+    except Exception as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"{role}.where: {ref.where!r} is not a condition Spark can apply to {role} "
+            f"(columns: {', '.join(df.columns)}): {reason}"
+        ) from None
+    return filtered
+
+
 def latest_unit(df: DataFrame, inc_col: str, time_uom: str) -> int | None:
     """The latest unit present in the incremental column (Delta answers max() from its statistics)."""
     value = df.agg(F.max(inc_col).alias("latest")).first()
     latest = None if value is None else value["latest"]
     return None if latest is None else to_index(latest, time_uom)
+
+
+def count_null_keys(
+    df_a: DataFrame, df_b: DataFrame, keys: Sequence[str], inc: str, uom: TimeUnit | str, first: int, last: int
+) -> tuple[int, int]:
+    """The rows of units [first, last] with a NULL in any of `keys`, in A and in B, in one Spark job: such rows
+    never match (SQL semantics)."""
+
+    def no_key(df: DataFrame, side: int) -> DataFrame:
+        missing = functools.reduce(operator.or_, [F.col(f"`{key}`").isNull() for key in keys])
+        return df.where(source_filter(df, inc, uom, first, last) & missing).select(F.lit(side).alias("side"))
+
+    rows = no_key(df_a, 0).unionByName(no_key(df_b, 1)).groupBy("side").count().collect()
+    found = {int(row["side"]): int(row["count"]) for row in rows}
+    return found.get(0, 0), found.get(1, 0)
 
 
 def count_null_inc(df: DataFrame, inc_col: str) -> int:

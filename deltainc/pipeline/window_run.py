@@ -21,16 +21,16 @@ from deltainc.errors import Cancelled
 from deltainc.join.engine import join_prepared, read_sources
 from deltainc.join.join_types import counted_types
 from deltainc.join.windows import Window, open_read_bounds
-from deltainc.pipeline.config import TableRef
+from deltainc.pipeline.config import SourceRef
 from deltainc.pipeline.lease import Lease
-from deltainc.pipeline.log_reader import LogUnreadable, files_in_units, null_count_from_log
+from deltainc.pipeline.log_reader import LogUnreadable, files_in_units, null_count_from_log, null_keys_in_units
 from deltainc.pipeline.log_status import source_location
 from deltainc.pipeline.merge import count_and_check
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.remembered_settings import built_with, encode
 from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.run_record import RunRecord
-from deltainc.pipeline.sources import ScanStats, count_null_inc, scan_stats
+from deltainc.pipeline.sources import ScanStats, count_null_inc, count_null_keys, scan_stats
 from deltainc.pipeline.state import append_run
 from deltainc.pipeline.target_writes import WriteMode, Written, shaped, write_window
 from deltainc.pipeline.too_late_writes import (
@@ -73,15 +73,37 @@ def begin(prepared: PreparedJob, command: str, lease: Lease, on_step: StepHook |
     return CommandRun(prepared, command, lease, counts, on_step)
 
 
-def _null_inc(ref: TableRef, role: str, frame: DataFrame, inc: str) -> int:
+def _null_inc(ref: SourceRef, role: str, frame: DataFrame, inc: str) -> int:
     """A source's rows with a NULL inc_col: from its Delta log's statistics where they are exact, else counted."""
+    if ref.where is not None:  # the log counts the whole table, the job joins only the rows `where` keeps
+        return count_null_inc(frame, inc)
     try:
         return null_count_from_log(source_location(ref, role), inc)
     except (LogUnreadable, FileNotFoundError):
         return count_null_inc(frame, inc)
 
 
-def _scanned(prepared: PreparedJob, ref: TableRef, role: str, scan: DataFrame, first: int, last: int) -> ScanStats:
+def _null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int | None]:
+    """The window's rows of A and of B with a NULL join key, which never match (None for a join_cond job): from
+    the Delta logs' statistics where they are exact (one key column, no `where`), else in one Spark job."""
+    job = prepared.job
+    keys, inc = job.join.join_cols, job.join.inc_col
+    if not keys:
+        return None, None
+    sources = ((job.source_a, "source_a"), (job.source_b, "source_b"))
+    if len(keys) == 1 and all(ref.where is None for ref, _ in sources):
+        try:
+            a, b = (
+                null_keys_in_units(source_location(ref, role), keys[0], inc, prepared.uom, window.start, window.end)
+                for ref, role in sources
+            )
+            return a, b
+        except (LogUnreadable, FileNotFoundError):
+            pass
+    return count_null_keys(prepared.df_a, prepared.df_b, keys, inc, prepared.uom, window.start, window.end)
+
+
+def _scanned(prepared: PreparedJob, ref: SourceRef, role: str, scan: DataFrame, first: int, last: int) -> ScanStats:
     """The files and bytes a source's scan of units [first, last] reads: from its Delta log when the source is
     partitioned by its inc_col, else as Spark plans the scan."""
     try:
@@ -105,6 +127,15 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="deltainc-too-late")
     try:
         search = search_too_late(pool, prepared, window)  # beside the join and the write: it reads only the sources
+        null_keys = _null_keys(prepared, window)
+        record = replace(record, null_key_a=null_keys[0], null_key_b=null_keys[1])
+        if any(null_keys):
+            log.warning(
+                "%s %s: rows with a NULL join key never match (SQL semantics): %s in source_a, %s in source_b",
+                job.name,
+                window,
+                *null_keys,
+            )
         spec = replace(prepared.spec, start=window.start, end=window.end)
         scan_a, scan_b = read_sources(prepared.df_a, prepared.df_b, spec)
         bounds = open_read_bounds(window.start, window.end, spec.look_back_time, spec.max_waiting_time, spec.b_waits)

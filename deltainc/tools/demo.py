@@ -129,7 +129,16 @@ def _day_row(reports: list[pipeline.WindowReport]) -> dict[str, int]:
 
 
 def _table(result_days: tuple[DemoDay, ...]) -> str:
-    table = Table(title="Daily schedule: one run per day, max_window = 1", title_justify="left")
+    table = Table(
+        title="Daily schedule: one run per day, max_window = 1",
+        title_justify="left",
+        caption=(
+            "inserted / deleted: the target rows the day's commit wrote and removed. A window replaces its slices "
+            "of the target, so the rows still waiting from earlier days are deleted and written again (matched, "
+            "timed out or still waiting): a day inserts more rows than it loaded."
+        ),
+        caption_justify="left",
+    )
     table.add_column("day")
     for heading in ("A rows", "B rows", *COUNT_NAMES, "inserted", "updated", "deleted", "run s"):
         table.add_column(heading, justify="right")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.config import JobConfig, StateConfig, TableRef, load_job, resolve_job
+from deltainc.pipeline.config import JobConfig, SourceRef, StateConfig, TableRef, load_job, resolve_job
 
 EXAMPLE = """\
 name = "bank_trx"
@@ -76,7 +76,7 @@ def test_the_example_job_loads_as_written(tmp_path: Path, monkeypatch: pytest.Mo
     assert job.name == "bank_trx"
     assert job.start_date == dt.date(2025, 3, 1)
     assert job.max_window == 0
-    assert job.source_a == TableRef(path=str(tmp_path / "data/finance_trx"))
+    assert job.source_a == SourceRef(path=str(tmp_path / "data/finance_trx"))
     assert job.source_b.path == str(tmp_path / "data/sepa_trx")
     assert job.join.how == "left"
     assert job.join.join_cols == ["TrxId"]

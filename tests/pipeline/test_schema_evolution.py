@@ -14,9 +14,11 @@ from pyspark.sql import SparkSession
 from deltainc.errors import SchemaError
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.controller import rerun, run
+from deltainc.join.windows import to_index
 from deltainc.pipeline.delta_sql import latest_commit
+from deltainc.pipeline.state import read_state, state_paths
 
-D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
+D1, D2, D3 = dt.date(2025, 3, 1), dt.date(2025, 3, 2), dt.date(2025, 3, 3)
 A_SCHEMA = "TrxId long, Amount double, RecDate date"
 B_SCHEMA = "SepaId long, TrxId long, RecDate date"
 
@@ -65,6 +67,22 @@ def test_a_new_source_column_is_refused_by_default_naming_it_and_the_setting(
                                           r'schema_evolution = "add_columns"'):  # fmt: skip
         run(job, spark=spark)
     assert latest_commit(spark, job.target)["version"] == version  # type: ignore[index]
+
+
+def test_a_window_is_checked_only_against_what_it_reads_so_the_days_before_a_new_column_still_run(
+    spark: SparkSession, day_one: Path
+) -> None:
+    job = make_job(day_one)
+    run(job, spark=spark)
+    append(spark, day_one / "a", [(3, 30.0, D2)], A_SCHEMA)  # day 2 as before; day 3's B brings Channel
+    append(spark, day_one / "b", [(11, 2, D2)], B_SCHEMA)
+    append(spark, day_one / "a", [(4, 40.0, D3)], A_SCHEMA)
+    append(spark, day_one / "b", [(12, 4, D3, "SEPA")], B_SCHEMA + ", Channel string", mergeSchema="true")
+    with pytest.raises(SchemaError, match=r"new column\(s\) .*'Channel' \(source_b column 'Channel'\)"):
+        run(job, spark=spark)  # catching up: day 2 reads no Channel value and is written; day 3 is refused
+    assert read_state(state_paths(str(day_one / "state")), "trx").watermark == to_index(D2, "day")
+    target = spark.read.format("delta").load(job.target.path)
+    assert "Channel" not in target.columns and {r.TrxId for r in target.collect()} == {1, 2, 3}
 
 
 @pytest.mark.parametrize("forward_write", ["replace_where", "merge"])

@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from deltainc.join.output_layout import RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index, read_bounds
 from deltainc.pipeline.commit_metrics import NO_COMMIT, CommitResult
+from deltainc.pipeline.delta_sql import table_exists
 from deltainc.pipeline.log_reader import LogUnreadable, files_in_units
 from deltainc.pipeline.merge import ACTION, merge_window, plan_actions
 from deltainc.pipeline.prepared_job import PreparedJob
@@ -35,7 +36,7 @@ from deltainc.pipeline.target_layout import ensure_target, lay_out
 from deltainc.pipeline.target_schema import new_columns
 from deltainc.spark_compat import is_connect
 
-__all__ = ["WriteMode", "Written", "shaped", "write_window"]
+__all__ = ["WriteMode", "Written", "shaped", "fitted", "write_window"]
 
 log = logging.getLogger("deltainc")
 WriteMode = Literal["forward", "rerun", "recompute", "rebuild"]
@@ -52,6 +53,32 @@ class Written:
 
 
 Write = Callable[[PreparedJob, Window, DataFrame, dict[str, str]], Written]
+
+
+def fitted(prepared: PreparedJob, output: DataFrame, scans: tuple[DataFrame, DataFrame]) -> DataFrame:
+    """The window's output checked against the target's columns before the join runs, from its schema alone: a
+    dropped or retyped column is refused at once. A new source column the job does not add (schema_evolution
+    "none") is refused only when the window's reads (`scans`, A's and B's) hold a value of it: a window from
+    before the column appeared is written without it, so a job catching up runs to the day before the change."""
+    spark, job, layout = prepared.spark, prepared.job, prepared.spec.layout
+    if not table_exists(spark, job.target):
+        return output
+    target = read_table(spark, job.target, "target").schema
+    added = new_columns(target, output.schema, layout, job.target.label, "add_columns")
+    if not added or job.target.schema_evolution == "add_columns":
+        return output
+    sources = {output_name: (scans[0], source) for source, output_name in layout.a_names}
+    sources.update({output_name: (scans[1], source) for source, output_name in layout.b_names})
+
+    def read(column: str) -> bool:
+        if column not in sources:
+            return True
+        scan, source = sources[column]
+        return bool(scan.where(F.col(f"`{source}`").isNotNull()).limit(1).count())
+
+    unread = [column for column in added if not read(column)]
+    new_columns(target, output.drop(*unread).schema, layout, job.target.label, "none")  # refuses what is read
+    return output.drop(*unread)
 
 
 def _target(prepared: PreparedJob, output: DataFrame, metadata: dict[str, str]) -> tuple[DataFrame, Destination]:

@@ -32,7 +32,7 @@ from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.run_record import RunRecord
 from deltainc.pipeline.sources import ScanStats, count_null_inc, count_null_keys, scan_stats
 from deltainc.pipeline.state import append_run
-from deltainc.pipeline.target_writes import WriteMode, Written, shaped, write_window
+from deltainc.pipeline.target_writes import WriteMode, Written, fitted, shaped, write_window
 from deltainc.pipeline.too_late_writes import (
     LateRows,
     keep_too_late,
@@ -144,6 +144,8 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
             _scanned(prepared, job.source_b, "source_b", scan_b, bounds.b_start, bounds.b_end),
         )
         output = shaped(prepared, mode, join_prepared(prepared.df_a, prepared.df_b, spec))
+        if mode != "rebuild":  # a rebuild replaces the target's columns too
+            output = fitted(prepared, output, (scan_a, scan_b))  # checked against the target before the join runs
         output = output.persist(StorageLevel.MEMORY_AND_DISK)
         found = count_and_check(output, prepared.identity)
         step("read")

@@ -231,8 +231,8 @@ def backfill(
                     continue
                 todo = _rest(piece, done)
                 report = process_window(ongoing, todo, "forward", last=number == len(chunks))
-                reports.append(report)
                 done = todo.end
+                reports.append(report)
                 if on_progress:
                     on_progress(number, len(chunks), report, todo)
         except (KeyboardInterrupt, Cancelled) as exc:  # between two chunks: the next one's row says cancelled

@@ -75,10 +75,12 @@ def validate_job(
 def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = None) -> JobValidation | None:
     """`validate_job` answered from the Delta logs alone, without starting Spark: the sources' schemas, the
     state and the target's layout. None when the logs cannot answer (a catalog table, a remote path, a
-    `join_cond`, which only Spark's analyzer resolves): then `validate_job` answers with Spark."""
+    `join_cond` or a source's `where`, which only Spark's analyzer resolves): then `validate_job` answers with
+    Spark."""
     config, settings = load(job, settings)
     target = config.target.path
-    if config.join.join_cond is not None or target is None or "://" in target or target.startswith("file:"):
+    conditions = (config.join.join_cond, config.source_a.where, config.source_b.where)
+    if any(c is not None for c in conditions) or target is None or "://" in target or target.startswith("file:"):
         return None
     try:
         if check_from_logs(config) is None:  # raises what does not fit, naming the setting

@@ -1,8 +1,8 @@
 """A killed run is recovered by the next run, with no person involved (DESIGN.md 5, invariant 3).
 
 Each test runs the job in a real process that is killed (`kill -9`), or stopped (SIGTERM, Ctrl-C)
-at a named point, then runs `python -m deltainc run` at once, and compares the whole target and the
-watermark with those of an uninterrupted run.
+at a named point, then runs the job again at once, and compares the whole target and the watermark with
+those of an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -215,8 +215,7 @@ def test_a_run_killed_at_any_point_is_recovered_by_the_next_run(
     job = write_job(tmp_path, sources)
     killed = python(tmp_path, "-c", KILLER, str(job), point, how)
     assert killed.returncode == -9, killed.stderr[-2000:]
-    again = python(tmp_path, "-m", "deltainc", "run", str(job))
-    assert again.returncode == 0, again.stderr[-2000:]
+    run(load_job(job), spark=spark)  # the next run, in this process (its JVM is up already)
     assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
     if point != "watermark":  # the killed run still held the lock: the next run says it took it over
         took = [r["took_over"] for r in runs(spark, tmp_path) if r["took_over"]]

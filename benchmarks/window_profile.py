@@ -215,7 +215,7 @@ def wrap(timeline: Timeline, module: ModuleType | type, name: str, label: Label)
 
 
 def _role(_spark: Any, _ref: Any, role: str) -> str:
-    return f"read_table({role})"
+    return f"read_source({role})"
 
 
 # (module, attribute, label). The names are looked up where the caller looks them up (`from x import f` binds f
@@ -223,7 +223,7 @@ def _role(_spark: Any, _ref: Any, role: str) -> str:
 WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (controller, "open_job", "open_job"),
     (prepared_job, "prepare_job", "prepare_job"),
-    (prepared_job, "read_table", _role),
+    (prepared_job, "read_source", _role),
     (prepared_job, "plan_join", "plan_join (validate)"),
     (prepared_job, "read_state", "read_state"),
     (prepared_job, "check_unchanged", "check_unchanged"),
@@ -236,6 +236,8 @@ WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (state, "read_state", "read_state (again)"),
     (controller, "begin", "begin"),
     (window_run, "count_null_inc", "count_null_inc"),
+    (window_run, "_null_keys", "NULL join keys (_null_keys)"),
+    (window_run, "fitted", "target's columns (fitted)"),
     (controller, "check_unchanged", "check_unchanged (under the lock)"),
     (controller, "process_window", "process_window"),
     (window_run, "read_sources", "read_sources"),

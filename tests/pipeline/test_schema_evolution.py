@@ -12,9 +12,9 @@ from chispa import assert_df_equality
 from pyspark.sql import SparkSession
 
 from deltainc.errors import SchemaError
+from deltainc.join.windows import to_index
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.controller import rerun, run
-from deltainc.join.windows import to_index
 from deltainc.pipeline.delta_sql import latest_commit
 from deltainc.pipeline.state import read_state, state_paths
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from deltainc.errors import AmbiguousRowsError
@@ -60,9 +60,9 @@ def check_unambiguous(output: DataFrame, identity: Identity, sample: int = 5) ->
         for column in keys
         if rec is not None and any(row[column] is None and row[rec] is not None for row in dups)
     ]
-    if null_keys:
-        _refuse_null_key(output, identity, null_keys[0], dups)
     shown = "; ".join(", ".join(f"{c}={row[c]}" for c in identity.columns) + f" ({row['count']} rows)" for row in dups)
+    if null_keys:
+        _refuse_null_key(output, identity, null_keys[0], shown)
     hint = "two rows of source_a share these target.keys and RecDate, " + (
         "or two rows of source_b share these target.b_keys and RecDate"
         if identity.b_keys
@@ -75,12 +75,11 @@ def check_unambiguous(output: DataFrame, identity: Identity, sample: int = 5) ->
     )
 
 
-def _refuse_null_key(output: DataFrame, identity: Identity, column: str, dups: list[Row]) -> None:
+def _refuse_null_key(output: DataFrame, identity: Identity, column: str, sample: str) -> None:
     """The ambiguity comes from a NULL key: say so, how many rows have it, and the ways out."""
     setting, side, name = identity.setting_of(column)
     rec = identity.a_rec if side == "source_a" else identity.b_rec
     count = output.where(F.col(f"`{column}`").isNull() & F.col(f"`{rec}`").isNotNull()).count()
-    sample = "; ".join(", ".join(f"{c}={row[c]}" for c in identity.columns) + f" ({row['count']} rows)" for row in dups)
     raise AmbiguousRowsError(
         f"{setting}: {name!r} is NULL in {count} output row(s) of this window, so the target cannot tell them "
         f"apart ({sample}). A NULL key never matches (SQL semantics). Leave such rows out with "

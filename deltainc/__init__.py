@@ -1,7 +1,8 @@
 """deltainc: an incremental, late-arrival-aware join of two Delta tables, kept correct in a Delta target.
 
-The public API is what this module exports: the join (`inc_join`, `IncJoinSettings`, `JoinType`, `TimeUnit`), the job
-(`load_job`, `run`, `rerun`, `backfill`, `status`) and the error types. Everything else may move.
+The public API is what this module exports: the join (`inc_join`, `feature_join`, `FeatureSource`, `IncJoinSettings`,
+`JoinType`, `TimeUnit`), the job (`load_job`, `run`, `rerun`, `backfill`, `status`) and the error types. Everything
+else may move.
 """
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from deltainc.join.engine import inc_join
+    from deltainc.join.features import FeatureSource, feature_join
     from deltainc.pipeline import backfill, rerun, run, status
     from deltainc.pipeline.config import load_job
 
 __all__ = [
     "inc_join",
+    "feature_join",
+    "FeatureSource",
     "IncJoinSettings",
     "JoinType",
     "TimeUnit",
@@ -48,6 +52,8 @@ __getattr__ = lazy_exports(
     "deltainc",
     {
         "inc_join": "deltainc.join.engine",
+        "feature_join": "deltainc.join.features",
+        "FeatureSource": "deltainc.join.features",
         "load_job": "deltainc.pipeline.config",
         **{name: "deltainc.pipeline" for name in ("run", "rerun", "backfill", "status")},
     },

@@ -1,0 +1,243 @@
+"""A spine joined with several feature sources, each incrementally and point in time: `feature_join`.
+
+The rules (README "Feature tables from several sources"):
+- each feature source is joined to the spine (A) on its own, as a single-source `left` or `asof` join with its
+  own keys, condition, look_back_time and max_waiting_time: that gives every spine row one *component* per
+  source (several for a `left` source that matched several rows), with the source's JoinType and output RecDate;
+- a combined row is one component of every source (fan-out multiplies: two matched rows of one source give two
+  combined rows); it is final once every component is final, and open (waiting) while any is;
+- its RecDate is the latest of its components' output RecDates (the window's end while one is open), its
+  WaitingTime the units from the spine row's RecDate to that RecDate, its JoinType 5 (waiting) while a component
+  waits for a row, else 7 (provisional) while an as-of match may still change, else the latest outcome of its
+  components (4 timed out > 3 B late > 2 A late > 1 same time);
+- for a window [s, e] the spine rows that can still change are those with RecDate >= s - max(mw): every source's
+  components are recomputed for them as of e (a final component comes out the same every time), and the
+  combined rows with RecDate in [s, e] are output. So a daily, a monthly and a one-shot schedule give the same
+  rows, as for a single source.
+Reads: the spine in [s - max(mw), e]; a source in [s - max(mw) - its lb, e].
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from deltainc.errors import ConfigError, SchemaError
+from deltainc.join.engine import join_prepared
+from deltainc.join.join_spec import check_join, resolve_join_cond
+from deltainc.join.join_types import JoinType
+from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
+from deltainc.join.settings import AsofStrategy, IncJoinSettings
+from deltainc.join.time_units import parse_point
+from deltainc.join.unit_columns import column_type, source_filter, unit_index
+
+__all__ = ["FeatureSource", "feature_join", "feature_columns", "spine_rec"]
+
+_OUT = f"{RESERVED_PREFIX}out"  # a component's output RecDate
+_ID = f"{RESERVED_PREFIX}id_"  # a later component's copy of the spine identity
+
+
+@dataclass(frozen=True)
+class FeatureSource:
+    """One feature source: its rows, how it joins the spine, and the columns it adds (named `prefix` + column)."""
+
+    name: str
+    df: DataFrame
+    how: str  # "left" or "asof"
+    join_cols: tuple[str, ...] = ()
+    join_cond: str | None = None
+    look_back_time: int = 0
+    max_waiting_time: int = 0
+    columns: tuple[str, ...] | None = None  # None = every column but the join keys and the incremental column
+    prefix: str | None = None  # None = name + "_"
+    alias_b: str = "B"
+    asof_strategy: AsofStrategy = "backward"
+    asof_col: str | None = None
+    asof_col_b: str | None = None
+    asof_tie_break: tuple[str, ...] = field(default=())
+
+    @property
+    def out_prefix(self) -> str:
+        return f"{self.name}_" if self.prefix is None else self.prefix
+
+
+def spine_rec(settings: IncJoinSettings) -> str:
+    """The output name of the spine row's own RecDate (e.g. RecDate_A): the output RecDate is the row's."""
+    return f"{settings.inc_col_name}_{settings.alias_a}"
+
+
+def _contributed(source: FeatureSource, inc: str) -> tuple[str, ...]:
+    if source.columns is not None:
+        for column in source.columns:
+            column_type(source.df.schema, column, f"features[{source.name}]", "columns")
+        return source.columns
+    skip = {c.lower() for c in (*source.join_cols, inc)}
+    return tuple(c for c in source.df.columns if c.lower() not in skip)
+
+
+def feature_columns(source: FeatureSource, inc: str) -> dict[str, str]:
+    """A source's output columns: output name -> what it is (a source column, its RecDate, its outcome)."""
+    p = source.out_prefix
+    names = {f"{p}{c}": f"column {c!r}" for c in _contributed(source, inc)}
+    names[f"{p}{inc}"] = "its row's RecDate"
+    names[f"{p}{DIFF_ARRIVAL_TIME}"] = "its DiffArrivalTime"
+    names[f"{p}{JOIN_TYPE}"] = "its JoinType"
+    return names
+
+
+def _check(spine: DataFrame, features: Sequence[FeatureSource], keys: Sequence[str], settings: IncJoinSettings) -> None:
+    """The sources' names and hows, the spine keys, and every output name once (ignoring case)."""
+    if not features:
+        raise ConfigError("features: give at least one feature source")
+    inc = settings.inc_col_name
+    for key in keys:
+        column_type(spine.schema, key, "the spine (source_a)", "target.keys")
+    owners: dict[str, str] = {}
+
+    def claim(name: str, owner: str) -> None:
+        if name.lower().startswith(RESERVED_PREFIX):
+            raise SchemaError(f"{owner}: output column {name!r} starts with the reserved {RESERVED_PREFIX!r}")
+        if name.lower() in owners:
+            raise SchemaError(
+                f"{owner}: output column {name!r} collides with {owners[name.lower()]}; give the source another "
+                "prefix or fewer columns"
+            )
+        owners[name.lower()] = owner
+
+    for name in (inc, WAITING_TIME, JOIN_TYPE):
+        claim(name, "the output's own column")
+    claim(spine_rec(settings), "the spine's RecDate")
+    for column in spine.columns:
+        if column != inc:
+            claim(column, f"source_a column {column!r}")
+    seen: set[str] = set()
+    for source in features:
+        where = f"features[{source.name}]"
+        if source.name.lower() in seen:
+            raise ConfigError(f"{where}.name: the name {source.name!r} is used twice; give each source its own")
+        seen.add(source.name.lower())
+        if source.how not in ("left", "asof"):
+            raise ConfigError(f"{where}.how: expected 'left' or 'asof', got {source.how!r}")
+        for name, what in feature_columns(source, inc).items():
+            claim(name, f"{where} ({what})")
+
+
+def _settings(source: FeatureSource, settings: IncJoinSettings, select: str) -> IncJoinSettings:
+    """The single-source join of `source`: waiting rows kept (a combined row needs every component)."""
+    options = settings.model_copy(
+        update={"alias_b": source.alias_b, "include_waiting": True, "enforce_sliding_join_window": True,
+                "b_waits_for_a": False, "output_select": select}
+    )  # fmt: skip
+    if source.how != "asof":
+        return options
+    return IncJoinSettings(
+        **options.model_dump(exclude={"asof_strategy", "asof_col", "asof_col_b", "asof_tie_break"}),
+        asof_strategy=source.asof_strategy,
+        asof_col=source.asof_col,
+        asof_col_b=source.asof_col_b,
+        asof_tie_break=source.asof_tie_break,
+    )
+
+
+def _component(
+    spine: DataFrame,
+    source: FeatureSource,
+    index: int,
+    keys: Sequence[str],
+    settings: IncJoinSettings,
+    window: tuple[int | None, int],
+) -> DataFrame:
+    """Source `index`'s components of the spine rows with RecDate >= `window[0]`, as of `window[1]`: the spine's
+    columns (all for the first source, its identity for the others) and the source's own (`feature_columns`)."""
+    inc, uom, alias = settings.inc_col_name, settings.time_uom, f"features[{source.name}]"
+    first, end = window
+    lb, mw = source.look_back_time, source.max_waiting_time
+    try:
+        probe = check_join(spine.schema, source.df.schema, source.how, source.join_cols, source.join_cond, lb, mw,
+                           None, None, _settings(source, settings, "inc_col"))  # fmt: skip
+    except (ConfigError, SchemaError) as exc:
+        raise type(exc)(f"{alias}: {exc}") from None
+    a = spine.where(source_filter(spine, inc, uom, first, end))
+    b = source.df.where(source_filter(source.df, inc, uom, None if first is None else first - lb, end))
+    layout = probe.layout
+    spine_columns = [c for c in spine.columns if c in keys or c == inc] if index else list(spine.columns)
+    renames = {layout.a_name(c): (spine_rec(settings) if c == inc else c) for c in spine_columns}
+    p = source.out_prefix
+    renames |= {layout.b_name(c): f"{p}{c}" for c in _contributed(source, inc)}
+    renames |= {layout.b_name(inc): f"{p}{inc}", DIFF_ARRIVAL_TIME: f"{p}{DIFF_ARRIVAL_TIME}"}
+    renames |= {JOIN_TYPE: f"{p}{JOIN_TYPE}", inc: f"{_OUT}{index}"}
+    spec = check_join(a.schema, b.schema, source.how, source.join_cols, source.join_cond, lb, mw, None, None,
+                      _settings(source, settings, ", ".join(renames)))  # fmt: skip
+    if source.join_cond is not None:
+        try:
+            resolve_join_cond(a, b, source.join_cond, spec.settings)
+        except ConfigError as exc:
+            raise ConfigError(f"{alias}.{exc}") from None
+    rows = join_prepared(a, b, replace(spec, start=first, end=end))
+    rows = rows.select(*[F.col(f"`{out}`").alias(name) for out, name in renames.items()])
+    a_time = F.col(f"`{spine_rec(settings)}`")
+    if first is not None:  # the engine also outputs earlier spine rows whose own RecDate falls in the window
+        rows = rows.where(unit_index(a_time, spine.schema[inc].dataType, uom) >= F.lit(first))
+    if index:  # the spine's identity under other names, to join the first source's components on
+        identity = {*keys, spine_rec(settings)}
+        rows = rows.select(*[F.col(f"`{c}`").alias(f"{_ID}{c}" if c in identity else c) for c in rows.columns])
+    return rows
+
+
+def feature_join(
+    spine: DataFrame,
+    features: Sequence[FeatureSource],
+    spine_keys: Sequence[str],
+    output_window_start: str | dt.date | dt.datetime | None,
+    output_window_end: str | dt.date | dt.datetime,
+    settings: IncJoinSettings | None = None,
+) -> DataFrame:
+    """The combined rows of the output window (module rules): one per spine row and component of every source.
+
+    `spine_keys` (with the spine's RecDate) identify a spine row; `settings` gives the incremental column, the
+    time unit, `alias_a` and whether open rows are output (`include_waiting`).
+    """
+    settings = settings if settings is not None else IncJoinSettings()
+    _check(spine, features, spine_keys, settings)
+    inc, uom = settings.inc_col_name, settings.time_uom
+    end = parse_point(output_window_end, "output_window_end", uom)
+    start = None if output_window_start is None else parse_point(output_window_start, "output_window_start", uom)
+    if start is not None and start > end:
+        raise ConfigError(f"output window: output_window_start {output_window_start} is after {output_window_end}")
+    reach = max(source.max_waiting_time for source in features)
+    first = None if start is None else start - reach
+    identity = [*spine_keys, spine_rec(settings)]
+    combined = _component(spine, features[0], 0, spine_keys, settings, (first, end))
+    for index, source in enumerate(features[1:], start=1):
+        other = _component(spine, source, index, spine_keys, settings, (first, end))
+        same = reduce(lambda x, y: x & y, [F.col(f"`{c}`").eqNullSafe(F.col(f"`{_ID}{c}`")) for c in identity])
+        combined = combined.join(other, same, "inner").drop(*[f"{_ID}{c}" for c in identity])
+    codes = [F.col(f"`{source.out_prefix}{JOIN_TYPE}`") for source in features]
+    outs = [F.col(f"`{_OUT}{index}`") for index in range(len(features))]
+    rec = F.greatest(*outs) if len(outs) > 1 else outs[0]
+    final_code = F.greatest(*codes) if len(codes) > 1 else codes[0]
+    row_type = (
+        F.when(_any(codes, JoinType.A_WAITING), int(JoinType.A_WAITING))
+        .when(_any(codes, JoinType.PROVISIONAL), int(JoinType.PROVISIONAL))
+        .otherwise(final_code)
+    )
+    rec_type = spine.schema[inc].dataType
+    rows = combined.withColumn(inc, rec).withColumn(JOIN_TYPE, row_type.cast("int"))
+    waited = unit_index(F.col(f"`{inc}`"), rec_type, uom) - unit_index(F.col(f"`{spine_rec(settings)}`"), rec_type, uom)
+    rows = rows.withColumn(WAITING_TIME, waited.cast("int"))
+    if start is not None:
+        rows = rows.where(unit_index(F.col(f"`{inc}`"), rec_type, uom) >= F.lit(start))
+    if not settings.include_waiting:
+        rows = rows.where(~F.col(JOIN_TYPE).isin(int(JoinType.A_WAITING), int(JoinType.PROVISIONAL)))
+    spine_out = [spine_rec(settings) if c == inc else c for c in spine.columns]
+    blocks = [name for source in features for name in feature_columns(source, inc)]
+    return rows.select(*[F.col(f"`{c}`") for c in [inc, *spine_out, *blocks, WAITING_TIME, JOIN_TYPE]])
+
+
+def _any(codes: Sequence[Column], code: JoinType) -> Column:
+    return reduce(lambda x, y: x | y, [c == int(code) for c in codes])

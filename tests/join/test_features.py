@@ -1,0 +1,155 @@
+"""A spine with several feature sources (`feature_join`): the rules re-stated in plain Python below, checked on
+random data for one window and for any split of the days into windows (waiting rows replaced, as the target's
+forward write does); and the mistakes refused, naming the source and the setting."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from itertools import product
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import DataFrame, SparkSession
+
+from deltainc.errors import ConfigError, SchemaError
+from deltainc.join.features import FeatureSource, feature_join
+from deltainc.join.settings import IncJoinSettings
+
+DAY0 = dt.date(2025, 1, 1)
+DAYS = 7
+WAITING, PROVISIONAL = 5, 7
+SETTINGS = IncJoinSettings(include_waiting=True)
+
+Rows = list[tuple[int, int, int]]  # (key, row id, day offset from DAY0)
+keyed_days = st.lists(st.tuples(st.integers(0, 3), st.integers(-2, DAYS + 1)), max_size=10)
+
+
+def _frame(spark: SparkSession, rows: Rows, id_col: str) -> DataFrame:
+    data = [(k, i, DAY0 + dt.timedelta(days=d)) for k, i, d in rows]
+    return spark.createDataFrame(data, f"k int, {id_col} int, RecDate date")
+
+
+def _numbered(pairs: list[tuple[int, int]], first_id: int) -> Rows:
+    return [(k, first_id + n, d) for n, (k, d) in enumerate(pairs)]
+
+
+def _left(a: tuple[int, int, int], b: Rows, lb: int, mw: int, e: int) -> list[tuple[int | None, int, int]]:
+    """A left source's components of spine row `a` as of e: (B id, output day, JoinType) per match, else one."""
+    k, _, ta = a
+    found = [(ib, max(ta, tb), 1 if tb == ta else 2 if tb < ta else 3) for kb, ib, tb in b
+             if kb == k and tb <= e and ta - lb <= tb <= ta + mw]  # fmt: skip
+    if found:
+        return found
+    wait = min(mw, max(0, e - ta))
+    return [(None, ta + wait, 4 if wait == mw else WAITING)]
+
+
+def _nearest(a: tuple[int, int, int], b: Rows, lb: int, mw: int, e: int) -> list[tuple[int | None, int, int]]:
+    """An as-of (nearest) source's one component: the nearest B row arrived by e (ties: the later day, then the
+    smaller id), final once no nearer row can arrive (a.t + min(mw, distance)), provisional before."""
+    k, _, ta = a
+    candidates = [(abs(tb - ta), -tb, ib, tb) for kb, ib, tb in b if kb == k and tb <= e and ta - lb <= tb <= ta + mw]
+    if not candidates:
+        wait = min(mw, max(0, e - ta))
+        return [(None, ta + wait, 4 if wait == mw else WAITING)]
+    distance, _, ib, tb = min(candidates)
+    final = ta + min(mw, distance)
+    if final > e:
+        return [(ib, e, PROVISIONAL)]
+    return [(ib, final, 1 if tb == ta else 2 if tb < ta else 3)]
+
+
+def _model(spine: Rows, left: Rows, asof: Rows, lbs: tuple[int, int], mws: tuple[int, int], s: int, e: int) -> Counter:
+    """The combined rows with RecDate in [s, e]: (id, RecDate, L id, L JoinType, S id, S JoinType, WaitingTime,
+    JoinType) as days from DAY0."""
+    out: Counter[tuple] = Counter()
+    for a in (row for row in spine if row[2] <= e):
+        ta = a[2]
+        for (lid, lt, lc), (sid, st_, sc) in product(
+            _left(a, left, lbs[0], mws[0], e), _nearest(a, asof, lbs[1], mws[1], e)
+        ):
+            rec = max(lt, st_)
+            code = WAITING if WAITING in (lc, sc) else PROVISIONAL if PROVISIONAL in (lc, sc) else max(lc, sc)
+            if s <= rec:
+                out[(a[1], rec, lid, lc, sid, sc, rec - ta, code)] += 1
+    return out
+
+
+def _features(spark: SparkSession, left: Rows, asof: Rows, lbs: tuple[int, int], mws: tuple[int, int]) -> list:
+    return [
+        FeatureSource("L", _frame(spark, left, "ib"), "left", ("k",), None, lbs[0], mws[0]),
+        FeatureSource(
+            "S",
+            _frame(spark, asof, "ib"),
+            "asof",
+            ("k",),
+            None,
+            lbs[1],
+            mws[1],
+            asof_strategy="nearest",
+            asof_tie_break=("ib",),
+        ),  # fmt: skip
+    ]
+
+
+def _window(spine: DataFrame, features: list, s: int, e: int) -> Counter:
+    first, last = DAY0 + dt.timedelta(days=s), DAY0 + dt.timedelta(days=e)
+    out = feature_join(spine, features, ["ia"], first, last, SETTINGS)
+    days = out.select("ia", "RecDate", "L_ib", "L_JoinType", "S_ib", "S_JoinType", "WaitingTime", "JoinType")
+    return Counter(tuple((v - DAY0).days if isinstance(v, dt.date) else v for v in row) for row in days.collect())
+
+
+histories = given(
+    spine=keyed_days,
+    left=keyed_days,
+    asof=keyed_days,
+    lbs=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    mws=st.tuples(st.integers(0, 3), st.integers(0, 3)),
+    cuts=st.sets(st.integers(1, DAYS - 1), max_size=4),
+)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@histories
+def test_any_split_into_windows_gives_the_rows_of_the_rules(
+    spark: SparkSession, spine: list, left: list, asof: list, lbs: tuple, mws: tuple, cuts: set[int]
+) -> None:
+    """One window over all days, and the same days in windows cut at `cuts` (each window's waiting rows replaced
+    by the next one's output), give the combined rows of the rules."""
+    a, b_left, b_asof = _numbered(spine, 0), _numbered(left, 100), _numbered(asof, 200)
+    df_a, features = _frame(spark, a, "ia"), _features(spark, b_left, b_asof, lbs, mws)
+    expected = _model(a, b_left, b_asof, lbs, mws, 0, DAYS - 1)
+    assert _window(df_a, features, 0, DAYS - 1) == expected
+
+    target: Counter[tuple] = Counter()
+    bounds = [0, *sorted(cuts), DAYS]
+    for s, e in zip(bounds, bounds[1:], strict=False):
+        target = Counter({row: n for row, n in target.items() if row[-1] not in (WAITING, PROVISIONAL)})
+        target += _window(df_a, features, s, e - 1)
+    assert target == expected, (lbs, mws, bounds)
+
+
+def test_a_source_name_used_twice_is_refused(spark: SparkSession) -> None:
+    spine = _frame(spark, [(1, 1, 0)], "ia")
+    twice = [FeatureSource(name, _frame(spark, [], "ib"), "left", ("k",)) for name in ("risk", "Risk")]
+    with pytest.raises(ConfigError, match=r"features\[Risk\]\.name: the name 'Risk' is used twice"):
+        feature_join(spine, twice, ["ia"], DAY0, DAY0, SETTINGS)
+
+
+def test_colliding_output_columns_are_refused_naming_both(spark: SparkSession) -> None:
+    spine = _frame(spark, [(1, 1, 0)], "ia").selectExpr("*", "1 AS risk_ib")
+    with pytest.raises(SchemaError, match=r"features\[risk\] \(column 'ib'\): output column 'risk_ib' collides with "
+                                          r"source_a column 'risk_ib'"):  # fmt: skip
+        feature_join(spine, [FeatureSource("risk", _frame(spark, [], "ib"), "left", ("k",))], ["ia"], DAY0, DAY0)
+
+
+def test_a_source_missing_its_recdate_or_join_column_is_refused_naming_the_source(spark: SparkSession) -> None:
+    spine = _frame(spark, [(1, 1, 0)], "ia")
+    no_rec = _frame(spark, [], "ib").withColumnRenamed("RecDate", "LoadDate")
+    with pytest.raises(SchemaError, match=r"features\[risk\]: inc_col_name: column 'RecDate' missing from source_b"):
+        feature_join(spine, [FeatureSource("risk", no_rec, "left", ("k",))], ["ia"], DAY0, DAY0).collect()
+    no_key = _frame(spark, [], "ib").withColumnRenamed("k", "kk")
+    with pytest.raises(SchemaError, match=r"features\[fx\]: join_cols: column 'k' missing from source_b"):
+        feature_join(spine, [FeatureSource("fx", no_key, "asof", ("k",))], ["ia"], DAY0, DAY0)

@@ -161,7 +161,7 @@ def _component(
         probe = check_join(spine.schema, source.df.schema, source.how, source.join_cols, source.join_cond, lb, mw,
                            None, None, _settings(source, settings, "inc_col"))  # fmt: skip
     except (ConfigError, SchemaError) as exc:
-        raise type(exc)(f"{alias}: {exc}") from None
+        raise type(exc)(f"{alias}: {str(exc).replace('source_b', 'the feature source')}") from None
     a = spine.where(source_filter(spine, inc, uom, first, end))
     b = source.df.where(source_filter(source.df, inc, uom, None if first is None else first - lb, end))
     layout = probe.layout

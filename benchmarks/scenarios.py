@@ -15,7 +15,7 @@ import datetime as dt
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -27,13 +27,13 @@ from pyspark.sql import functions as F
 from benchmarks.data import Sources, append_day, copy_days, table_version
 from benchmarks.timing import Measurement, measure
 from deltainc import pipeline
-from deltainc.join.engine import join_prepared
 from deltainc.join.join_types import counted_types
 from deltainc.join.windows import to_index
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.sources import ScanStats, scan_stats
 from deltainc.pipeline.state import state_paths
+from deltainc.pipeline.window_join import join_window
 from deltainc.settings import Settings
 
 __all__ = [
@@ -322,7 +322,7 @@ def _join_append(bench: Bench, job: JobConfig, number: int, path: str) -> None:
     """What any incremental job must do at least: join day `number`'s window, append the output to Delta."""
     prepared = pipeline.prepare_job(job, bench.spark, bench.settings)
     unit = to_index(bench.sources.day(number))
-    output = join_prepared(prepared.df_a, prepared.df_b, replace(prepared.spec, start=unit, end=unit))
+    output = join_window(prepared, unit, unit).output
     output.write.format("delta").mode("append").save(path)
 
 

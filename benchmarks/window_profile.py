@@ -365,10 +365,11 @@ class Profile:
 def _floor(spark: SparkSession, job: JobConfig, day: dt.date, path: str, timeline: Timeline) -> None:
     """Read A and B, join `day`'s window with inc_join, append the output to the Delta table at `path`."""
     timeline.enter("floor: read A and B, inc_join (plan)")
+    assert job.source_b is not None and job.join.how is not None  # a two-source job
     a = spark.read.format("delta").load(str(job.source_a.path))
     b = spark.read.format("delta").load(str(job.source_b.path))
     join = job.join
-    output = inc_join(a, b, join.how, list(join.join_cols), None, join.look_back_time, join.max_waiting_time,
+    output = inc_join(a, b, job.outcome_kind, list(join.join_cols), None, join.look_back_time, join.max_waiting_time,
                       day, day, join.engine_settings(job.target.b_keys))  # fmt: skip
     timeline.exit()
     timeline.enter("floor: append (write)")

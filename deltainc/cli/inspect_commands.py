@@ -103,11 +103,19 @@ def validate(ctx: Context) -> int:
         state, join, reads = checked.status, job.join, checked.next_read_labels()
         if not ctx.json:
             ctx.print(f"{job.name}: valid  ({path})")
-            ctx.print(
-                f"  sources          {job.source_a.label} (A), {job.source_b.label} (B): "
-                f"join {join.how} on {', '.join(join.join_cols) or join.join_cond}, {join.inc_col} present, "
-                "types compatible"
-            )
+            if job.source_b is not None:
+                ctx.print(
+                    f"  sources          {job.source_a.label} (A), {job.source_b.label} (B): "
+                    f"join {join.how} on {', '.join(join.join_cols) or join.join_cond}, {join.inc_col} present, "
+                    "types compatible"
+                )
+            else:
+                ctx.print(f"  spine            {job.source_a.label} (A): {join.inc_col} present")
+                for feature in job.features:
+                    ctx.print(
+                        f"  {feature.role:<16} {feature.label}: {feature.how} on "
+                        f"{', '.join(feature.join_cols) or feature.join_cond}, columns {feature.out_prefix}*"
+                    )
             target = "exists" if checked.target_exists else "created by the first run"
             ctx.print(f"  target           {job.target.label} ({target})")
             for warning in checked.warnings:
@@ -118,11 +126,8 @@ def validate(ctx: Context) -> int:
             )
             ctx.print(f"  pending          {pending_line(state.pending, job)}")
             if reads is not None:
-                (a_first, a_last), (b_first, b_last) = reads["source_a"], reads["source_b"]
-                ctx.print(
-                    f"  next run reads   source_a {join.inc_col} {a_first}..{a_last}, "
-                    f"source_b {join.inc_col} {b_first}..{b_last}"
-                )
+                ranges = ", ".join(f"{role} {join.inc_col} {first}..{last}" for role, (first, last) in reads.items())
+                ctx.print(f"  next run reads   {ranges}")
         return {
             "job": job.name,
             "file": str(path),

@@ -14,14 +14,31 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from deltainc.errors import ConfigError
 from deltainc.join.join_types import HOW_CHOICES, How, canonical_how
-from deltainc.join.settings import ASOF_NEEDS_SLIDING_WINDOW, DEFAULT_OUTPUT_SELECT, IncJoinSettings, JoinOptions, Text
+from deltainc.join.settings import (
+    ASOF_NEEDS_SLIDING_WINDOW,
+    DEFAULT_OUTPUT_SELECT,
+    AsofStrategy,
+    IncJoinSettings,
+    JoinOptions,
+    Text,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["TableRef", "JoinConfig", "TargetConfig", "StateConfig", "JobConfig", "load_job", "resolve_job"]
+__all__ = [
+    "TableRef",
+    "SourceRef",
+    "FeatureConfig",
+    "JoinConfig",
+    "TargetConfig",
+    "StateConfig",
+    "JobConfig",
+    "load_job",
+    "resolve_job",
+]
 
 _JOB_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -90,11 +107,67 @@ class SourceRef(TableRef):
     where: Text | None = None
 
 
+class FeatureConfig(SourceRef):
+    """One `[[features]]` source of a feature job: its table, how it joins the spine (source_a), the columns it
+    adds (named `prefix` + column) and, for a `left` source that can match several rows, what identifies one."""
+
+    name: Text
+    how: Literal["left", "asof"]
+    join_cols: Columns = Field(default_factory=list)
+    join_cond: Text | None = None
+    look_back_time: NonNegativeInt = 0
+    max_waiting_time: NonNegativeInt = 0
+    asof_strategy: AsofStrategy = "backward"
+    asof_col: Text | None = None
+    asof_col_b: Text | None = None
+    columns: Columns | None = None  # None = every column but the join keys and the incremental column
+    prefix: str | None = None  # None = name + "_"; "" = the source's own column names
+    keys: Columns = Field(default_factory=list)  # a left source's columns that tell its matches of one row apart
+
+    @field_validator("how", mode="before")
+    @classmethod
+    def _normalise_how(cls, value: Any) -> Any:
+        how = canonical_how(value) if isinstance(value, str) else None
+        if how not in ("left", "asof"):
+            raise ValueError(f"a feature source joins as 'left' or 'asof', got {value!r}")
+        return how
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        if not _JOB_NAME.fullmatch(value):
+            raise ValueError(f"expected letters, digits, '_' or '-' only, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _check_source(self) -> FeatureConfig:
+        if not self.join_cols and self.join_cond is None:
+            raise ValueError("give join_cols or join_cond (or both)")
+        given = [n for n in ("asof_col", "asof_col_b", "asof_strategy") if n in self.model_fields_set]
+        if self.how != "asof" and given:
+            raise ValueError(f'{given[0]}: only for how = "asof" (how is {self.how!r})')
+        if self.how == "asof" and self.keys:
+            raise ValueError("keys: an asof source gives each spine row one match; keys are for a left source")
+        if self.asof_col_b is not None and self.asof_col is None:
+            raise ValueError("asof_col_b: needs asof_col (the spine's time column); asof_col alone names both")
+        return self
+
+    @property
+    def out_prefix(self) -> str:
+        """What the source's output columns start with."""
+        return f"{self.name}_" if self.prefix is None else self.prefix
+
+    @property
+    def role(self) -> str:
+        """How messages and the run log name the source: features[name]."""
+        return f"features[{self.name}]"
+
+
 class JoinConfig(JoinOptions):
     """How A joins B: join type, keys or condition, incremental column and the late-arrival tolerances; the
     options it shares with the engine's IncJoinSettings (aliases, time_uom, asof_*) are `JoinOptions`'."""
 
-    how: How
+    how: How | None = None  # None only in a job with [[features]], where each source has its own
     join_cols: Columns = Field(default_factory=list)
     join_cond: Text | None = None
     inc_col: Text = "RecDate"
@@ -140,12 +213,14 @@ class JoinConfig(JoinOptions):
     @property
     def horizon(self) -> int:
         """How far after its A row a too-late B row is still looked for (0 = not at all; asof jobs: not at all)."""
-        if self.how == "asof":
+        if self.how in ("asof", None):  # a feature job does not look for them either
             return 0
         return 2 * self.max_waiting_time if self.late_horizon is None else self.late_horizon
 
     @model_validator(mode="after")
     def _check_join(self) -> JoinConfig:
+        if self.how is None:  # a feature job's [join] holds the spine's options; JobConfig checks the rest
+            return self
         if not self.join_cols and self.join_cond is None:
             raise ValueError("give join_cols or join_cond (or both)")
         if self.how == "full_outer" and not self.enforce_sliding_join_window:
@@ -227,8 +302,9 @@ class JobConfig(_Section):
     start_date: dt.date
     max_window: NonNegativeInt = 0
     source_a: SourceRef
-    source_b: SourceRef
-    join: JoinConfig
+    source_b: SourceRef | None = None  # a two-source job; a feature job lists [[features]] instead
+    features: list[FeatureConfig] = Field(default_factory=list)
+    join: JoinConfig = Field(default_factory=JoinConfig)  # required of a two-source job (`_one_form`)
     target: TargetConfig
     state: StateConfig = Field(default_factory=StateConfig)
 
@@ -238,6 +314,79 @@ class JobConfig(_Section):
         if not _JOB_NAME.fullmatch(value):
             raise ValueError(f"expected letters, digits, '_' or '-' only, got {value!r}")
         return value
+
+    @property
+    def sources(self) -> tuple[tuple[str, SourceRef], ...]:
+        """Every source with the name messages give it: source_a, then source_b or each features[name]."""
+        others = [(f.role, f) for f in self.features] if self.features else [("source_b", self.source_b)]
+        return (("source_a", self.source_a), *[(role, ref) for role, ref in others if ref is not None])
+
+    @property
+    def outcome_kind(self) -> How:
+        """The join kind whose outcomes the job's rows take (run log counts): a feature job's are an asof job's
+        (matched, waiting, timed out, provisional)."""
+        if self.join.how is None:
+            return "asof"
+        return self.join.how
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_form(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if "features" in data:
+            if data["features"] == []:
+                raise ValueError("features: give at least one feature source, or a [source_b] instead")
+            if "source_b" in data:
+                raise ValueError("give either [source_b] (a two-source job) or [[features]] (a feature job), not both")
+            return data
+        if "source_b" not in data:
+            raise ValueError("source_b: required key is missing (or list the feature sources as [[features]])")
+        join = data.get("join")
+        if join is None:
+            raise ValueError("join: required key is missing")
+        if isinstance(join, dict) and "how" not in join:
+            raise ValueError("join.how: required key is missing")
+        return data
+
+    @model_validator(mode="after")
+    def _check_features(self) -> JobConfig:
+        if not self.features:
+            return self
+        spine_only = ("how", "join_cols", "join_cond", "look_back_time", "max_waiting_time", "late_horizon",
+                      "output_select", "alias_b", "asof_strategy", "asof_col", "asof_col_b",
+                      "enforce_sliding_join_window")  # fmt: skip
+        for name in spine_only:
+            if name in self.join.model_fields_set:
+                raise ValueError(
+                    f"join.{name}: a job with [[features]] sets it per feature source; [join] holds the spine's "
+                    "inc_col, time_uom, alias_a and include_waiting"
+                )
+        seen: dict[str, int] = {}
+        for index, feature in enumerate(self.features):
+            if feature.name.lower() in seen:
+                raise ValueError(
+                    f"features[{index}].name: {feature.name!r} is used twice (features[{seen[feature.name.lower()]}]"
+                    " has it); give each feature source its own name"
+                )
+            seen[feature.name.lower()] = index
+        fanning = [(i, f) for i, f in enumerate(self.features) if f.keys]
+        if len(fanning) > 1:
+            (_, first), (index, second) = fanning[:2]
+            raise ValueError(
+                f"features[{index}].keys: only one feature source may match several rows of a spine row "
+                f"({first.name!r} already does); with two, each spine row would get every combination of their "
+                "matches. Join the other one as asof, or give it a join that matches one row"
+            )
+        refused = {"b_keys": bool(self.target.b_keys), "late_rows": self.target.late_rows is not None,
+                   "corrections": self.target.corrections != "apply"}  # fmt: skip
+        for name, given in refused.items():
+            if given:
+                raise ValueError(
+                    f"target.{name}: not available for a job with [[features]]"
+                    + (" (a source that matches several rows lists its own keys)" if name == "b_keys" else "")
+                )
+        return self
 
     @model_validator(mode="after")
     def _check_b_side(self) -> JobConfig:

@@ -44,9 +44,9 @@ def _latest_available(prepared: PreparedJob) -> int | None:
     except (LogUnreadable, FileNotFoundError):
         pass
     inc, uom = prepared.job.join.inc_col, prepared.uom
-    latest_a = latest_unit(prepared.df_a, inc, uom)
-    latest_b = latest_unit(prepared.df_b, inc, uom)
-    return None if latest_a is None or latest_b is None else min(latest_a, latest_b)
+    frames = [prepared.df_a, *([] if prepared.df_b is None else [prepared.df_b]), *(f.df for f in prepared.features)]
+    units = [latest_unit(frame, inc, uom) for frame in frames]
+    return None if None in units else min(u for u in units if u is not None)
 
 
 def _pending(prepared: PreparedJob, watermark: int | None, latest: int | None, until: int | None) -> Window | None:
@@ -261,8 +261,7 @@ def status(
     problem = None
     try:
         units = [
-            latest_unit(read_table(spark, ref, role), job.join.inc_col, job.join.time_uom)
-            for ref, role in ((job.source_a, "source_a"), (job.source_b, "source_b"))
+            latest_unit(read_table(spark, ref, role), job.join.inc_col, job.join.time_uom) for role, ref in job.sources
         ]
         latest = None if None in units else min(u for u in units if u is not None)
     except (ConfigError, SchemaError) as exc:

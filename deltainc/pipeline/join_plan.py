@@ -27,11 +27,13 @@ class Identity:
     b_keys: tuple[str, ...]
     b_rec: str | None  # None when the output has no B columns (left_anti)
     key_names: tuple[str, ...] = ()  # target.keys then target.b_keys as the job file names them (a_keys, b_keys)
+    b_setting: tuple[str, str] = ("target.b_keys", "source_b")  # the setting naming b_keys, and their source
+    fan_out: str | None = None  # a feature job: which sources may match several rows of a spine row, for messages
 
     def setting_of(self, column: str) -> tuple[str, str, str]:
         """The job-file setting, source and column name behind the output key column `column`."""
         names = dict(zip([*self.a_keys, *self.b_keys], self.key_names, strict=False))
-        side = ("target.keys", "source_a") if column in self.a_keys else ("target.b_keys", "source_b")
+        side = ("target.keys", "source_a") if column in self.a_keys else self.b_setting
         return *side, names.get(column, column)
 
     @property
@@ -49,8 +51,8 @@ class Identity:
 
 def output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: IncJoinSettings) -> tuple[str, Identity]:
     """The engine's output_select for the target: the job's choice plus every column the MERGE needs."""
-    join = job.join
-    layout = plan_layout(a_cols, b_cols, join.join_cols, join.how, base)
+    join, how = job.join, job.outcome_kind  # a two-source job: its join.how
+    layout = plan_layout(a_cols, b_cols, join.join_cols, how, base)
     for field_name, columns, source, side in (
         ("target.keys", job.target.keys, a_cols, "source_a"),
         ("target.b_keys", job.target.b_keys, b_cols, "source_b"),
@@ -74,7 +76,7 @@ def output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: In
     required = [*identity.columns, layout.inc_col, *([WAITING_TIME] if join.include_waiting else []), JOIN_TYPE]
     chosen = join.output_select or DEFAULT_OUTPUT_SELECT
     select = ", ".join([chosen, *required])
-    selected = plan_layout(a_cols, b_cols, join.join_cols, join.how, base.model_copy(update={"output_select": select}))
+    selected = plan_layout(a_cols, b_cols, join.join_cols, how, base.model_copy(update={"output_select": select}))
     for column in job.target.partition_by or ():
         if column not in selected.selected:
             raise ConfigError(
@@ -90,7 +92,7 @@ def plan_join(job: JobConfig, schema_a: T.StructType, schema_b: T.StructType) ->
     base = join.engine_settings(job.target.b_keys).model_copy(update={"output_select": DEFAULT_OUTPUT_SELECT})
 
     def checked(options: IncJoinSettings) -> JoinSpec:
-        return check_join(schema_a, schema_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
+        return check_join(schema_a, schema_b, job.outcome_kind, join.join_cols, join.join_cond, join.look_back_time,
                           join.max_waiting_time, None, None, options)  # fmt: skip
 
     try:

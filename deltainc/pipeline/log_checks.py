@@ -59,6 +59,8 @@ def source_schema(ref: TableRef, role: str) -> T.StructType:
 def check_from_logs(job: JobConfig) -> CheckedJob | None:
     """The job checked against its sources' logs (raises ConfigError or SchemaError naming the setting, as
     `prepare_job` would); None when a source's log cannot tell, so Spark checks it."""
+    if job.source_b is None:  # a feature job is checked by Spark (prepare_job), before anything is written
+        return None
     try:
         schema_a = source_schema(job.source_a, "source_a")
         schema_b = source_schema(job.source_b, "source_b")

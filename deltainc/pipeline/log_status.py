@@ -47,8 +47,8 @@ def _latest(ref: TableRef, role: str, job: JobConfig) -> int | None:
 
 
 def latest_in_both(job: JobConfig) -> int | None:
-    """The latest unit present in both sources, from their Delta logs (LogUnreadable, FileNotFoundError)."""
-    units = [_latest(job.source_a, "source_a", job), _latest(job.source_b, "source_b", job)]
+    """The latest unit present in every source, from their Delta logs (LogUnreadable, FileNotFoundError)."""
+    units = [_latest(ref, role, job) for role, ref in job.sources]
     return None if None in units else min(u for u in units if u is not None)
 
 

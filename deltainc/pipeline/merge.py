@@ -63,11 +63,15 @@ def check_unambiguous(output: DataFrame, identity: Identity, sample: int = 5) ->
     shown = "; ".join(", ".join(f"{c}={row[c]}" for c in identity.columns) + f" ({row['count']} rows)" for row in dups)
     if null_keys:
         _refuse_null_key(output, identity, null_keys[0], shown)
+    setting, side = identity.b_setting
     hint = "two rows of source_a share these target.keys and RecDate, " + (
-        "or two rows of source_b share these target.b_keys and RecDate"
+        f"or two rows of {side} share these {setting} and RecDate"
         if identity.b_keys
         else "or one A row matches several rows of source_b with one RecDate: set target.b_keys to the "
         "columns that identify a B row"
+        if identity.fan_out is None
+        else f"or one spine row matches several rows of {identity.fan_out}: list under that [[features]] source "
+        "the keys that tell its rows apart"
     )
     raise AmbiguousRowsError(
         f"target identity {', '.join(identity.columns)} is not unique in the join output: {shown}. "

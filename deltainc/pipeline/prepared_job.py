@@ -6,16 +6,19 @@ written: the job file, the join, the target's identity columns, and (`open_job`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc.errors import ConfigError
+from deltainc.join.features import FeatureSource
 from deltainc.join.join_spec import JoinSpec, resolve_join_cond
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.config import JobConfig, load_job, resolve_job
+from deltainc.pipeline.feature_plan import check_feature_job, feature_identity, feature_origins, feature_sources, reach
 from deltainc.pipeline.join_plan import Identity, plan_join
 from deltainc.pipeline.remembered_settings import check_unchanged
 from deltainc.pipeline.sources import read_source
@@ -35,11 +38,25 @@ class PreparedJob:
     job: JobConfig
     paths: StatePaths
     df_a: DataFrame
-    df_b: DataFrame
-    spec: JoinSpec
+    df_b: DataFrame | None  # None for a feature job, whose sources are `features`
+    spec: JoinSpec | None  # the two-source join; None for a feature job
     identity: Identity
     settings: Settings
     partition_by: tuple[str, ...]  # of a target this job creates
+    features: tuple[FeatureSource, ...] = ()
+    origins: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # output column -> (source role, column)
+
+    @property
+    def rec(self) -> str:
+        """The output's RecDate column: the one the target's slices are cut by."""
+        return self.job.join.inc_col
+
+    @property
+    def spine_reach(self) -> tuple[int, int, bool]:
+        """look_back_time, max_waiting_time and b_waits_for_a as they bound the A rows a window can change."""
+        if self.spec is None:
+            return 0, reach(self.job), False
+        return self.spec.look_back_time, self.spec.max_waiting_time, self.spec.b_waits
 
     @property
     def uom(self) -> TimeUnit:
@@ -71,13 +88,25 @@ def prepare_job(
     job, settings = load(job, settings)
     spark = spark or get_spark(settings)
     df_a = read_source(spark, job.source_a, "source_a")
+    paths = state_paths(job.state_path(settings.state_dir))
+    partition_by = tuple(default_partitioning(job.target.partition_by, job.join.inc_col, job.join.time_uom))
+    if job.features:
+        frames = {role: read_source(spark, ref, role) for role, ref in job.sources[1:]}
+        sources = feature_sources(job, frames)
+        check_feature_job(job, df_a, sources)
+        origins = feature_origins(df_a, sources, job)
+        return PreparedJob(spark, job, paths, df_a, None, None, feature_identity(job), settings, partition_by,
+                           sources, origins)  # fmt: skip
+    assert job.source_b is not None  # a job has source_b or features (JobConfig)
     df_b = read_source(spark, job.source_b, "source_b")
     spec, identity = plan_join(job, df_a.schema, df_b.schema)
     if job.join.join_cond is not None:
         resolve_join_cond(df_a, df_b, job.join.join_cond, spec.settings)
-    paths = state_paths(job.state_path(settings.state_dir))
-    partition_by = default_partitioning(job.target.partition_by, spec.layout.inc_col, job.join.time_uom)
-    return PreparedJob(spark, job, paths, df_a, df_b, spec, identity, settings, tuple(partition_by))
+    layout = spec.layout
+    origins = {out: ("source_a", col) for col, out in layout.a_names} | {
+        out: ("source_b", col) for col, out in layout.b_names
+    }
+    return PreparedJob(spark, job, paths, df_a, df_b, spec, identity, settings, partition_by, (), origins)
 
 
 def open_job(

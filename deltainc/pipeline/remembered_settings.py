@@ -38,7 +38,10 @@ class SettingsChangedError(ConfigError):
 def built_with(job: JobConfig) -> dict[str, object]:
     """The settings that decide which rows the target holds, by their names in the job file (JSON values)."""
     join, target = job.join, job.target
+    if job.features:
+        return _feature_job_built_with(job)
     asof = {f"join.{name}": getattr(join, name) for name in ("asof_strategy", "asof_col", "asof_col_b")}
+    assert job.source_b is not None
     return {
         "start_date": job.start_date.isoformat(),
         "source_a.where": job.source_a.where,
@@ -56,6 +59,22 @@ def built_with(job: JobConfig) -> dict[str, object]:
         "target.b_keys": list(target.b_keys),
         **(asof if join.how == "asof" else {}),
     }
+
+
+def _feature_job_built_with(job: JobConfig) -> dict[str, object]:
+    """A feature job's remembered settings: the spine's, the sources by name, and each source's join."""
+    spine: dict[str, object] = {
+        "start_date": job.start_date.isoformat(),
+        "source_a.where": job.source_a.where,
+        "join.inc_col": job.join.inc_col,
+        "join.time_uom": job.join.time_uom,
+        "join.include_waiting": job.join.include_waiting,
+        "target.keys": list(job.target.keys),
+        "features": [f.name for f in job.features],
+    }
+    for feature in job.features:
+        spine[feature.role] = feature.model_dump(mode="json", exclude={"path", "table", "name"}, exclude_defaults=False)
+    return spine
 
 
 def encode(settings: Mapping[str, object]) -> str:

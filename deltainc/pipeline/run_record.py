@@ -64,6 +64,7 @@ class RunRecord:
     rows_provisional: int = 0  # asof: matches a nearer B row can still replace
     null_key_a: int | None = None  # the window's A rows with a NULL join key: they never match (None: join_cond)
     null_key_b: int | None = None  # the window's B rows with a NULL join key
+    source_reads: str | None = None  # JSON, a feature job: {"features[name]": {"files": n, "bytes": n}, ...}
 
     def rows(self, name: str) -> int:
         """The window's output rows of the JoinType called `name` (`JoinType.outcome`): its `rows_<name>` field."""

@@ -8,25 +8,25 @@ is an error naming the column, raised before anything is written.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pyspark.sql import types as T
 
 from deltainc.errors import SchemaError
-from deltainc.join.output_layout import OutputLayout
 
 __all__ = ["new_columns"]
 
 
-def _origin(layout: OutputLayout, column: str) -> str:
+def _origin(origins: Mapping[str, tuple[str, str]], column: str) -> str:
     """Where an output column comes from, for messages."""
-    for side, names in (("source_a", layout.a_names), ("source_b", layout.b_names)):
-        for source, output in names:
-            if output == column:
-                return f"{side} column {source!r}" if source == output else f"{side} column {source!r} as {output!r}"
-    return "the join"
+    if column not in origins:
+        return "the join"
+    role, source = origins[column]
+    return f"{role} column {source!r}" if source == column else f"{role} column {source!r} as {column!r}"
 
 
 def new_columns(
-    target: T.StructType, output: T.StructType, layout: OutputLayout, label: str, evolution: str
+    target: T.StructType, output: T.StructType, origins: Mapping[str, tuple[str, str]], label: str, evolution: str
 ) -> list[str]:
     """The output's columns the target lacks, when `evolution` allows adding them; raises SchemaError for a
     column the target has but the output no longer produces, for a changed type, and for new columns that
@@ -42,7 +42,7 @@ def new_columns(
         )
     retyped = [
         f"{name!r} is {target_types[name].simpleString()} in the target but {kind.simpleString()} in the join "
-        f"output ({_origin(layout, name)})"
+        f"output ({_origin(origins, name)})"
         for name, kind in output_types.items()
         if name in target_types and target_types[name].simpleString() != kind.simpleString()  # nullability aside
     ]
@@ -53,9 +53,9 @@ def new_columns(
         )
     added = [name for name in output_types if name not in target_types]
     if added and evolution != "add_columns":
-        origins = ", ".join(f"{name!r} ({_origin(layout, name)})" for name in added)
+        named = ", ".join(f"{name!r} ({_origin(origins, name)})" for name in added)
         raise SchemaError(
-            f"target: the join output has new column(s) the target {label} lacks: {origins}; set [target] "
+            f"target: the join output has new column(s) the target {label} lacks: {named}; set [target] "
             'schema_evolution = "add_columns" to add them (rows already in the target read them as NULL), or '
             "recompute the target with `deltainc run JOB --rebuild`"
         )

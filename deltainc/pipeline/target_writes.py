@@ -7,7 +7,7 @@ Each write reads only the target's rows it may change, and says what it read and
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -55,38 +55,36 @@ class Written:
 Write = Callable[[PreparedJob, Window, DataFrame, dict[str, str]], Written]
 
 
-def fitted(prepared: PreparedJob, output: DataFrame, scans: tuple[DataFrame, DataFrame]) -> DataFrame:
+def fitted(prepared: PreparedJob, output: DataFrame, scans: Mapping[str, DataFrame]) -> DataFrame:
     """The window's output checked against the target's columns before the join runs, from its schema alone: a
     dropped or retyped column is refused at once. A new source column the job does not add (schema_evolution
     "none") is refused only when the window's reads (`scans`, A's and B's) hold a value of it: a window from
     before the column appeared is written without it, so a job catching up runs to the day before the change."""
-    spark, job, layout = prepared.spark, prepared.job, prepared.spec.layout
+    spark, job, origins = prepared.spark, prepared.job, prepared.origins
     if not table_exists(spark, job.target):
         return output
     target = read_table(spark, job.target, "target").schema
-    added = new_columns(target, output.schema, layout, job.target.label, "add_columns")
+    added = new_columns(target, output.schema, origins, job.target.label, "add_columns")
     if not added or job.target.schema_evolution == "add_columns":
         return output
-    sources = {output_name: (scans[0], source) for source, output_name in layout.a_names}
-    sources.update({output_name: (scans[1], source) for source, output_name in layout.b_names})
 
     def read(column: str) -> bool:
-        if column not in sources:
+        if column not in origins:
             return True
-        scan, source = sources[column]
-        return bool(scan.where(F.col(f"`{source}`").isNotNull()).limit(1).count())
+        role, source = origins[column]
+        return bool(scans[role].where(F.col(f"`{source}`").isNotNull()).limit(1).count())
 
     unread = [column for column in added if not read(column)]
-    new_columns(target, output.drop(*unread).schema, layout, job.target.label, "none")  # refuses what is read
+    new_columns(target, output.drop(*unread).schema, origins, job.target.label, "none")  # refuses what is read
     return output.drop(*unread)
 
 
 def _target(prepared: PreparedJob, output: DataFrame, metadata: dict[str, str]) -> tuple[DataFrame, Destination]:
     """The target as it stands, and where the window's commit goes; the output is checked against the target's
     columns (target_schema), and the sources' new columns, where the job allows them, are added by the commit."""
-    spark, job, layout = prepared.spark, prepared.job, prepared.spec.layout
+    spark, job = prepared.spark, prepared.job
     target = read_table(spark, job.target, "target")
-    added = new_columns(target.schema, output.schema, layout, job.target.label, job.target.schema_evolution)
+    added = new_columns(target.schema, output.schema, prepared.origins, job.target.label, job.target.schema_evolution)
     if added:
         log.warning("%s: adding the sources' new column(s) %s to the target %s", job.name, added, job.target.label)
     return target, Destination(spark, job.target, metadata, bool(added))
@@ -95,7 +93,7 @@ def _target(prepared: PreparedJob, output: DataFrame, metadata: dict[str, str]) 
 def _write_forward(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
     """A window right after the watermark: replace the target's two slices by the window's output."""
     target, to = _target(prepared, output, metadata)
-    rec = prepared.spec.layout.inc_col
+    rec = prepared.rec
     slices = forward_slices(rec, from_index(window.start - 1, prepared.uom), target.schema[rec].dataType)
     read = _slices_read(prepared, window, target.where(slices.condition()))
     if prepared.job.target.forward_write == "merge":
@@ -111,7 +109,7 @@ def _slices_read(prepared: PreparedJob, window: Window, rows: DataFrame) -> Scan
     ref = prepared.job.target
     if ref.path is not None and not is_connect(prepared.spark):
         try:
-            rec = prepared.spec.layout.inc_col
+            rec = prepared.rec
             return ScanStats(*files_in_units(ref.path, rec, prepared.uom, window.start - 1, None))
         except LogUnreadable:
             pass
@@ -121,8 +119,8 @@ def _slices_read(prepared: PreparedJob, window: Window, rows: DataFrame) -> Scan
 def _write_forward_only(prepared: PreparedJob, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
     """A re-run (or a job without the sliding join window): MERGE only what moves a target row forward."""
     target, to = _target(prepared, output, metadata)
-    join, identity = prepared.job.join, prepared.identity
-    bounds = read_bounds(window, join.look_back_time, join.max_waiting_time, prepared.spec.settings.b_waits_for_a)
+    identity = prepared.identity
+    bounds = read_bounds(window, *prepared.spine_reach)
     a_first, a_after = from_index(bounds.a_start, prepared.uom), from_index(bounds.a_end + 1, prepared.uom)
     a_rec = F.col(f"`{identity.a_rec}`")
     target_rows = target.where((a_rec >= F.lit(a_first)) & (a_rec < F.lit(a_after)))
@@ -145,7 +143,7 @@ def _write_recompute(prepared: PreparedJob, window: Window, output: DataFrame, m
     window's output (window-size invariance), whatever the sources' corrections changed in between.
     """
     target, to = _target(prepared, output, metadata)
-    rec = prepared.spec.layout.inc_col
+    rec = prepared.rec
     condition = f"`{rec}` >= {sql_literal(from_index(window.start, prepared.uom), target.schema[rec].dataType)}"
     # A column the sources added is NULL in the target's rows so far (compared as such).
     held = [F.col(f"`{c}`") if c in target.columns else F.lit(None).cast(f.dataType).alias(c) for c, f in
@@ -189,7 +187,7 @@ def shaped(prepared: PreparedJob, mode: WriteMode, output: DataFrame) -> DataFra
     that is for every write but the forward-only MERGE."""
     if _write_for(prepared, mode) is _write_forward_only:
         return output
-    return lay_out(output, prepared.partition_by, prepared.spec.layout.inc_col)
+    return lay_out(output, prepared.partition_by, prepared.rec)
 
 
 def write_window(

@@ -37,7 +37,7 @@ def count_too_late(prepared: PreparedJob, window: Window) -> LateRows | None:
     """Count the window's too-late B rows; None when the job does not look for them (`late_horizon = 0`)."""
     job = prepared.job
     horizon = job.join.horizon
-    if horizon == 0:
+    if horizon == 0 or prepared.spec is None or prepared.df_b is None:  # not looked for, or a feature job
         return None
     spec = replace(prepared.spec, start=window.start, end=window.end)
     rows = too_late_rows(
@@ -79,7 +79,7 @@ def keep_too_late(
     if ref is None or late.rows is None or not (late.count or mode != "forward"):
         return
     rows = late.rows
-    rec = prepared.spec.layout.inc_col
+    rec = prepared.rec
     partitioning = default_partitioning(None, rec, prepared.uom)
     ensure_target(prepared.spark, ref, rows.schema, partitioning, deletion_vectors=True)
     rec_type = rows.schema[rec].dataType

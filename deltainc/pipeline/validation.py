@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from deltainc.join.windows import ReadBounds, from_index, read_bounds
+from deltainc.join.windows import from_index
 from deltainc.pipeline import prepare_job, status
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.job_status import JobStatus
@@ -27,6 +27,7 @@ from deltainc.pipeline.target_layout import (
     layout_warnings,
     read_layout,
 )
+from deltainc.pipeline.window_join import read_ranges
 from deltainc.settings import Settings
 
 __all__ = ["JobValidation", "validate_job", "validate_from_logs"]
@@ -41,7 +42,7 @@ class JobValidation:
 
     job: JobConfig
     status: JobStatus
-    next_reads: ReadBounds | None  # unit indices; None when nothing is pending
+    next_reads: dict[str, tuple[int, int]] | None  # units each source is read in, by role; None: nothing pending
     target_exists: bool
     warnings: tuple[str, ...]
 
@@ -49,15 +50,12 @@ class JobValidation:
         """`next_reads` as the first and last RecDate of each source: {'source_a': ('2025-02-27', ...), ...}."""
         if self.next_reads is None:
             return None
-        uom, read = self.job.join.time_uom, self.next_reads
+        uom = self.job.join.time_uom
 
         def label(unit: int) -> str:
             return from_index(unit, uom).isoformat()
 
-        return {
-            "source_a": (label(read.a_start), label(read.a_end)),
-            "source_b": (label(read.b_start), label(read.b_end)),
-        }
+        return {role: (label(first), label(last)) for role, (first, last) in self.next_reads.items()}
 
 
 def validate_job(
@@ -79,7 +77,7 @@ def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = 
     Spark."""
     config, settings = load(job, settings)
     target = config.target.path
-    conditions = (config.join.join_cond, config.source_a.where, config.source_b.where)
+    conditions = (config.join.join_cond, *(ref.where for _, ref in config.sources))
     if any(c is not None for c in conditions) or target is None or "://" in target or target.startswith("file:"):
         return None
     try:
@@ -117,7 +115,8 @@ def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None
     reads = None
     if state.pending is not None:
         b_waits = join.engine_settings().b_waits_for_a  # a full_outer job reads A from further back
-        reads = read_bounds(state.pending.next, join.look_back_time, join.max_waiting_time, b_waits)
+        upcoming = state.pending.next
+        reads = read_ranges(config, upcoming.start, upcoming.end, b_waits)
     warnings: list[str] = []
     if layout is not None:
         warnings = layout_warnings(layout, join.inc_col, join.time_uom, config.target.change_data_feed)

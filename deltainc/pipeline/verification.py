@@ -10,7 +10,7 @@ at e are final and the window's waiting rows are left out).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,6 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.engine import join_prepared, read_sources
 from deltainc.join.join_types import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index, parse_point
@@ -27,6 +26,7 @@ from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.prepared_job import check_start, open_job
 from deltainc.pipeline.slice_writer import sql_literal
 from deltainc.pipeline.sources import read_table, scan_stats
+from deltainc.pipeline.window_join import join_window
 from deltainc.settings import Settings
 
 __all__ = ["Verification", "verify"]
@@ -88,16 +88,15 @@ def verify(
             "only processed dates can be verified"
         )
     window = Window(first, last, uom)
-    spec = replace(prepared.spec, start=first, end=last)
-    scan_a, scan_b = read_sources(prepared.df_a, prepared.df_b, spec)
-    recomputed = join_prepared(prepared.df_a, prepared.df_b, spec)
+    joined = join_window(prepared, first, last)
+    recomputed = joined.output
     if last < state.watermark:  # the target's rows at `last` are final; the window's waiting rows are not
         recomputed = recomputed.where(~F.col(JOIN_TYPE).isin(*[int(code) for code in WAITING_TYPES]))
     target = read_table(spark, config.target, "target")
     missing = [c for c in recomputed.columns if c not in target.columns]
     if missing:
         raise SchemaError(f"target: {config.target.label} lacks the join output's columns {missing}")
-    rec = prepared.spec.layout.inc_col
+    rec = prepared.rec
     rec_type = target.schema[rec].dataType
     low, high = (sql_literal(from_index(unit, uom), rec_type) for unit in (first, last))
     in_range = target.where(f"`{rec}` >= {low} AND `{rec}` <= {high}")  # literal bounds: Delta prunes the rest
@@ -133,7 +132,7 @@ def verify(
         only_in_recompute={name: n for (side, name), n in sorted(counts.items()) if side == "recompute"},
         sample_only_in_target=samples["target"],
         sample_only_in_recompute=samples["recompute"],
-        files_read_a=scan_stats(spark, scan_a).files,
-        files_read_b=scan_stats(spark, scan_b).files,
+        files_read_a=scan_stats(spark, joined.scans[0].scan).files,
+        files_read_b=sum(scan_stats(spark, read.scan).files for read in joined.scans[1:]),
         files_read_target=scan_stats(spark, in_range).files,
     )

@@ -7,6 +7,7 @@ be run again. A window that fails still leaves its row (failed, or cancelled), w
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -18,9 +19,8 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
 from deltainc.errors import Cancelled
-from deltainc.join.engine import join_prepared, read_sources
 from deltainc.join.join_types import counted_types
-from deltainc.join.windows import Window, open_read_bounds
+from deltainc.join.windows import Window
 from deltainc.pipeline.config import SourceRef
 from deltainc.pipeline.lease import Lease
 from deltainc.pipeline.log_reader import LogUnreadable, files_in_units, null_count_from_log, null_keys_in_units
@@ -40,6 +40,7 @@ from deltainc.pipeline.too_late_writes import (
     settled,
     too_late_found,
 )
+from deltainc.pipeline.window_join import SourceScan, join_window
 
 __all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]
 
@@ -62,14 +63,14 @@ class CommandRun:
 def begin(prepared: PreparedJob, command: str, lease: Lease, on_step: StepHook | None = None) -> CommandRun:
     """The run of `command` under `lease`; counts the sources' rows with a NULL inc_col (and warns of them)."""
     inc, job = prepared.job.join.inc_col, prepared.job
-    counts = (
-        _null_inc(job.source_a, "source_a", prepared.df_a, inc),
-        _null_inc(job.source_b, "source_b", prepared.df_b, inc),
-    )
-    if any(counts):
-        log.warning(
-            "%s: rows with a NULL %s are never joined: %d in source_a, %d in source_b", prepared.job.name, inc, *counts
-        )
+    frames = {"source_a": prepared.df_a} | {f"features[{f.name}]": f.df for f in prepared.features}
+    if prepared.df_b is not None:
+        frames["source_b"] = prepared.df_b
+    found = {role: _null_inc(ref, role, frames[role], inc) for role, ref in job.sources}
+    if any(found.values()):
+        counted = ", ".join(f"{n} in {role}" for role, n in found.items())
+        log.warning("%s: rows with a NULL %s are never joined: %s", prepared.job.name, inc, counted)
+    counts = (found["source_a"], sum(n for role, n in found.items() if role != "source_a"))
     return CommandRun(prepared, command, lease, counts, on_step)
 
 
@@ -88,7 +89,7 @@ def _null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int |
     the Delta logs' statistics where they are exact (one key column, no `where`), else in one Spark job."""
     job = prepared.job
     keys, inc = job.join.join_cols, job.join.inc_col
-    if not keys:
+    if not keys or job.source_b is None or prepared.df_b is None:  # a feature job: not counted (README)
         return None, None
     sources = ((job.source_a, "source_a"), (job.source_b, "source_b"))
     if len(keys) == 1 and all(ref.where is None for ref, _ in sources):
@@ -103,14 +104,15 @@ def _null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int |
     return count_null_keys(prepared.df_a, prepared.df_b, keys, inc, prepared.uom, window.start, window.end)
 
 
-def _scanned(prepared: PreparedJob, ref: SourceRef, role: str, scan: DataFrame, first: int, last: int) -> ScanStats:
+def _scanned(prepared: PreparedJob, read: SourceScan) -> ScanStats:
     """The files and bytes a source's scan of units [first, last] reads: from its Delta log when the source is
     partitioned by its inc_col, else as Spark plans the scan."""
+    ref = dict(prepared.job.sources)[read.role]
     try:
-        location = source_location(ref, role)
-        files, size = files_in_units(location, prepared.job.join.inc_col, prepared.uom, first, last)
+        location = source_location(ref, read.role)
+        files, size = files_in_units(location, prepared.job.join.inc_col, prepared.uom, read.first, read.last)
     except (LogUnreadable, FileNotFoundError):
-        return scan_stats(prepared.spark, scan)
+        return scan_stats(prepared.spark, read.scan)
     return ScanStats(files, size)
 
 
@@ -136,16 +138,12 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
                 window,
                 *null_keys,
             )
-        spec = replace(prepared.spec, start=window.start, end=window.end)
-        scan_a, scan_b = read_sources(prepared.df_a, prepared.df_b, spec)
-        bounds = open_read_bounds(window.start, window.end, spec.look_back_time, spec.max_waiting_time, spec.b_waits)
-        reads = (
-            _scanned(prepared, job.source_a, "source_a", scan_a, bounds.a_start, bounds.a_end),
-            _scanned(prepared, job.source_b, "source_b", scan_b, bounds.b_start, bounds.b_end),
-        )
-        output = shaped(prepared, mode, join_prepared(prepared.df_a, prepared.df_b, spec))
+        joined = join_window(prepared, window.start, window.end)
+        reads = {read.role: _scanned(prepared, read) for read in joined.scans}
+        output = shaped(prepared, mode, joined.output)
         if mode != "rebuild":  # a rebuild replaces the target's columns too
-            output = fitted(prepared, output, (scan_a, scan_b))  # checked against the target before the join runs
+            scans = {read.role: read.scan for read in joined.scans}
+            output = fitted(prepared, output, scans)  # checked against the target before the join runs
         output = output.persist(StorageLevel.MEMORY_AND_DISK)
         found = count_and_check(output, prepared.identity)
         step("read")
@@ -163,7 +161,7 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
             record,
             status="succeeded",
             duration_s=time.monotonic() - clock,
-            **_read_fields(found, job.join.how, *reads),
+            **_read_fields(found, job.outcome_kind, reads),
             **_written_fields(written, None if late is None else late.count),
             watermark=prepared.label(window.end) if moves else None,
             watermark_unit=window.end if moves else None,
@@ -172,7 +170,7 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
         append_run(prepared.paths, done)  # the one state commit: watermark, run log, lock release
         lease.released, lease.took_over = last, None
         step("watermark")
-        report = WindowReport(window, done, job.join.how)
+        report = WindowReport(window, done, job.outcome_kind)
         changed = done.rows_inserted, done.rows_updated, done.rows_deleted
         log.info("%s %s %s: %s, +%d ~%d -%d rows", job.name, run.command, window, report.counts, *changed)
         return report
@@ -226,15 +224,19 @@ def _started(run: CommandRun, window: Window) -> RunRecord:
     )
 
 
-def _read_fields(found: dict[int, int], how: str, scan_a: ScanStats, scan_b: ScanStats) -> dict[str, Any]:
+def _read_fields(found: dict[int, int], how: str, reads: dict[str, ScanStats]) -> dict[str, Any]:
     """The run-log fields of what the window read: its output rows by JoinType (of the types a job of this kind
-    outputs), and the files and bytes of A and B."""
+    outputs), the files and bytes of A and of B (of the feature sources together), and for a feature job each
+    source's own (`source_reads`, JSON)."""
+    others = [read for role, read in reads.items() if role != "source_a"]
+    features = {role: {"files": r.files, "bytes": r.bytes} for role, r in reads.items() if role.startswith("features")}
     return {
         **{f"rows_{code.outcome}": found.get(int(code), 0) for code in counted_types(how)},
-        "files_read_a": scan_a.files,
-        "bytes_read_a": scan_a.bytes,
-        "files_read_b": scan_b.files,
-        "bytes_read_b": scan_b.bytes,
+        "files_read_a": reads["source_a"].files,
+        "bytes_read_a": reads["source_a"].bytes,
+        "files_read_b": sum(r.files for r in others),
+        "bytes_read_b": sum(r.bytes for r in others),
+        "source_reads": json.dumps(features) if features else None,
     }
 
 

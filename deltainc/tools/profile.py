@@ -188,6 +188,10 @@ def profile_job(
     if start is not None and end is not None and start > end:
         raise ConfigError(f"profile window: start {start} is after end {end}")
     join = job.join
+    if job.source_b is None or join.how is None:
+        raise ConfigError(
+            f"profile: job {job.name!r} has [[features]]; profile a feature source as a two-source job of its own"
+        )
     uom, inc = join.time_uom, join.inc_col
     df_a = read_table(spark, job.source_a, "source_a")
     df_b = read_table(spark, job.source_b, "source_b")

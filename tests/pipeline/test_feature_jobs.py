@@ -1,0 +1,263 @@
+"""Feature jobs ([[features]]) in the pipeline: one spine with a `left` source that can match several rows and an
+`asof` source, through real Delta tables. Daily, monthly and one-run schedules, a re-run and a failed run give the
+rows of a chain of single-source joins combined by the README's rules, whose as-of matches are polars.join_asof's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from pyspark.sql import SparkSession
+
+from deltainc import IncJoinSettings, JoinType, inc_join
+from deltainc.cli.app import main
+from deltainc.pipeline import verify
+from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.controller import backfill, rerun, run
+from deltainc.pipeline.state import read_runs
+from deltainc.pipeline.state_model import state_paths
+
+START = dt.date(2025, 3, 1)
+DAYS, LAST = 8, 7  # spine rows on days 0..7; the sources' rows reach day 9, the runs end at day 7
+TRX = "TrxId long, CustomerId long, EventTime timestamp, RecDate date"
+PAY = "PayId long, TrxId long, Amount double, RecDate date"
+SCORE = "ScoreId long, CustomerId long, Risk double, EventTime timestamp, RecDate date"
+PAY_LB, PAY_MW, RISK_LB, RISK_MW = 1, 2, 3, 1
+
+
+def day(n: int) -> dt.date:
+    return START + dt.timedelta(days=n)
+
+
+def at(n: int, minute: int) -> dt.datetime:
+    return dt.datetime(START.year, START.month, START.day) + dt.timedelta(days=n, minutes=minute)
+
+
+def random_sources(seed: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Transactions; their payments (none, one or two each; early by up to a day, on time, late within and beyond
+    max_waiting_time); risk scores per customer, delivered the day they are valid or up to max_waiting_time later.
+    Every event time is distinct, so no as-of match is a tie."""
+    rng = random.Random(seed)
+    minutes = rng.sample(range(24 * 60), 120)
+    trx = [(i, rng.randint(1, 3), at(d := rng.randint(0, LAST), minutes[i]), day(d)) for i in range(24)]
+    pay: list[tuple[Any, ...]] = []
+    for trx_id, _, _, rec in trx:
+        for _ in range(rng.choice([0, 1, 1, 2])):
+            delay = rng.choice([-1, 0, 0, 1, 2, 3])
+            pay.append((100 + len(pay), trx_id, float(rng.randint(1, 99)), rec + dt.timedelta(days=delay)))
+    scores = []
+    for i in range(30):
+        valid = rng.randint(-2, DAYS + 1)
+        scores.append(
+            (500 + i, rng.randint(1, 3), rng.random(), at(valid, minutes[40 + i]), day(valid + rng.choice([0, 0, 1])))
+        )
+    return trx, pay, scores
+
+
+def feature_job(root: Path, name: str, max_window: int = 1) -> JobConfig:
+    return JobConfig.model_validate(
+        {
+            "name": name,
+            "start_date": START,
+            "max_window": max_window,
+            "source_a": {"path": str(root / "trx")},
+            "features": [
+                {
+                    "name": "pay",
+                    "path": str(root / "pay"),
+                    "how": "left",
+                    "join_cols": ["TrxId"],
+                    "keys": ["PayId"],
+                    "look_back_time": PAY_LB,
+                    "max_waiting_time": PAY_MW,
+                    "columns": ["PayId", "Amount"],
+                },
+                {
+                    "name": "risk",
+                    "path": str(root / "scores"),
+                    "how": "asof",
+                    "join_cols": ["CustomerId"],
+                    "asof_col": "EventTime",
+                    "look_back_time": RISK_LB,
+                    "max_waiting_time": RISK_MW,
+                    "columns": ["ScoreId", "Risk"],
+                },
+            ],  # fmt: skip
+            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"]},
+            "state": {"path": str(root / "state")},
+        }
+    )
+
+
+def target_rows(spark: SparkSession, job: JobConfig) -> Counter[tuple[Any, ...]]:
+    rows = spark.read.format("delta").load(job.target.path).collect()
+    return Counter(
+        (r.TrxId, r.pay_PayId, r.risk_ScoreId, r.RecDate, r.JoinType, r.pay_JoinType, r.risk_JoinType) for r in rows
+    )
+
+
+def chain_reference(spark: SparkSession, root: Path, end: dt.date) -> Counter[tuple[Any, ...]]:
+    """Each source joined to the spine on its own (the single-source engine, one window up to `end`), then combined
+    by the README's rules: one row per pair of components, the later RecDate, waiting before provisional before the
+    latest outcome."""
+    spine = spark.read.format("delta").load(str(root / "trx"))
+    pay = spark.read.format("delta").load(str(root / "pay"))
+    scores = spark.read.format("delta").load(str(root / "scores"))
+    left = inc_join(spine, pay, "left", "TrxId", None, PAY_LB, PAY_MW, None, end,
+                    IncJoinSettings(include_waiting=True, output_select="TrxId, PayId, RecDate, JoinType"))  # fmt: skip
+    asof = inc_join(spine, scores, "asof", "CustomerId", None, RISK_LB, RISK_MW, None, end,
+                    IncJoinSettings(include_waiting=True, asof_col="EventTime",
+                                    output_select="TrxId, ScoreId, RecDate, JoinType"))  # fmt: skip
+    by_trx: dict[int, list[Any]] = {}
+    for row in asof.collect():
+        by_trx[row.TrxId] = [row.ScoreId, row.RecDate, row.JoinType]
+    combined: Counter[tuple[Any, ...]] = Counter()
+    for row in left.collect():
+        score, score_rec, score_type = by_trx[row.TrxId]
+        codes = (row.JoinType, score_type)
+        kind = 5 if 5 in codes else 7 if 7 in codes else max(codes)
+        combined[(row.TrxId, row.PayId, score, max(row.RecDate, score_rec), kind, row.JoinType, score_type)] += 1
+    return combined
+
+
+def polars_asof(trx: list[tuple[Any, ...]], scores: list[tuple[Any, ...]]) -> dict[int, int | None]:
+    """Each transaction's risk score by polars.join_asof on complete data: the latest valid at its time, within
+    look_back_time days."""
+    left = pl.DataFrame(trx, schema=["TrxId", "CustomerId", "EventTime", "RecDate"], orient="row").sort("EventTime")
+    right = pl.DataFrame(scores, schema=["ScoreId", "CustomerId", "Risk", "EventTime", "RecDate"], orient="row")
+    joined = left.join_asof(right.sort("EventTime"), on="EventTime", by="CustomerId", strategy="backward",
+                            tolerance=dt.timedelta(days=RISK_LB))  # fmt: skip
+    return {row["TrxId"]: row["ScoreId"] for row in joined.iter_rows(named=True)}
+
+
+@pytest.fixture(scope="module")
+def sources(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[Any, ...]]:
+    root = tmp_path_factory.mktemp("feature_jobs")
+    trx, pay, scores = random_sources(seed=11)
+    for rows, schema, name in ((trx, TRX, "trx"), (pay, PAY, "pay"), (scores, SCORE, "scores")):
+        spark.createDataFrame(rows, schema).coalesce(1).write.format("delta").partitionBy("RecDate").save(
+            str(root / name)
+        )
+    return root, (trx, pay, scores)
+
+
+@pytest.fixture(scope="module")
+def daily(spark: SparkSession, sources: tuple[Path, tuple[Any, ...]]) -> JobConfig:
+    root, _ = sources
+    job = feature_job(root, "daily")
+    run(job, until=day(LAST), spark=spark)
+    return job
+
+
+def test_daily_runs_give_the_chain_of_single_source_joins_combined_by_the_rules(
+    spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
+) -> None:
+    root, (trx, pay, scores) = sources
+    got = target_rows(spark, daily)
+    assert got == chain_reference(spark, root, day(LAST))
+    kinds = {row[4] for row in got}
+    assert {int(JoinType.A_WAITING), int(JoinType.A_TIMED_OUT)} <= kinds  # the data has both
+    assert max(Counter(row[0] for row in got.elements()).values()) == 2  # a transaction with two payments
+
+
+def test_final_as_of_matches_are_polars_join_asof_on_complete_data(
+    spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
+) -> None:
+    _, (trx, _, scores) = sources
+    expected = polars_asof(trx, scores)
+    final = {row[0]: row[2] for row in target_rows(spark, daily) if row[6] not in (5, 7)}
+    assert final and final == {trx_id: expected[trx_id] for trx_id in final}
+
+
+def test_monthly_and_one_run_schedules_give_the_daily_target(
+    spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
+) -> None:
+    root, _ = sources
+    monthly, once = feature_job(root, "monthly"), feature_job(root, "once", max_window=0)
+    backfill(monthly, START, day(LAST), chunk="month", spark=spark)
+    run(once, until=day(LAST), spark=spark)
+    assert target_rows(spark, monthly) == target_rows(spark, daily) == target_rows(spark, once)
+
+
+def test_a_rerun_changes_nothing_and_verify_finds_no_difference(
+    spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
+) -> None:
+    before = target_rows(spark, daily)
+    report = rerun(daily, day(3), spark=spark).windows[0]
+    assert target_rows(spark, daily) == before
+    assert report.record.target_version is None  # nothing to commit
+    checked = verify(daily, spark=spark)
+    assert checked.only_in_target == {} and checked.only_in_recompute == {}
+    assert checked.recomputed_rows == sum(before.values())
+
+
+def test_a_run_that_failed_after_writing_the_target_is_recovered_by_the_next(
+    spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
+) -> None:
+    root, _ = sources
+    job = feature_job(root, "failed", max_window=3)
+    steps = []
+
+    def fail_after_the_second_write(step: str) -> None:
+        steps.append(step)
+        if step == "merged" and steps.count("merged") == 2:
+            raise RuntimeError("the process died here")
+
+    with pytest.raises(RuntimeError):
+        run(job, until=day(LAST), spark=spark, on_step=fail_after_the_second_write)
+    run(job, until=day(LAST), spark=spark)
+    assert target_rows(spark, job) == target_rows(spark, daily)
+
+
+def test_the_run_log_reports_each_source_read_in_its_own_window(
+    spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
+) -> None:
+    root, _ = sources
+    logged = read_runs(state_paths(str(root / "state")), "daily", 20)
+    last = next(r for r in logged if r["command"] == "run" and r["window_start"] == day(LAST).isoformat())
+    reads = json.loads(last["source_reads"])
+    # a daily window on day 7 reads the spine in [7 - 2, 7], pay in [4, 7] and scores in [2, 7], a file per day
+    files = {role: reads[role]["files"] for role in ("features[pay]", "features[risk]")}
+    pay_days = len({r for (*_, r) in sources[1][1] if day(LAST - PAY_MW - PAY_LB) <= r <= day(LAST)})
+    score_days = len({r for (*_, r) in sources[1][2] if day(LAST - PAY_MW - RISK_LB) <= r <= day(LAST)})
+    assert files == {"features[pay]": pay_days, "features[risk]": score_days}
+    assert last["files_read_b"] == pay_days + score_days
+
+
+def test_a_source_name_used_twice_exits_2_naming_the_field_and_writes_nothing(
+    sources: tuple[Path, tuple[Any, ...]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, _ = sources
+    job = tmp_path / "twice.toml"
+    job.write_text(
+        f"""name = "twice"
+start_date = 2025-03-01
+[source_a]
+path = "{root / "trx"}"
+[[features]]
+name = "pay"
+path = "{root / "pay"}"
+how = "left"
+join_cols = ["TrxId"]
+[[features]]
+name = "pay"
+path = "{root / "scores"}"
+how = "asof"
+join_cols = ["CustomerId"]
+[target]
+path = "{tmp_path / "target"}"
+keys = ["TrxId"]
+[state]
+path = "{tmp_path / "state"}"
+"""
+    )
+    assert main(["run", str(job)]) == 2
+    assert "features[1].name: 'pay' is used twice" in capsys.readouterr().err
+    assert not (tmp_path / "target").exists() and not (tmp_path / "state").exists()

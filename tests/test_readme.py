@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 
 import deltainc.spark
 from deltainc.cli.app import build_parser
-from deltainc.pipeline.config import JobConfig, JoinConfig, StateConfig, TableRef, TargetConfig
+from deltainc.pipeline.config import FeatureConfig, JobConfig, JoinConfig, StateConfig, TableRef, TargetConfig
 from deltainc.settings import Settings, SparkSettings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +93,7 @@ def test_every_command_of_the_cli_is_documented() -> None:
 
 def test_the_reference_tables_name_every_key() -> None:
     text = README.read_text(encoding="utf-8")
-    for model in (JobConfig, JoinConfig, TargetConfig, StateConfig, TableRef):
+    for model in (JobConfig, JoinConfig, TargetConfig, StateConfig, TableRef, FeatureConfig):
         for name in model.model_fields:
             assert f"`{name}`" in text or f"`[{name}]`" in text or f"] `{name}`" in text, f"{model.__name__}.{name}"
     for name in Settings.model_fields:

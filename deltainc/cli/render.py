@@ -101,6 +101,7 @@ _RUN_COLUMNS = (
     ("+ / ~ / -", "right"),
     ("late", "right"),
     ("null keys", "right"),
+    ("files read", "left"),
     ("s", "right"),
     ("error", "left"),
 )
@@ -130,10 +131,23 @@ def runs_table(runs: list[dict[str, Any]]) -> Table:
             changes,
             "-" if run.get("rows_too_late") is None else str(run.get("rows_too_late")),
             _null_keys(run),
+            _files_read(run),
             f"{float(run.get('duration_s') or 0):.1f}",
             error,
         )
     return table
+
+
+def _files_read(run: dict[str, Any]) -> str:
+    """The files each source's read spans: 'A 3 / B 5', or for a feature job 'A 3 / risk 5 / payment 4'."""
+    reads = run.get("source_reads")
+    a = f"A {run.get('files_read_a') or 0}"
+    if isinstance(reads, str):
+        reads = json.loads(reads)
+    if isinstance(reads, dict) and reads:
+        named = [f"{role.removeprefix('features[').removesuffix(']')} {read['files']}" for role, read in reads.items()]
+        return " / ".join([a, *named])
+    return f"{a} / B {run.get('files_read_b') or 0}"
 
 
 def _null_keys(run: dict[str, Any]) -> str:

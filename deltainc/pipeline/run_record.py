@@ -78,13 +78,14 @@ class RunRecord:
 
 
 def run_document(row: Mapping[str, object]) -> dict[str, object]:
-    """A run-log row as JSON: one name per fact (the watermark as its label only), the settings as an object,
+    """A run-log row as JSON: one name per fact (the watermark as its label only), the settings and the reads per
+    source as objects,
     timestamps in ISO 8601 with their zone."""
     document: dict[str, object] = {}
     for name, value in row.items():
         if name == "watermark_unit":
             continue
-        if name == "job_settings" and isinstance(value, str):
+        if name in ("job_settings", "source_reads") and isinstance(value, str):
             value = json.loads(value)
         document[name] = value.isoformat() if isinstance(value, dt.datetime) else value
     return document

@@ -1,9 +1,11 @@
-"""The demo's as-of job: a feature table of the ledger's transactions, each with its account's risk score as of
-the transaction (`how = "asof"`, backward, TrxDT against the score's ValidFrom).
+"""The demo's feature job: a feature table of the ledger's transactions from two sources, each transaction with
+its account's risk score as of the transaction (asof, backward, TrxDT against the score's ValidFrom) and the
+payment engine's record of it (left on TrxId).
 
 A score is delivered up to two days after it became valid, so a transaction first gets the score known so far
-(provisional) and a nearer score that arrives later replaces it; after max_waiting_time days the match is final.
-The last days run one at a time to show that; a one-shot reload into a second table must give the same rows.
+(provisional) and a nearer score that arrives later replaces it; a payment record may come 11 days late. A row is
+final when both sources are. The last days run one at a time to show that; a one-shot reload into a second table
+must give the same rows.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = ["FeatureDay", "FeatureResult", "run_features", "SHOWN_DAYS"]
 
 SHOWN_DAYS = 5  # the last days, run one at a time (half the days of a shorter demo)
 _IDENTITY = ("TrxId", "RecDate_A")  # one ledger row (a corrected record is a new row with a later RecDate)
+_SCORE = "risk_ScoreId"
 
 
 @dataclass(frozen=True)
@@ -57,15 +60,15 @@ def _provisional(spark: SparkSession, path: Path) -> dict[tuple[object, ...], ob
     if not (path / "_delta_log").is_dir():
         return {}
     rows = spark.read.format("delta").load(str(path)).where(F.col("JoinType") == int(JoinType.PROVISIONAL))
-    return {tuple(r[c] for c in _IDENTITY): r["ScoreId"] for r in rows.select(*_IDENTITY, "ScoreId").collect()}
+    return {tuple(r[c] for c in _IDENTITY): r[_SCORE] for r in rows.select(*_IDENTITY, _SCORE).collect()}
 
 
 def _replaced(spark: SparkSession, path: Path, before: dict[tuple[object, ...], object]) -> int:
     """How many of `before`'s provisional scores the target now holds another score for."""
     if not before:
         return 0
-    now = spark.read.format("delta").load(str(path)).select(*_IDENTITY, "ScoreId").collect()
-    return sum(1 for r in now if before.get(tuple(r[c] for c in _IDENTITY), r["ScoreId"]) != r["ScoreId"])
+    now = spark.read.format("delta").load(str(path)).select(*_IDENTITY, _SCORE).distinct().collect()
+    return sum(1 for r in now if before.get(tuple(r[c] for c in _IDENTITY), r[_SCORE]) != r[_SCORE])
 
 
 def _by_type(frame: DataFrame) -> dict[int, int]:
@@ -73,7 +76,7 @@ def _by_type(frame: DataFrame) -> dict[int, int]:
 
 
 def _table(days: tuple[FeatureDay, ...]) -> str:
-    table = Table(title="As-of feature table after each daily run (transactions by outcome)", title_justify="left")
+    table = Table(title="Feature table after each daily run (rows by outcome)", title_justify="left")
     table.add_column("run until")
     for heading in ("final", "provisional", "waiting", "timed_out", "replaced"):
         table.add_column(heading, justify="right")
@@ -95,8 +98,10 @@ def run_features(root: Path, spark: SparkSession, spec: SampleSpec, echo: Callab
     shown = min(SHOWN_DAYS, max(1, spec.days // 2))
     first_shown = last - dt.timedelta(days=shown - 1)
     echo(
-        f"As-of join: each ledger transaction with its account's risk score as of TrxDT (backward, look_back_time "
-        f"30, max_waiting_time 2: a score may be delivered 2 days late); up to {first_shown} in one run, then daily"
+        "Feature table from two sources: each ledger transaction with its account's risk score as of TrxDT (asof, "
+        "backward, look_back_time 30, max_waiting_time 2: a score may be delivered 2 days late) and the payment "
+        "engine's record (left on TrxId, max_waiting_time 11); a row is final when both are; "
+        f"up to {first_shown} in one run, then daily"
     )
     if first_shown > spec.start:
         pipeline.run(job, until=first_shown - dt.timedelta(days=1), spark=spark)

@@ -41,8 +41,22 @@ def demo_job(root: Path, name: str, max_window: int, start: dt.date = DEMO_START
 
 
 def feature_job(root: Path, name: str, start: dt.date) -> JobConfig:
-    """Ledger transactions (A) with the account's latest risk score (B) as of TrxDT, a score valid up to 30 days
-    before; a score may be delivered up to 2 days late, so a match is final 2 days after the transaction's load."""
-    join = {"how": "asof", "asof_strategy": "backward", "join_cols": ["AccountName"], "asof_col": "TrxDT",
-            "asof_col_b": "ValidFrom", "look_back_time": 30, "max_waiting_time": 2}  # fmt: skip
-    return _ledger_job(root, name, start, "risk_scores", join, b_keys=["ScoreId"])
+    """A feature table of the ledger's transactions (the spine) from two sources: the account's latest risk score
+    as of TrxDT (asof, a score valid up to 30 days before, delivered up to 2 days late), and the payment engine's
+    record of the transaction (left, the seed's tolerances; a transaction may have two records, told apart by
+    SepaId). A row is final when both sources are."""
+    risk = {"name": "risk", "path": str(root / "risk_scores"), "how": "asof", "join_cols": ["AccountName"],
+            "asof_col": "TrxDT", "asof_col_b": "ValidFrom", "look_back_time": 30, "max_waiting_time": 2,
+            "columns": ["ScoreId", "Risk"]}  # fmt: skip
+    payment = {"name": "payment", "path": str(root / "payments"), "how": "left", "join_cols": ["TrxId"],
+               "look_back_time": LOOK_BACK_TIME, "max_waiting_time": MAX_WAITING_TIME, "keys": ["SepaId"]}  # fmt: skip
+    return JobConfig.model_validate(
+        {
+            "name": name,
+            "start_date": start,
+            "source_a": {"path": str(root / "ledger")},
+            "features": [risk, payment],
+            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"]},
+            "state": {"path": str(root / "_deltainc")},
+        }
+    )

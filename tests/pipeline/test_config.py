@@ -553,3 +553,69 @@ def test_duplicate_columns_are_caught_in_models_built_from_python() -> None:
                 "target": {"table": "db.t", "keys": ["TrxId"]},
             }
         )
+
+
+# --- feature jobs ([[features]]) -----------------------------------------------------------------
+
+FEATURES = """\
+name = "f"
+start_date = 2025-03-01
+[source_a]
+path = "trx"
+[[features]]
+name = "risk"
+path = "scores"
+how = "asof"
+join_cols = ["CustomerId"]
+max_waiting_time = 2
+[[features]]
+name = "pay"
+path = "payments"
+how = "left"
+join_cols = ["TrxId"]
+keys = ["PayId"]
+[target]
+path = "t"
+keys = ["TrxId"]
+"""
+
+
+def test_a_feature_job_lists_its_sources_and_needs_no_join_section(tmp_path: Path) -> None:
+    job = load_job(write(tmp_path, FEATURES))
+    assert [(role, ref.path) for role, ref in job.sources] == [
+        ("source_a", str(Path.cwd() / "trx")),
+        ("features[risk]", str(Path.cwd() / "scores")),
+        ("features[pay]", str(Path.cwd() / "payments")),
+    ]
+    assert job.source_b is None and job.join.how is None and job.features[1].out_prefix == "pay_"
+
+
+def test_a_job_with_both_source_b_and_features_is_refused(tmp_path: Path) -> None:
+    text = FEATURES.replace("[target]", '[source_b]\npath = "b"\n[target]')
+    with pytest.raises(ConfigError, match=r"either \[source_b\] .* or \[\[features\]\]"):
+        load_job(write(tmp_path, text))
+
+
+def test_a_feature_job_sets_the_join_per_source_not_in_join(tmp_path: Path) -> None:
+    text = FEATURES.replace("[target]", "[join]\nmax_waiting_time = 3\n[target]")
+    with pytest.raises(ConfigError, match=r"join\.max_waiting_time: a job with \[\[features\]\] sets it per feature"):
+        load_job(write(tmp_path, text))
+
+
+def test_a_feature_source_name_used_twice_is_refused_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"features\[1\]\.name: 'risk' is used twice"):
+        load_job(write(tmp_path, FEATURES.replace('name = "pay"', 'name = "risk"')))
+
+
+def test_only_one_feature_source_may_match_several_rows(tmp_path: Path) -> None:
+    text = (
+        FEATURES + '[[features]]\nname = "fee"\npath = "fees"\nhow = "left"\njoin_cols = ["TrxId"]\nkeys = ["FeeId"]\n'
+    )
+    text = text.replace('[target]\npath = "t"\nkeys = ["TrxId"]\n', "") + '[target]\npath = "t"\nkeys = ["TrxId"]\n'
+    with pytest.raises(ConfigError, match=r"features\[2\]\.keys: only one feature source may match several rows"):
+        load_job(write(tmp_path, text))
+
+
+def test_a_feature_source_joins_as_left_or_asof(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"features\[1\]\.how: a feature source joins as 'left' or 'asof'"):
+        load_job(write(tmp_path, FEATURES.replace('how = "left"', 'how = "full_outer"')))

@@ -6,6 +6,7 @@ rows of a chain of single-source joins combined by the README's rules, whose as-
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import random
 from collections import Counter
@@ -15,14 +16,19 @@ from typing import Any
 import polars as pl
 import pytest
 from pyspark.sql import SparkSession
+from rich.console import Console
 
 from deltainc import IncJoinSettings, JoinType, inc_join
 from deltainc.cli.app import main
+from deltainc.cli.render import runs_table
+from deltainc.errors import AmbiguousRowsError, SchemaError
 from deltainc.pipeline import verify
 from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.controller import backfill, rerun, run
+from deltainc.pipeline.log_status import status_from_log
 from deltainc.pipeline.state import read_runs
 from deltainc.pipeline.state_model import state_paths
+from deltainc.settings import load_settings
 
 START = dt.date(2025, 3, 1)
 DAYS, LAST = 8, 7  # spine rows on days 0..7; the sources' rows reach day 9, the runs end at day 7
@@ -133,7 +139,7 @@ def polars_asof(trx: list[tuple[Any, ...]], scores: list[tuple[Any, ...]]) -> di
     left = pl.DataFrame(trx, schema=["TrxId", "CustomerId", "EventTime", "RecDate"], orient="row").sort("EventTime")
     right = pl.DataFrame(scores, schema=["ScoreId", "CustomerId", "Risk", "EventTime", "RecDate"], orient="row")
     joined = left.join_asof(right.sort("EventTime"), on="EventTime", by="CustomerId", strategy="backward",
-                            tolerance=dt.timedelta(days=RISK_LB))  # fmt: skip
+                            tolerance=dt.timedelta(days=RISK_LB), check_sortedness=False)  # fmt: skip
     return {row["TrxId"]: row["ScoreId"] for row in joined.iter_rows(named=True)}
 
 
@@ -261,3 +267,75 @@ path = "{tmp_path / "state"}"
     assert main(["run", str(job)]) == 2
     assert "features[1].name: 'pay' is used twice" in capsys.readouterr().err
     assert not (tmp_path / "target").exists() and not (tmp_path / "state").exists()
+
+
+def test_status_shows_the_files_each_source_read(
+    spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
+) -> None:
+    status = status_from_log(daily, load_settings(), runs=5)
+    buffer = io.StringIO()
+    Console(file=buffer, width=250).print(runs_table(status.runs))
+    last = next(r for r in status.runs if r["command"] == "run" and r["window_start"] == day(LAST).isoformat())
+    reads = json.loads(str(last["source_reads"]))
+    shown = (
+        f"A {last['files_read_a']} / pay {reads['features[pay]']['files']} / risk {reads['features[risk]']['files']}"
+    )
+    assert shown in buffer.getvalue()
+
+
+def small_job(root: Path, pay: dict[str, Any], **target: Any) -> JobConfig:
+    """A feature job of one `left` source, `pay`, over the tables under `root`."""
+    return JobConfig.model_validate(
+        {
+            "name": "small",
+            "start_date": START,
+            "source_a": {"path": str(root / "trx")},
+            "features": [{"name": "pay", "path": str(root / "pay"), "how": "left", "join_cols": ["TrxId"], **pay}],
+            "target": {"path": str(root / "target"), "keys": ["TrxId"], **target},
+            "state": {"path": str(root / "state")},
+        }
+    )
+
+
+def write(spark: SparkSession, rows: list[tuple[Any, ...]], schema: str, path: Path, mode: str = "append") -> None:
+    spark.createDataFrame(rows, schema).write.format("delta").mode(mode).option("mergeSchema", "true").save(str(path))
+
+
+def test_a_left_source_without_keys_that_matches_two_rows_is_refused_naming_it(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    write(spark, [(1, 7, at(0, 60), day(0))], TRX, tmp_path / "trx")
+    write(spark, [(100, 1, 5.0, day(0)), (101, 1, 6.0, day(0))], PAY, tmp_path / "pay")
+    job = small_job(tmp_path, {"columns": ["Amount"]})
+    with pytest.raises(AmbiguousRowsError, match=r"one spine row matches several rows of features\[pay\]"):
+        run(job, spark=spark)
+    assert not (tmp_path / "target").exists()
+
+
+def test_a_column_added_to_one_feature_source_is_added_like_any_other(spark: SparkSession, tmp_path: Path) -> None:
+    write(spark, [(1, 7, at(0, 60), day(0)), (2, 7, at(1, 60), day(1))], TRX, tmp_path / "trx")
+    write(spark, [(100, 1, 5.0, day(0))], PAY, tmp_path / "pay")
+    run(small_job(tmp_path, {"keys": ["PayId"]}), until=day(0), spark=spark)
+    write(spark, [(101, 2, 6.0, day(1), 0.5)], f"{PAY[: PAY.rindex(',')]}, RecDate date, Fee double", tmp_path / "pay")
+    with pytest.raises(SchemaError, match=r"'pay_Fee' \(features\[pay\] column 'Fee'"):
+        run(small_job(tmp_path, {"keys": ["PayId"]}), spark=spark)
+    run(small_job(tmp_path, {"keys": ["PayId"]}, schema_evolution="add_columns"), spark=spark)
+    rows = spark.read.format("delta").load(str(tmp_path / "target")).collect()
+    assert sorted((r.TrxId, r.pay_PayId, r.pay_Fee) for r in rows) == [(1, 100, None), (2, 101, 0.5)]
+
+
+def test_a_feature_source_missing_its_join_column_exits_2_naming_the_source(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(spark, [(1, 7, at(0, 60), day(0))], TRX, tmp_path / "trx")
+    write(spark, [(100, 5.0, day(0))], "PayId long, Amount double, RecDate date", tmp_path / "pay")
+    job = tmp_path / "small.toml"
+    job.write_text(
+        f'name = "small"\nstart_date = 2025-03-01\n[source_a]\npath = "{tmp_path / "trx"}"\n'
+        f'[[features]]\nname = "pay"\npath = "{tmp_path / "pay"}"\nhow = "left"\njoin_cols = ["TrxId"]\n'
+        f'[target]\npath = "{tmp_path / "target"}"\nkeys = ["TrxId"]\n[state]\npath = "{tmp_path / "state"}"\n'
+    )
+    assert main(["run", str(job)]) == 2
+    error = capsys.readouterr().err
+    assert "features[pay]" in error and "'TrxId'" in error
+    assert not (tmp_path / "target").exists()

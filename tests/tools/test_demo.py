@@ -62,17 +62,21 @@ def test_the_demo_prints_progress_a_table_and_the_checks(demo: tuple[DemoResult,
     assert "Payments the ledger never booked: " in text  # the full outer job's B-only rows
     assert "target rows unchanged: yes" in text
     assert "equal to the daily target: yes" in text
-    assert "As-of join: each ledger transaction with its account's risk score as of TrxDT" in text
+    assert "Feature table from two sources: each ledger transaction with its account's risk score" in text
     assert "equal to the daily one: yes" in text
 
 
-def test_the_as_of_feature_table_runs_daily_and_its_reload_is_equal(demo: tuple[DemoResult, list[str], Path]) -> None:
+def test_the_two_source_feature_table_runs_daily_and_its_reload_is_equal(
+    spark: SparkSession, demo: tuple[DemoResult, list[str], Path]
+) -> None:
     result, _, root = demo
     assert result.features is not None and result.features.reload_equal
     assert [d.day for d in result.features.days][-1] == DEMO_START + dt.timedelta(days=DAYS - 1)
     last = result.features.days[-1]
     assert last.final + last.provisional + last.waiting + last.timed_out == result.features.rows > 0
     assert (root / "risk_scores" / "_delta_log").is_dir()
+    columns = set(spark.read.format("delta").load(str(root / "target_demo_features")).columns)
+    assert {"risk_Risk", "risk_JoinType", "payment_SepaId", "payment_CountryCode", "payment_JoinType"} <= columns
 
 
 def test_a_folder_the_demo_did_not_make_is_never_emptied(spark: SparkSession, tmp_path: Path) -> None:

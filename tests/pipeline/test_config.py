@@ -608,10 +608,8 @@ def test_a_feature_source_name_used_twice_is_refused_naming_it(tmp_path: Path) -
 
 
 def test_only_one_feature_source_may_match_several_rows(tmp_path: Path) -> None:
-    text = (
-        FEATURES + '[[features]]\nname = "fee"\npath = "fees"\nhow = "left"\njoin_cols = ["TrxId"]\nkeys = ["FeeId"]\n'
-    )
-    text = text.replace('[target]\npath = "t"\nkeys = ["TrxId"]\n', "") + '[target]\npath = "t"\nkeys = ["TrxId"]\n'
+    fee = '[[features]]\nname = "fee"\npath = "fees"\nhow = "left"\njoin_cols = ["TrxId"]\nkeys = ["FeeId"]\n'
+    text = FEATURES.replace("[target]", fee + "[target]")
     with pytest.raises(ConfigError, match=r"features\[2\]\.keys: only one feature source may match several rows"):
         load_job(write(tmp_path, text))
 

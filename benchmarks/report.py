@@ -46,6 +46,7 @@ class Results:
     connect: dict[str, Any] | None = None  # scenario 7, from benchmarks.connect_ab
     fresh: list[str] | None = None  # scenario 8: benchmarks.fresh_commands' report
     window: list[str] | None = None  # scenario 9: benchmarks.window_profile's report
+    features: list[str] | None = None  # scenario 10: benchmarks.feature_sources' report
     phases: list[tuple[str, float]] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
     total_s: float | None = None
@@ -554,6 +555,10 @@ def _scenario_9(results: Results) -> list[str]:
     return results.window or ["_Not run._"]
 
 
+def _scenario_10(results: Results) -> list[str]:
+    return results.features or ["_Not run._"]
+
+
 def render(results: Results) -> str:
     """RESULTS.md."""
     lines = [
@@ -678,6 +683,13 @@ def render(results: Results) -> str:
             _scenario_9,
             "`python -m benchmarks.window_profile`: where the seconds and Spark jobs of a daily run at 2,000 rows a "
             "day go, against the floor (join the window, append it), alternating on restored tables.",
+        ),
+        (
+            "10. A feature job of three sources against three single-source jobs",
+            _scenario_10,
+            "`python -m benchmarks.feature_sources`: the daily run of a `[[features]]` job (payment record left, "
+            "risk score and limit as of the transaction) against the three two-source jobs it replaces, at 2,000 "
+            "rows a day, alternating on restored tables; join work and fixed cost from the window's step marks.",
         ),
     ]
     for title, build, text in sections:

@@ -82,8 +82,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     run.add_argument(
         "--scenarios",
         type=_int_list,
-        default=[1, 2, 3, 4, 5, 6, 7, 8, 9],
-        help="which scenarios (default 1..9; 7 needs Spark 4)",
+        default=[1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+        help="which scenarios (default 1..10; 7 needs Spark 4)",
     )
     run.add_argument("--look-back", type=int, default=2, help="look_back_time of the job, days (default 2)")
     run.add_argument("--max-wait", type=int, default=11, help="max_waiting_time of the job, days (default 11)")
@@ -112,9 +112,9 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--rows-per-day must be >= 1 and --days >= 2 (got {args.rows_per_day}, {args.days})")
     if args.repeat < 1:
         parser.error(f"--repeat: expected >= 1, got {args.repeat}")
-    unknown = sorted(set(args.scenarios) - set(range(1, 10)))
+    unknown = sorted(set(args.scenarios) - set(range(1, 11)))
     if unknown:
-        parser.error(f"--scenarios: expected numbers 1..9, got {unknown}")
+        parser.error(f"--scenarios: expected numbers 1..10, got {unknown}")
     small = [s for s in args.sizes if s < 2]
     if small:
         parser.error(f"--sizes: every size must be >= 2 (a daily run needs a day before it), got {small}")
@@ -290,6 +290,12 @@ def main(argv: list[str] | None = None) -> int:
             results.window = _report_of(["benchmarks.window_profile", "--repeat", str(args.repeat)])
 
         phase("scenario 9: one warm daily run at R = 2,000, phase by phase, against the floor", window)
+    if 10 in chosen:
+
+        def features() -> None:
+            results.features = _report_of(["benchmarks.feature_sources", "--repeat", str(args.repeat)])
+
+        phase("scenario 10: a three-source feature job against three single-source jobs, at R = 2,000", features)
     if 4 in chosen:
 
         def stream() -> None:

@@ -66,6 +66,7 @@ def _feature_job_built_with(job: JobConfig) -> dict[str, object]:
     spine: dict[str, object] = {
         "start_date": job.start_date.isoformat(),
         "source_a.where": job.source_a.where,
+        "join.how": None,  # as a two-source job records it: a job turned into a feature job is a change
         "join.inc_col": job.join.inc_col,
         "join.time_uom": job.join.time_uom,
         "join.include_waiting": job.join.include_waiting,

@@ -10,6 +10,7 @@ import pytest
 
 from deltainc.errors import ConfigError
 from deltainc.pipeline.config import JobConfig, SourceRef, StateConfig, TableRef, load_job, resolve_job
+from deltainc.pipeline.remembered_settings import built_with, changes
 
 EXAMPLE = """\
 name = "bank_trx"
@@ -617,3 +618,11 @@ def test_only_one_feature_source_may_match_several_rows(tmp_path: Path) -> None:
 def test_a_feature_source_joins_as_left_or_asof(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"features\[1\]\.how: a feature source joins as 'left' or 'asof'"):
         load_job(write(tmp_path, FEATURES.replace('how = "left"', 'how = "full_outer"')))
+
+
+def test_a_feature_sources_settings_are_remembered_and_a_change_is_one(tmp_path: Path) -> None:
+    before = built_with(load_job(write(tmp_path, FEATURES)))
+    longer = load_job(write(tmp_path, FEATURES.replace("max_waiting_time = 2", "max_waiting_time = 3")))
+    assert [c.setting for c in changes(before, built_with(longer))] == ["features[risk]"]
+    two_source = load_job(write(tmp_path, MINIMAL))
+    assert "join.how" in [c.setting for c in changes(built_with(two_source), before)]

@@ -1,0 +1,188 @@
+"""Scenario 10: a daily run of a three-source feature job against the three single-source jobs it replaces.
+
+The spine is the generated ledger; the feature sources are the payment engine's records (`left` on TrxId, keys
+SepaId, the benchmark's tolerances), the account's risk score and the account's limit (both `asof` on
+AccountName, backward on the transaction's time, 30 days back, delivered up to 2 days late). Each single-source
+job joins the ledger with one of them as a two-source job with the same settings (no too-late search, as the
+feature job has none). Every job is brought to day D - 1, warmed up with one daily run, then the daily runs of
+day D are timed alternately on restored tables. A run's *join work* is its window's time from "start" to "read"
+(the join, its counts and identity check); the rest (lock, state, the target's write, the run log) is its
+*fixed cost*. The goal (issue 25): the three-source run costs at most the sum of the three single-source runs'
+join work plus one fixed cost.
+
+    python -m benchmarks.feature_sources --rows-per-day 2000 --days 40 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import logging
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from benchmarks.data import ensure_sources, table_version
+from benchmarks.report import load_average
+from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
+from deltainc.pipeline.config import JobConfig
+from deltainc.settings import Settings, SparkSettings
+from deltainc.spark import get_spark
+from deltainc.tools.risk_scores import risk_scores
+from deltainc.tools.sample_data import SampleSpec
+
+START = dt.date(2024, 1, 1)
+ASOF = {"how": "asof", "join_cols": ["AccountName"], "asof_col": "TrxDT", "asof_col_b": "ValidFrom",
+        "look_back_time": 30, "max_waiting_time": 2}  # fmt: skip
+
+
+def _write(frame: DataFrame, path: Path) -> str:
+    frame.repartition("RecDate").write.format("delta").partitionBy("RecDate").save(str(path))
+    return str(path)
+
+
+def _jobs(bench: Bench, spark: SparkSession, spec: SampleSpec, root: Path) -> dict[str, JobConfig]:
+    """The three-source job and the three single-source jobs, over the same tables."""
+    risk = _write(risk_scores(spark, spec), root / "risk")
+    limits = risk_scores(spark, dataclasses.replace(spec, seed=spec.seed + 1))
+    limit = _write(limits.withColumnRenamed("ScoreId", "LimitId").withColumnRenamed("Risk", "Limit"), root / "limit")
+    payment = {"how": "left", "join_cols": ["TrxId"], "look_back_time": bench.look_back,
+               "max_waiting_time": bench.max_wait}  # fmt: skip
+
+    def place(name: str) -> dict[str, Any]:
+        return {"name": name, "start_date": spec.start, "source_a": {"path": bench.sources.path_a},
+                "state": {"path": str(root / name / "state")}}  # fmt: skip
+
+    def target(name: str, **keys: Any) -> dict[str, Any]:
+        return {"path": str(root / name / "target"), "keys": ["TrxId"], **keys}
+
+    three = {
+        **place("three"),
+        "features": [
+            {"name": "payment", "path": bench.sources.path_b, **payment, "keys": ["SepaId"]},
+            {"name": "risk", "path": risk, **ASOF, "columns": ["ScoreId", "Risk"]},
+            {"name": "limit", "path": limit, **ASOF, "columns": ["LimitId", "Limit"]},
+        ],
+        "target": target("three"),
+    }
+    singles = {
+        "payment": (bench.sources.path_b, {**payment, "late_horizon": 0}, ["SepaId"]),
+        "risk": (risk, ASOF, ["ScoreId"]),
+        "limit": (limit, ASOF, ["LimitId"]),
+    }
+    jobs = {"three sources": JobConfig.model_validate(three)}
+    for name, (path, join, b_keys) in singles.items():
+        job = {**place(name), "source_b": {"path": path}, "join": {**join, "include_waiting": True},
+               "target": target(name, b_keys=b_keys)}  # fmt: skip
+        jobs[f"{name} only"] = JobConfig.model_validate(job)
+    return jobs
+
+
+def measure(rows: int, days: int, repeat: int) -> dict[str, Any]:
+    """Every job's daily run of day `days`, timed alternately on restored tables: seconds, join work, Spark jobs,
+    Delta commits."""
+    logging.getLogger("deltainc").setLevel(logging.WARNING)
+    root = Path(tempfile.mkdtemp(prefix="deltainc-features-"))
+    settings = Settings(
+        spark=SparkSettings(master="local[2]", shuffle_partitions=8, log_level="ERROR"),
+        warehouse_dir=root / "warehouse",
+        state_dir=root / "state",
+    )
+    spark = get_spark(settings)
+    try:
+        spec = SampleSpec(start=START, days=days, rows_per_day=rows)
+        sources = ensure_sources(spark, root, spec)
+        bench = Bench(spark, settings, sources, root / "work", 1, 0.0, 2, 11, None, lambda _m: None)
+        jobs = _jobs(bench, spark, spec, root)
+        saved = {}
+        for job in jobs.values():
+            bench.run(job, days - 1)
+            saved[job.name] = snapshot(bench, job)
+            bench.daily(job, days)  # warm-up
+        counter = SparkJobs(spark)
+        found: dict[str, list[dict[str, float]]] = {name: [] for name in jobs}
+        order = list(jobs)
+        for repetition in range(repeat):
+            for name in order[repetition % len(order) :] + order[: repetition % len(order)]:
+                job = jobs[name]
+                restore(bench, saved[job.name])
+                before = snapshot(bench, job)
+                marks: dict[str, float] = {}
+                started = time.perf_counter()
+
+                def mark(step: str, began: float = started, into: dict[str, float] = marks) -> None:
+                    into.setdefault(step, time.perf_counter() - began)
+
+                counter.begin()
+                report = bench.daily(job, days, on_step=mark)
+                total = time.perf_counter() - started
+                commits = sum(table_version(spark, path) - version for path, version in before.items())
+                found[name].append(
+                    {
+                        "s": total,
+                        "join_s": marks["read"] - marks["start"],
+                        "jobs": counter.end(),
+                        "commits": commits,
+                        "files_read": report.record.files_read_a + report.record.files_read_b,
+                    }  # fmt: skip
+                )
+        return {"rows": rows, "days": days, "repeat": repeat, "load": load_average(), "runs": found}
+    finally:
+        spark.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def render(result: dict[str, Any]) -> str:
+    """The Markdown report: medians per job and the goal's verdict."""
+
+    def med(name: str, key: str) -> float:
+        return float(statistics.median(run[key] for run in result["runs"][name]))
+
+    lines = [
+        f"# Three feature sources in one job vs. three single-source jobs (R = {result['rows']:,}, "
+        f"D = {result['days']})",
+        "",
+        f"Medians of {result['repeat']} alternated daily runs of day D on restored tables; 1-minute load average at "
+        f"the end {result['load']}.",
+        "",
+        "| job | daily run (s) | join work (s) | fixed cost (s) | Spark jobs | Delta commits | files read |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in result["runs"]:
+        total, join = med(name, "s"), med(name, "join_s")
+        lines.append(
+            f"| {name} | {total:.2f} | {join:.2f} | {total - join:.2f} | {med(name, 'jobs'):.0f} | "
+            f"{med(name, 'commits'):.0f} | {med(name, 'files_read'):.0f} |"
+        )
+    singles = [name for name in result["runs"] if name != "three sources"]
+    joins = sum(med(name, "join_s") for name in singles)
+    fixed = statistics.median(med(name, "s") - med(name, "join_s") for name in singles)
+    three = med("three sources", "s")
+    verdict = "met" if three <= joins + fixed else "missed"
+    lines += [
+        "",
+        f"Goal: the three-source run <= the single-source runs' join work ({joins:.2f} s) + one fixed cost (the "
+        f"median of theirs, {fixed:.2f} s) = {joins + fixed:.2f} s. Measured {three:.2f} s: **{verdict}**. The three "
+        f"single-source runs together take {sum(med(name, 's') for name in singles):.2f} s.",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.feature_sources", description=__doc__.splitlines()[0])
+    parser.add_argument("--rows-per-day", type=int, default=2000)
+    parser.add_argument("--days", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    print(render(measure(args.rows_per_day, args.days, args.repeat)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -95,7 +95,8 @@ def test_the_reference_tables_name_every_key() -> None:
     text = README.read_text(encoding="utf-8")
     for model in (JobConfig, JoinConfig, TargetConfig, StateConfig, TableRef, FeatureConfig):
         for name in model.model_fields:
-            assert f"`{name}`" in text or f"`[{name}]`" in text or f"] `{name}`" in text, f"{model.__name__}.{name}"
+            forms = (f"`{name}`", f"`[{name}]`", f"] `{name}`", f"`[[{name}]]`")
+            assert any(form in text for form in forms), f"{model.__name__}.{name}"
     for name in Settings.model_fields:
         if name != "spark":
             assert f"`{name}`" in text, name

@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from rich.console import Console
 
@@ -339,3 +340,20 @@ def test_a_feature_source_missing_its_join_column_exits_2_naming_the_source(
     error = capsys.readouterr().err
     assert "features[pay]" in error and "'TrxId'" in error
     assert not (tmp_path / "target").exists()
+
+
+def test_the_change_feed_shows_a_waiting_row_replaced_by_its_features(spark: SparkSession, tmp_path: Path) -> None:
+    write(spark, [(1, 7, at(0, 60), day(0)), (2, 7, at(1, 60), day(1))], TRX, tmp_path / "trx")
+    write(spark, [(100, 1, 5.0, day(1))], PAY, tmp_path / "pay")
+    job = small_job(tmp_path, {"keys": ["PayId"], "max_waiting_time": 2}, change_data_feed=True)
+    run(job, until=day(0), spark=spark)
+    first = spark.read.format("delta").load(str(tmp_path / "target")).collect()
+    assert [(r.TrxId, r.pay_PayId, r.JoinType) for r in first] == [(1, None, int(JoinType.A_WAITING))]
+    version = DeltaTable.forPath(spark, str(tmp_path / "target")).history(1).collect()[0].version
+    run(job, until=day(1), spark=spark)
+    changes = spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", version + 1)
+    rows = changes.load(str(tmp_path / "target")).where("TrxId = 1").collect()
+    assert sorted((r._change_type, r.pay_PayId, r.JoinType) for r in rows) == [
+        ("delete", None, int(JoinType.A_WAITING)),
+        ("insert", 100, int(JoinType.B_LATE)),
+    ]

@@ -70,7 +70,14 @@ def _looks_like_path(value: str) -> bool:
     return "://" in value or value.startswith(("/", ".", "~", "file:")) or os.sep in value
 
 
+def _named(value: str) -> str:
+    if not _JOB_NAME.fullmatch(value):
+        raise ValueError(f"expected letters, digits, '_' or '-' only, got {value!r}")
+    return value
+
+
 Location = Annotated[Text, AfterValidator(absolute_location)]
+Name = Annotated[str, AfterValidator(_named)]  # a job's or a feature source's name: it keys state and columns
 Columns = Annotated[list[Text], AfterValidator(_unique)]
 NonNegativeInt = Annotated[int, Field(ge=0, strict=True)]
 StrictBool = Annotated[bool, Field(strict=True)]
@@ -111,7 +118,7 @@ class FeatureConfig(SourceRef):
     """One `[[features]]` source of a feature job: its table, how it joins the spine (source_a), the columns it
     adds (named `prefix` + column) and, for a `left` source that can match several rows, what identifies one."""
 
-    name: Text
+    name: Name
     how: Literal["left", "asof"]
     join_cols: Columns = Field(default_factory=list)
     join_cond: Text | None = None
@@ -131,13 +138,6 @@ class FeatureConfig(SourceRef):
         if how not in ("left", "asof"):
             raise ValueError(f"a feature source joins as 'left' or 'asof', got {value!r}")
         return how
-
-    @field_validator("name")
-    @classmethod
-    def _check_name(cls, value: str) -> str:
-        if not _JOB_NAME.fullmatch(value):
-            raise ValueError(f"expected letters, digits, '_' or '-' only, got {value!r}")
-        return value
 
     @model_validator(mode="after")
     def _check_source(self) -> FeatureConfig:
@@ -298,7 +298,7 @@ class StateConfig(_Section):
 class JobConfig(_Section):
     """One job file: its name, first date, window cap, the two sources, the join, the target and the state."""
 
-    name: str
+    name: Name
     start_date: dt.date
     max_window: NonNegativeInt = 0
     source_a: SourceRef
@@ -307,13 +307,6 @@ class JobConfig(_Section):
     join: JoinConfig = Field(default_factory=JoinConfig)  # required of a two-source job (`_one_form`)
     target: TargetConfig
     state: StateConfig = Field(default_factory=StateConfig)
-
-    @field_validator("name")
-    @classmethod
-    def _check_name(cls, value: str) -> str:
-        if not _JOB_NAME.fullmatch(value):
-            raise ValueError(f"expected letters, digits, '_' or '-' only, got {value!r}")
-        return value
 
     @property
     def sources(self) -> tuple[tuple[str, SourceRef], ...]:

@@ -29,14 +29,14 @@ from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.engine import join_prepared
-from deltainc.join.join_spec import check_join, resolve_join_cond
+from deltainc.join.join_spec import JoinSpec, check_join, resolve_join_cond
 from deltainc.join.join_types import JoinType
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.join.settings import AsofStrategy, IncJoinSettings
 from deltainc.join.time_units import parse_point
 from deltainc.join.unit_columns import column_type, source_filter, unit_index
 
-__all__ = ["FeatureSource", "feature_join", "feature_columns", "spine_rec"]
+__all__ = ["FeatureSource", "feature_join", "check_features", "feature_columns", "spine_rec"]
 
 _OUT = f"{RESERVED_PREFIX}out"  # a component's output RecDate
 _ID = f"{RESERVED_PREFIX}id_"  # a later component's copy of the spine identity
@@ -144,6 +144,47 @@ def _settings(source: FeatureSource, settings: IncJoinSettings, select: str) -> 
     )
 
 
+def _probe(spine: DataFrame, source: FeatureSource, settings: IncJoinSettings) -> JoinSpec:
+    """The single-source join's checks (schema only) with the messages naming the source; its join condition is
+    resolved against the spine and the source (analysis, no Spark job)."""
+    alias = f"features[{source.name}]"
+    options = _settings(source, settings, "inc_col")
+    try:
+        probe = check_join(spine.schema, source.df.schema, source.how, source.join_cols, source.join_cond,
+                           source.look_back_time, source.max_waiting_time, None, None, options)  # fmt: skip
+    except (ConfigError, SchemaError) as exc:
+        raise type(exc)(f"{alias}: {str(exc).replace('source_b', 'the feature source')}") from None
+    if source.join_cond is not None:
+        try:
+            resolve_join_cond(spine, source.df, source.join_cond, probe.settings)
+        except ConfigError as exc:
+            raise ConfigError(f"{alias}.{exc}") from None
+    return probe
+
+
+def _output_names(spine: DataFrame, features: Sequence[FeatureSource], settings: IncJoinSettings) -> list[str]:
+    """The combined rows' columns in order: RecDate, the spine's, each source's block, WaitingTime, JoinType."""
+    inc = settings.inc_col_name
+    spine_out = [spine_rec(settings) if c == inc else c for c in spine.columns]
+    blocks = [name for source in features for name in feature_columns(source, inc)]
+    return [inc, *spine_out, *blocks, WAITING_TIME, JOIN_TYPE]
+
+
+def check_features(
+    spine: DataFrame,
+    features: Sequence[FeatureSource],
+    spine_keys: Sequence[str],
+    settings: IncJoinSettings | None = None,
+) -> list[str]:
+    """Everything `feature_join` checks, without building its plan (the schemas and each join condition's
+    analysis only): raises ConfigError or SchemaError naming the source; returns the output's columns."""
+    settings = settings if settings is not None else IncJoinSettings()
+    _check(spine, features, spine_keys, settings)
+    for source in features:
+        _probe(spine, source, settings)
+    return _output_names(spine, features, settings)
+
+
 def _component(
     spine: DataFrame,
     source: FeatureSource,
@@ -154,14 +195,10 @@ def _component(
 ) -> DataFrame:
     """Source `index`'s components of the spine rows with RecDate >= `window[0]`, as of `window[1]`: the spine's
     columns (all for the first source, its identity for the others) and the source's own (`feature_columns`)."""
-    inc, uom, alias = settings.inc_col_name, settings.time_uom, f"features[{source.name}]"
+    inc, uom = settings.inc_col_name, settings.time_uom
     first, end = window
     lb, mw = source.look_back_time, source.max_waiting_time
-    try:
-        probe = check_join(spine.schema, source.df.schema, source.how, source.join_cols, source.join_cond, lb, mw,
-                           None, None, _settings(source, settings, "inc_col"))  # fmt: skip
-    except (ConfigError, SchemaError) as exc:
-        raise type(exc)(f"{alias}: {str(exc).replace('source_b', 'the feature source')}") from None
+    probe = _probe(spine, source, settings)
     a = spine.where(source_filter(spine, inc, uom, first, end))
     b = source.df.where(source_filter(source.df, inc, uom, None if first is None else first - lb, end))
     layout = probe.layout
@@ -173,11 +210,6 @@ def _component(
     renames |= {JOIN_TYPE: f"{p}{JOIN_TYPE}", inc: f"{_OUT}{index}"}
     spec = check_join(a.schema, b.schema, source.how, source.join_cols, source.join_cond, lb, mw, None, None,
                       _settings(source, settings, ", ".join(renames)))  # fmt: skip
-    if source.join_cond is not None:
-        try:
-            resolve_join_cond(a, b, source.join_cond, spec.settings)
-        except ConfigError as exc:
-            raise ConfigError(f"{alias}.{exc}") from None
     rows = join_prepared(a, b, replace(spec, start=first, end=end))
     rows = rows.select(*[F.col(f"`{out}`").alias(name) for out, name in renames.items()])
     a_time = F.col(f"`{spine_rec(settings)}`")
@@ -234,9 +266,7 @@ def feature_join(
         rows = rows.where(unit_index(F.col(f"`{inc}`"), rec_type, uom) >= F.lit(start))
     if not settings.include_waiting:
         rows = rows.where(~F.col(JOIN_TYPE).isin(int(JoinType.A_WAITING), int(JoinType.PROVISIONAL)))
-    spine_out = [spine_rec(settings) if c == inc else c for c in spine.columns]
-    blocks = [name for source in features for name in feature_columns(source, inc)]
-    return rows.select(*[F.col(f"`{c}`") for c in [inc, *spine_out, *blocks, WAITING_TIME, JOIN_TYPE]])
+    return rows.select(*[F.col(f"`{c}`") for c in _output_names(spine, features, settings)])
 
 
 def _any(codes: Sequence[Column], code: JoinType) -> Column:

@@ -9,9 +9,8 @@ from collections.abc import Mapping
 from pyspark.sql import DataFrame
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.features import FeatureSource, feature_columns, feature_join, spine_rec
+from deltainc.join.features import FeatureSource, check_features, feature_columns, spine_rec
 from deltainc.join.settings import IncJoinSettings
-from deltainc.join.windows import from_index
 from deltainc.pipeline.config import FeatureConfig, JobConfig
 from deltainc.pipeline.join_plan import Identity
 
@@ -95,13 +94,12 @@ def feature_origins(df_a: DataFrame, sources: tuple[FeatureSource, ...], job: Jo
 def check_feature_job(job: JobConfig, df_a: DataFrame, sources: tuple[FeatureSource, ...]) -> None:
     """Everything `feature_join` checks (names, collisions, columns, join conditions), and that the target's
     identity and partitioning are output columns; raises ConfigError or SchemaError naming the source."""
-    start = from_index(0, job.join.time_uom)
     try:
-        output = feature_join(df_a, sources, job.target.keys, start, start, spine_settings(job))
+        output = check_features(df_a, sources, job.target.keys, spine_settings(job))
     except (ConfigError, SchemaError) as exc:
         text = str(exc).replace("inc_col_name:", "join.inc_col:")
         raise type(exc)(text) from None
-    columns = set(output.columns)
+    columns = set(output)
     for index, feature in enumerate(job.features):
         for key in feature.keys:
             if f"{feature.out_prefix}{key}" not in columns:
@@ -111,6 +109,4 @@ def check_feature_job(job: JobConfig, df_a: DataFrame, sources: tuple[FeatureSou
                 )
     for column in job.target.partition_by or ():
         if column not in columns:
-            raise ConfigError(
-                f"target.partition_by: {column!r} is not an output column (output: {', '.join(output.columns)})"
-            )
+            raise ConfigError(f"target.partition_by: {column!r} is not an output column (output: {', '.join(output)})")

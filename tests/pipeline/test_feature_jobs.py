@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 import pytest
 from delta.tables import DeltaTable
+from processes import KILLER, python
 from pyspark.sql import SparkSession
 from rich.console import Console
 
@@ -205,20 +206,17 @@ def test_a_rerun_changes_nothing_and_verify_finds_no_difference(
     assert checked.recomputed_rows == sum(before.values())
 
 
-def test_a_run_that_failed_after_writing_the_target_is_recovered_by_the_next(
-    spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
+def test_a_run_killed_after_writing_the_target_is_recovered_by_the_next(
+    spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig, tmp_path: Path
 ) -> None:
     root, _ = sources
-    job = feature_job(root, "failed", max_window=3)
-    steps = []
-
-    def fail_after_the_second_write(step: str) -> None:
-        steps.append(step)
-        if step == "merged" and steps.count("merged") == 2:
-            raise RuntimeError("the process died here")
-
-    with pytest.raises(RuntimeError):
-        run(job, until=day(LAST), spark=spark, on_step=fail_after_the_second_write)
+    job = feature_job(root, "killed", max_window=3)
+    saved = tmp_path / "job.json"
+    saved.write_text(json.dumps(job.model_dump(mode="json", exclude_unset=True)))
+    killed = python(tmp_path, "-c", KILLER, str(saved), "merged", "at")  # kill -9 before the watermark moves
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    logged = read_runs(state_paths(str(root / "state")), "killed", 5)
+    assert [r["status"] for r in logged] == ["succeeded"]  # the first window; the second's target commit is in
     run(job, until=day(LAST), spark=spark)
     assert target_rows(spark, job) == target_rows(spark, daily)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
+from processes import KILLER, env, python
 from pyspark.sql import SparkSession
 
 from deltainc.pipeline.config import load_job
@@ -54,30 +54,6 @@ b_keys = ["SepaId"]
 [state]
 path = "{root}/state"
 """
-
-# Runs the job and kills its own process at the named step of the second window (the first one commits).
-KILLER = textwrap.dedent(
-    """
-    import os, signal, sys, threading
-    from deltainc import pipeline
-    from deltainc.settings import load_settings
-
-    job, point, how = sys.argv[1], sys.argv[2], sys.argv[3]
-    seen = []
-
-    def on_step(name):
-        seen.append(name)
-        if name != point or seen.count(name) != 2:
-            return
-        if how == "during":  # the commit is under way when the signal lands
-            threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
-        else:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    pipeline.run(job, settings=load_settings(), on_step=on_step)
-    sys.exit(0)
-    """
-)
 
 # The command line as a scheduler starts it, stopped at the moment named by argv[2]: a signal to the process, or
 # to its whole process group (as Airflow and a terminal's Ctrl-C send it: Spark's JVM gets it too).
@@ -159,31 +135,6 @@ def write_job(root: Path, sources: tuple[str, str], max_window: int = 3) -> Path
     text = JOB.format(name="trx", start=START, a=sources[0], b=sources[1], root=root)
     path.write_text(text.replace("max_window = 3", f"max_window = {max_window}"))
     return path
-
-
-def env(root: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("DELTAINC_")}
-    return {
-        **clean,
-        "DELTAINC_SETTINGS_FILE": str(root / "no-settings-file.toml"),
-        "DELTAINC_WAREHOUSE_DIR": str(root / "warehouse"),
-        "DELTAINC_SPARK__MASTER": "local[1]",
-        "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
-    }
-
-
-def python(root: Path, *args: str, new_session: bool = False) -> subprocess.CompletedProcess[str]:
-    """`python *args` in `root`; `new_session`: in a process group of its own, which it may signal as a whole."""
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=root,
-        env=env(root),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        start_new_session=new_session,
-    )
 
 
 def assert_same_as_uninterrupted(spark: SparkSession, root: Path, uninterrupted: Path) -> None:

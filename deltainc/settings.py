@@ -11,7 +11,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -21,6 +21,7 @@ from pydantic_settings import (
 
 __all__ = [
     "SparkSettings",
+    "StorageSettings",
     "Settings",
     "load_settings",
     "settings_file",
@@ -49,6 +50,21 @@ class SparkSettings(BaseModel):
     conf: dict[str, str] = Field(default_factory=dict)
 
 
+class StorageSettings(BaseModel):
+    """How to reach S3 or an S3-compatible store (`[storage]`); a field left unset is taken from the AWS_* variable
+    the AWS tools read (deltainc.storage.resolved). The secrets are never printed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    endpoint_url: str | None = None  # AWS_ENDPOINT_URL: an S3-compatible server, e.g. http://127.0.0.1:9000
+    region: str | None = None  # AWS_REGION
+    access_key_id: str | None = None  # AWS_ACCESS_KEY_ID
+    secret_access_key: SecretStr | None = None  # AWS_SECRET_ACCESS_KEY
+    session_token: SecretStr | None = None  # AWS_SESSION_TOKEN
+    allow_http: bool | None = None  # AWS_ALLOW_HTTP; default: whether endpoint_url starts with http://
+    path_style: bool | None = None  # bucket in the path, not the host name; default: with an endpoint_url
+
+
 class Settings(BaseSettings):
     """Where things live and how Spark runs; every field can be set by DELTAINC_<FIELD> (nested: __)."""
 
@@ -60,6 +76,7 @@ class Settings(BaseSettings):
     )
 
     spark: SparkSettings = Field(default_factory=SparkSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
     warehouse_dir: Path = Path("spark-warehouse")
     state_dir: Path = Path("data/_deltainc")
     job_dir: Path = Path("conf/jobs")

@@ -10,38 +10,41 @@ from pyspark.sql import SparkSession
 
 from deltainc.settings import Settings, load_settings
 from deltainc.spark_compat import delta_packages, set_log_level
+from deltainc.storage import resolved, s3_packages, spark_conf
+from deltainc.storage import use as use_storage
 
-__all__ = ["get_spark", "delta_packages", "remote_url"]
+__all__ = ["get_spark", "job_session", "delta_packages", "remote_url"]
 
 # Spark settings a Connect client cannot change: they are fixed when the server's JVM starts.
 _SERVER_ONLY = ("spark.jars", "spark.driver.", "spark.executor.", "spark.ui.", "spark.master", "spark.plugins")
 
 
-def _jar_list() -> Path:
-    """Where the local jar files that Spark resolved for this Delta version are remembered."""
+def _jar_list(packages: str) -> Path:
+    """Where the local jar files that Spark resolved for these packages (Delta's, S3A's) are remembered."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "deltainc" / f"jars-{delta_packages().replace(':', '_')}.txt"
+    name = packages.replace(":", "_").replace(",", "+")
+    return cache / "deltainc" / f"jars-{name}.txt"
 
 
-def resolved_jars() -> str | None:
+def resolved_jars(packages: str | None = None) -> str | None:
     """The Delta jars as local files, when an earlier start resolved them and they are all still on disk: given
     as `spark.jars`, a start skips the dependency resolution of `spark.jars.packages` (seconds at every start)."""
     try:
-        jars = _jar_list().read_text().strip()
+        jars = _jar_list(packages or delta_packages()).read_text().strip()
     except OSError:
         return None
     files = [jar.removeprefix("file://").removeprefix("file:") for jar in jars.split(",")]
     return jars if jars and all(os.path.isfile(path) for path in files) else None
 
 
-def _remember_jars(spark: SparkSession) -> None:
+def _remember_jars(spark: SparkSession, packages: str) -> None:
     """Write down the jar files `spark.jars.packages` resolved to (best effort: a read-only home just resolves)."""
     jars = spark.conf.get("spark.jars", "") or ""
     if "delta-spark" not in jars:
         return
     try:
-        _jar_list().parent.mkdir(parents=True, exist_ok=True)
-        _jar_list().write_text(jars)
+        _jar_list(packages).parent.mkdir(parents=True, exist_ok=True)
+        _jar_list(packages).write_text(jars)
     except OSError:
         pass
 
@@ -73,21 +76,28 @@ def _connect(settings: Settings, url: str, extra_conf: dict[str, str]) -> SparkS
 
 
 def get_spark(
-    settings: Settings | None = None, extra_conf: dict[str, str] | None = None, remote: str | None = None
+    settings: Settings | None = None,
+    extra_conf: dict[str, str] | None = None,
+    remote: str | None = None,
+    s3: bool = False,
 ) -> SparkSession:
     """Get or create the SparkSession described by `settings` (default: conf file and environment).
 
     With a Spark Connect URL (`remote`, [spark] remote or $SPARK_REMOTE, e.g. sc://host:15002) the session is
-    a thin client of that server: no JVM starts here.
+    a thin client of that server: no JVM starts here. `s3`: a job reads or writes S3, so the session starting
+    here gets S3A's jars and configuration ([storage]); a job on local paths does not pay for them.
     """
     settings = settings or load_settings()
+    use_storage(settings.storage)
     url = remote_url(settings, remote)
     if url is not None:
         return _connect(settings, url, extra_conf or {})
     spark_settings = settings.spark
-    jars = resolved_jars()
+    packages, excludes = ([delta_packages()], []) if not s3 else _with_s3()
+    jars = resolved_jars(",".join(packages))
     conf: dict[str, str] = {
-        **({"spark.jars": jars} if jars else {"spark.jars.packages": delta_packages()}),
+        **({"spark.jars": jars} if jars else {"spark.jars.packages": ",".join(packages)}),
+        **({"spark.jars.excludes": ",".join(excludes)} if excludes and not jars else {}),
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.sql.session.timeZone": "UTC",
@@ -98,6 +108,8 @@ def get_spark(
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={settings.warehouse_dir.absolute()}",
     }
+    if s3:
+        conf.update(spark_conf(resolved(settings.storage)))
     if spark_settings.executor_memory:
         conf["spark.executor.memory"] = spark_settings.executor_memory
     if spark_settings.executor_cores:
@@ -112,8 +124,26 @@ def get_spark(
     spark = builder.getOrCreate()
     set_log_level(spark, spark_settings.log_level)
     if jars is None and "spark.jars" not in conf:
-        _remember_jars(spark)
+        _remember_jars(spark, ",".join(packages))
     return spark
+
+
+def job_session(spark: SparkSession | None, settings: Settings, s3: bool) -> SparkSession:
+    """The session a job runs in: `spark` when given, else get_spark's. A job with tables in S3 also sets S3A's
+    settings on the session, which Spark hands to Hadoop for this session's reads and writes: a session started
+    elsewhere (a notebook's, a Spark Connect server's) reaches the same store. Its JVM needs hadoop-aws."""
+    use_storage(settings.storage)
+    session = spark or get_spark(settings, s3=s3)
+    if s3:
+        for key, value in spark_conf(resolved(settings.storage)).items():
+            session.conf.set(key.removeprefix("spark.hadoop."), value)
+    return session
+
+
+def _with_s3() -> tuple[list[str], list[str]]:
+    """Delta's packages and S3A's, and the packages to leave out of their resolution."""
+    s3_jars, excludes = s3_packages()
+    return [delta_packages(), *s3_jars], excludes
 
 
 def _warm() -> None:

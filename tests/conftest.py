@@ -7,9 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 from pyspark.sql import SparkSession
+from s3_server import S3Server, start, stop
 
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
+from deltainc.storage import slim_s3_jars
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,6 +57,25 @@ def spark(tmp_path_factory: pytest.TempPathFactory, ansi_conf: dict[str, str]) -
         "spark.sql.ui.retainedExecutions": "20",
         **ansi_conf,
     }
-    session = get_spark(settings, extra_conf=extra)
+    # S3A's jars too where they are small (the main line): tests/pipeline/test_object_storage.py runs jobs on S3.
+    session = get_spark(settings, extra_conf=extra, s3=slim_s3_jars())
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """A real S3-compatible server (MinIO, tests/s3_server.py) on loopback, started by the first test of this worker
+    that asks for it, and this process's AWS_* variables pointing at it (restored at the end)."""
+    running = start(tmp_path_factory.mktemp("s3_server"))
+    saved = {name: os.environ.get(name) for name in running.environment()}
+    os.environ.update(running.environment())
+    try:
+        yield running
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        stop(running)

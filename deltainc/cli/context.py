@@ -19,6 +19,7 @@ from deltainc.cli.exit_codes import PROG, validation_message
 from deltainc.errors import ConfigError
 from deltainc.pipeline import JobConfig, load_job, resolve_job
 from deltainc.settings import Settings, load_settings, settings_file
+from deltainc.storage import use as use_storage
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,6 +51,7 @@ def command_settings(file: str | None, master: str | None, remote: str | None = 
         if not remote.startswith("sc://"):
             raise ConfigError(f"--remote: a Spark Connect URL starts with sc:// (got {remote!r}), e.g. sc://host:15002")
         settings = settings.model_copy(update={"spark": settings.spark.model_copy(update={"remote": remote})})
+    use_storage(settings.storage)  # the state's delta-rs calls (status without a JVM) reach S3 with these
     return settings
 
 
@@ -65,6 +67,7 @@ class Context:
     spark_log: Path | None = None  # where Spark's own output went, once started
     hint: str | None = None  # how to go on after a failure (resume a backfill), added to the error
     log_name: str = PROG  # whose Spark log file: the job's, once a command loaded one
+    s3: bool = False  # a job the command loaded has tables in S3: the session gets S3A
     _spark: SparkSession | None = None
 
     @property
@@ -76,7 +79,7 @@ class Context:
         """The SparkSession, started on first use (its log in the file of the job loaded last)."""
         if self._spark is None:
             self._spark, self.spark_log = spark_start.start_spark(
-                self.settings, self.extra_conf, self.verbose, self.log_name
+                self.settings, self.extra_conf, self.verbose, self.log_name, self.s3
             )
         return self._spark
 
@@ -84,7 +87,7 @@ class Context:
         """The job named or given by path (names are looked up in the settings' job_dir) and its file."""
         path = resolve_job(name_or_path, self.settings.job_dir)
         job = load_job(path)
-        self.log_name = job.name
+        self.log_name, self.s3 = job.name, self.s3 or job.on_s3
         return job, path
 
     def all_jobs(self) -> list[Path]:

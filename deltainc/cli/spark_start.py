@@ -28,12 +28,13 @@ log = logging.getLogger("deltainc")
 
 
 def start_spark(
-    settings: Settings, extra_conf: dict[str, str], verbose: bool, log_name: str
+    settings: Settings, extra_conf: dict[str, str], verbose: bool, log_name: str, s3: bool = False
 ) -> tuple[SparkSession, Path | None]:
     """Get or create the SparkSession and the file its log goes to: with `verbose` the terminal (None);
-    otherwise `log_name`'s log file (errors only), or None when a session runs already and is reused."""
+    otherwise `log_name`'s log file (errors only), or None when a session runs already and is reused. `s3`: the
+    job's tables are in S3 (the session gets S3A's jars and configuration)."""
     with _ctrl_c_kept():
-        return _start(settings, extra_conf, verbose, log_name)
+        return _start(settings, extra_conf, verbose, log_name, s3)
 
 
 @contextlib.contextmanager
@@ -52,13 +53,13 @@ def _ctrl_c_kept() -> Iterator[None]:
 
 
 def _start(
-    settings: Settings, extra_conf: dict[str, str], verbose: bool, log_name: str
+    settings: Settings, extra_conf: dict[str, str], verbose: bool, log_name: str, s3: bool
 ) -> tuple[SparkSession, Path | None]:
     from deltainc.spark import get_spark, remote_url
     from deltainc.spark_compat import describe_master
 
     if verbose or remote_url(settings) is not None:  # a Connect client starts no JVM: nothing to redirect
-        spark = get_spark(settings, extra_conf)
+        spark = get_spark(settings, extra_conf, s3=s3)
         where = "the server's log" if remote_url(settings) is not None else "this terminal"
         log.info("Spark %s, %s; Spark's log output goes to %s", spark.version, describe_master(spark), where)
         return spark, None
@@ -66,7 +67,7 @@ def _start(
 
     quiet = settings.model_copy(update={"spark": settings.spark.model_copy(update={"log_level": "ERROR"})})
     if SparkSession.getActiveSession() is not None:  # the JVM runs already (embedded use, tests): reuse it
-        return get_spark(quiet, extra_conf), None
+        return get_spark(quiet, extra_conf, s3=s3), None
     log_path = log_file(settings.spark_log_dir, log_name)
     # The JVM started here inherits file descriptors 1 and 2: point them at the log file while the session
     # starts, so that log4j (stderr) and Ivy's banner (stdout) write there for the JVM's whole life, while
@@ -78,7 +79,7 @@ def _start(
         with open(log_path, "ab") as spark_output:
             for fd in saved:
                 os.dup2(spark_output.fileno(), fd)
-        spark = get_spark(quiet, extra_conf)
+        spark = get_spark(quiet, extra_conf, s3=s3)
     finally:
         for fd, copy in saved.items():
             os.dup2(copy, fd)

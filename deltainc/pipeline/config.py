@@ -22,6 +22,7 @@ from deltainc.join.settings import (
     JoinOptions,
     Text,
 )
+from deltainc.storage import uses_s3
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -313,6 +314,17 @@ class JobConfig(_Section):
         """Every source with the name messages give it: source_a, then source_b or each features[name]."""
         others = [(f.role, f) for f in self.features] if self.features else [("source_b", self.source_b)]
         return (("source_a", self.source_a), *[(role, ref) for role, ref in others if ref is not None])
+
+    @property
+    def locations(self) -> tuple[str, ...]:
+        """Every table location the job names by path: its sources, its target, its state and too-late rows."""
+        named = [ref.path for _, ref in self.sources] + [self.target.path, self.state.path, self.target.late_rows]
+        return tuple(location for location in named if location is not None)
+
+    @property
+    def on_s3(self) -> bool:
+        """Whether any of the job's tables is in S3: its Spark session then needs S3A (deltainc.storage)."""
+        return uses_s3(self.locations)
 
     @property
     def outcome_kind(self) -> How:

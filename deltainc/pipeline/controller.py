@@ -29,7 +29,7 @@ from deltainc.pipeline.state import JobState, read_runs, read_state, state_paths
 from deltainc.pipeline.target_writes import WriteMode
 from deltainc.pipeline.window_run import StepHook, begin, process_window, record_stop
 from deltainc.settings import Settings
-from deltainc.spark import get_spark
+from deltainc.spark import job_session
 
 __all__ = ["run", "rerun", "backfill", "status"]
 
@@ -253,7 +253,7 @@ def status(
     """Where the job stands, read with Spark: watermark, latest data in both sources, all that is pending, the
     lock and recent runs. A missing source is reported as the status's `problem`, not raised: the rest shows."""
     job, settings = load(job, settings)
-    spark = spark or get_spark(settings)
+    spark = job_session(spark, settings, job.on_s3)
     paths = state_paths(job.state_path(settings.state_dir))
     state = read_state(paths, job.name)
     recent = read_runs(paths, job.name, runs)

@@ -17,6 +17,7 @@ from deltainc.pipeline.job_status import JobStatus, describe
 from deltainc.pipeline.log_reader import LogUnreadable, latest_unit_from_log, read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state_model import state_paths
 from deltainc.settings import Settings
+from deltainc.storage import is_s3
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,8 +35,10 @@ def source_location(ref: TableRef, role: str) -> str:
     """The local folder of a source given by path; LogUnreadable for anything else, FileNotFoundError if absent."""
     if ref.path is None:
         raise LogUnreadable(f"{role} is a catalog table ({ref.table}): its location needs the metastore")
+    if is_s3(ref.path):  # delta-rs reads it there (deltainc.storage); an absent table is left to Spark to report
+        return ref.path
     if "://" in ref.path or ref.path.startswith("file:"):
-        raise LogUnreadable(f"{role} is not a local path ({ref.path})")
+        raise LogUnreadable(f"{role} is not a local path or in S3 ({ref.path})")
     if not _has_log(ref.path):
         raise FileNotFoundError(f"{role}: no Delta table at {ref.label}")
     return ref.path
@@ -55,8 +58,8 @@ def latest_in_both(job: JobConfig) -> int | None:
 def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
     """The job's status as `pipeline.status` gives it, read from the Delta logs without Spark."""
     root = job.state_path(settings.state_dir)
-    if "://" in root or root.startswith("file:"):
-        raise LogUnreadable(f"the state folder is not a local path ({root})")
+    if ("://" in root or root.startswith("file:")) and not is_s3(root):
+        raise LogUnreadable(f"the state folder is not a local path or in S3 ({root})")
     paths = state_paths(root)
     state = read_state_from_log(paths, job.name)
     recent = read_runs_from_log(paths, job.name, runs)

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from deltainc.join.time_units import EPOCH
+from deltainc.storage import is_s3, rs_location, storage_options
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -23,6 +24,7 @@ __all__ = [
     "Row",
     "reading",
     "local_folder",
+    "table_uri",
     "open_table",
     "column_types",
     "job_rows",
@@ -85,23 +87,38 @@ def local_folder(location: str) -> str:
     return os.path.abspath(path)
 
 
-def _exists(folder: str) -> bool:
-    """Whether a Delta table has committed in `folder`: the test `state._exists` makes for local folders."""
-    log = os.path.join(folder, "_delta_log")
-    return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
+def table_uri(location: str) -> str:
+    """delta-rs's name for the table at `location`: its local folder, or its s3:// URI (deltainc.storage);
+    LogUnreadable for anything else."""
+    if is_s3(location):
+        if _ODD.search(location):
+            raise LogUnreadable(f"a location with %, #, ? or glob characters is left to Spark: {location}")
+        return rs_location(location)
+    return local_folder(location)
+
+
+def _exists(uri: str) -> bool:
+    """Whether a Delta table has committed at `uri`: its local `_delta_log` holds a commit, or delta-rs finds one."""
+    if not is_s3(uri):
+        log = os.path.join(uri, "_delta_log")
+        return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
+    from deltalake import DeltaTable
+
+    with reading(uri):
+        return DeltaTable.is_deltatable(uri, storage_options(uri))
 
 
 def open_table(location: str) -> DeltaTable | None:
-    """The Delta table at local `location`, or None when none has committed there yet."""
-    folder = local_folder(location)
-    if not _exists(folder):
-        return None
+    """The Delta table at `location` (local, or in S3), or None when none has committed there yet."""
+    uri = table_uri(location)
     try:
         from deltalake import DeltaTable
     except ImportError as exc:
         raise LogUnreadable(f"the deltalake package is not installed: {exc}") from exc
+    if not _exists(uri):
+        return None
     with reading(location):
-        return DeltaTable(folder)
+        return DeltaTable(uri, storage_options=storage_options(uri))
 
 
 def column_types(table: DeltaTable, location: str) -> dict[str, str]:

@@ -25,7 +25,7 @@ from deltainc.pipeline.sources import read_source
 from deltainc.pipeline.state import JobState, StatePaths, read_state, state_paths
 from deltainc.pipeline.target_layout import default_partitioning
 from deltainc.settings import Settings, load_settings
-from deltainc.spark import get_spark
+from deltainc.spark import job_session
 
 __all__ = ["PreparedJob", "load", "prepare_job", "open_job", "check_start"]
 
@@ -86,7 +86,7 @@ def prepare_job(
 ) -> PreparedJob:
     """Load and validate a job against its sources; raises before anything is written."""
     job, settings = load(job, settings)
-    spark = spark or get_spark(settings)
+    spark = job_session(spark, settings, job.on_s3)
     df_a = read_source(spark, job.source_a, "source_a")
     paths = state_paths(job.state_path(settings.state_dir))
     partition_by = tuple(default_partitioning(job.target.partition_by, job.join.inc_col, job.join.time_uom))

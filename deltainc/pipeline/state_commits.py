@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.log_tables import LogUnreadable, local_folder, open_table
+from deltainc.pipeline.log_tables import LogUnreadable, open_table, table_uri
+from deltainc.storage import storage_options
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -35,12 +36,13 @@ class SwapLost(Exception):
 
 
 def state_folder(location: str) -> str:
-    """The local folder of a state table; a ConfigError naming `state_dir` for anything delta-rs is not given here."""
+    """delta-rs's name for a state table (a local folder or an s3:// URI); a ConfigError naming `state_dir` for a
+    location delta-rs is not given here."""
     try:
-        return local_folder(location)
+        return table_uri(location)
     except LogUnreadable as exc:
         raise ConfigError(
-            f"state_dir: the job's state must be in a local folder (or a file: URI) for now: {exc}"
+            f"state_dir: the job's state must be in a local folder, a file: URI or S3 (s3:// or s3a://): {exc}"
         ) from exc
 
 
@@ -59,7 +61,7 @@ def create_table(location: str, schema: pa.Schema) -> None:
     if open_table(location) is not None:
         return
     try:
-        DeltaTable.create(folder, schema, mode="ignore")
+        DeltaTable.create(folder, schema, mode="ignore", storage_options=storage_options(folder))
     except Exception as exc:  # another process committed version 0 first: that table is as good
         if not _is_commit_race(exc) or open_table(location) is None:
             raise
@@ -100,7 +102,8 @@ def append(location: str, rows: pa.Table) -> None:
     """Append `rows` in one commit; new columns are added to the table (an older run log gains them)."""
     from deltalake import write_deltalake
 
-    write_deltalake(state_folder(location), rows, mode="append", schema_mode="merge")
+    uri = state_folder(location)
+    write_deltalake(uri, rows, mode="append", schema_mode="merge", storage_options=storage_options(uri))
 
 
 def instant_utc(value: dt.datetime) -> dt.datetime:

@@ -29,6 +29,7 @@ from deltainc.pipeline.target_layout import (
 )
 from deltainc.pipeline.window_join import read_ranges
 from deltainc.settings import Settings
+from deltainc.storage import commit_warnings
 
 __all__ = ["JobValidation", "validate_job", "validate_from_logs"]
 
@@ -67,7 +68,7 @@ def validate_job(
     spark, settings, config = prepared.spark, prepared.settings, prepared.job
     state = status(config, spark=spark, settings=settings, runs=1)
     layout = read_layout(spark, config.target) if table_exists(spark, config.target) else None
-    return _validation(config, state, layout)
+    return _validation(config, state, layout, settings)
 
 
 def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = None) -> JobValidation | None:
@@ -88,7 +89,7 @@ def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = 
     except LogUnreadable as exc:
         log.info("%s: validated with Spark: %s", config.name, exc)
         return None
-    return _validation(config, state, layout)
+    return _validation(config, state, layout, settings)
 
 
 def _layout_from_log(location: str) -> TargetLayout | None:
@@ -106,9 +107,10 @@ def _layout_from_log(location: str) -> TargetLayout | None:
     )
 
 
-def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None) -> JobValidation:
+def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None, settings: Settings) -> JobValidation:
     """What validate says of a job that fits its sources: refused when its settings changed, else where it
-    stands, what its next window reads, and the existing target's layout warnings."""
+    stands, what its next window reads, the existing target's layout warnings, and whether its commits are
+    safe where the target lives (deltainc.storage.commit_warnings)."""
     if state.changed_settings:
         raise refusal(config, state.changed_settings, "validate")
     join = config.join
@@ -120,4 +122,6 @@ def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None
     warnings: list[str] = []
     if layout is not None:
         warnings = layout_warnings(layout, join.inc_col, join.time_uom, config.target.change_data_feed)
+    targets = (config.target.path, config.target.late_rows)
+    warnings = [*warnings, *commit_warnings(targets, settings.spark.conf)]
     return JobValidation(config, state, reads, layout is not None, tuple(warnings))

@@ -1,0 +1,130 @@
+"""A job whose sources, target and state are all in S3, against a real S3-compatible server (MinIO, built from its
+Go module: tests/s3_server.py). Spark reaches it through S3A, delta-rs (the state, the lock, status) through its
+own S3 client, both configured from the same AWS_* variables (deltainc.storage).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from processes import KILLER, python
+from pyspark.sql import SparkSession
+from s3_server import BUCKET, SECRET_KEY, S3Server
+
+from deltainc.pipeline import verify
+from deltainc.pipeline.config import JobConfig, load_job
+from deltainc.pipeline.controller import rerun, run
+from deltainc.pipeline.log_status import status_from_log
+from deltainc.pipeline.state import read_runs, read_state
+from deltainc.pipeline.state_model import state_paths
+from deltainc.pipeline.validation import validate_job
+from deltainc.settings import Settings, load_settings
+from deltainc.spark import job_session
+from deltainc.tools.sample_data import SampleSpec, write_sources
+
+START = dt.date(2025, 5, 1)
+DAYS = 4
+LAST = START + dt.timedelta(days=DAYS - 1)
+
+JOB = """
+name = "{name}"
+start_date = {start}
+max_window = {max_window}
+
+[source_a]
+path = "{root}/a"
+
+[source_b]
+path = "{root}/b"
+
+[join]
+how = "left"
+join_cols = ["TrxId"]
+look_back_time = 1
+max_waiting_time = 2
+
+[target]
+path = "{root}/{name}/target"
+keys = ["TrxId"]
+b_keys = ["SepaId"]
+
+[state]
+path = "{root}/{name}/state"
+"""
+
+
+@pytest.fixture(scope="module")
+def bucket(spark: SparkSession, server: S3Server) -> str:
+    """A folder of the test bucket holding the two sources, written by Spark through S3A."""
+    root = f"s3a://{BUCKET}/{uuid.uuid4().hex[:8]}"
+    job_session(spark, load_settings(), s3=True)  # this session's S3A settings, from the AWS_* variables
+    spec = SampleSpec(start=START, days=DAYS, rows_per_day=5, seed=7, p_no_b=0.2, p_orphan_b=0.1, p_two_b=0.1)
+    write_sources(spark, spec, f"{root}/a", f"{root}/b")
+    return root
+
+
+def job_file(folder: Path, root: str, name: str, max_window: int) -> Path:
+    path = folder / f"{name}.toml"
+    path.write_text(JOB.format(name=name, start=START, max_window=max_window, root=root))
+    return path
+
+
+def target_rows(spark: SparkSession, job: JobConfig) -> Counter[tuple[Any, ...]]:
+    assert job.target.path is not None
+    return Counter(tuple(row) for row in spark.read.format("delta").load(job.target.path).collect())
+
+
+@pytest.fixture(scope="module")
+def daily(spark: SparkSession, bucket: str, tmp_path_factory: pytest.TempPathFactory) -> JobConfig:
+    job = load_job(job_file(tmp_path_factory.mktemp("daily"), bucket, "daily", max_window=1))
+    run(job, spark=spark, settings=Settings())
+    return job
+
+
+def test_daily_runs_on_s3_equal_a_reload_in_one_run_and_a_rerun_changes_nothing(
+    spark: SparkSession, bucket: str, daily: JobConfig, tmp_path: Path
+) -> None:
+    once = load_job(job_file(tmp_path, bucket, "once", max_window=0))
+    run(once, spark=spark, settings=Settings())
+    rows = target_rows(spark, daily)
+    assert rows and rows == target_rows(spark, once)
+    assert daily.state.path is not None and daily.state.path.startswith("s3a://")
+    report = rerun(daily, START + dt.timedelta(days=1), spark=spark, settings=Settings()).windows[0]
+    assert report.record.target_version is None and target_rows(spark, daily) == rows
+    checked = verify(daily, spark=spark, settings=Settings())
+    assert checked.only_in_target == {} and checked.only_in_recompute == {}
+    (warning,) = validate_job(daily, spark=spark, settings=Settings()).warnings  # what makes the commits safe
+    assert "S3SingleDriverLogStore" in warning
+
+
+def test_status_reads_a_job_on_s3_from_its_delta_logs_without_spark(daily: JobConfig) -> None:
+    status = status_from_log(daily, Settings(), runs=3)
+    assert status.read_with == "delta_log" and status.problem is None
+    assert status.watermark == status.latest_available == LAST.isoformat() and status.lock is None
+    assert {r["status"] for r in status.runs} == {"succeeded"}
+    assert LAST.isoformat() in [r["window_start"] for r in status.runs if r["command"] == "run"]
+
+
+def test_a_run_on_s3_killed_during_its_target_commit_is_recovered_by_the_next_run(
+    spark: SparkSession, bucket: str, daily: JobConfig, tmp_path: Path
+) -> None:
+    path = job_file(tmp_path, bucket, "killed", max_window=2)
+    killed = python(tmp_path, "-c", KILLER, str(path), "writing", "during")
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    job = load_job(path)
+    assert job.state.path is not None
+    held = read_state(state_paths(job.state.path), "killed").holder
+    assert held is not None and not held.finished  # the killed run's lock, in S3
+    unlocked = python(tmp_path, "-m", "deltainc", "unlock", str(path))
+    assert unlocked.returncode == 0 and "removed the lock" in unlocked.stdout, unlocked.stderr[-2000:]
+    run(job, spark=spark, settings=Settings())
+    assert target_rows(spark, job) == target_rows(spark, daily)
+    logged = read_runs(state_paths(job.state.path), "killed", 5)
+    assert logged[0]["status"] == "succeeded" and logged[0]["took_over"] is None  # unlock freed it
+    shown = killed.stdout + killed.stderr + unlocked.stdout + unlocked.stderr + str(logged)
+    assert SECRET_KEY not in shown  # no credential printed, logged or in the run log

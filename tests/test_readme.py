@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 import deltainc.spark
 from deltainc.cli.app import build_parser
 from deltainc.pipeline.config import FeatureConfig, JobConfig, JoinConfig, StateConfig, TableRef, TargetConfig
-from deltainc.settings import Settings, SparkSettings
+from deltainc.settings import Settings, SparkSettings, StorageSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -98,7 +98,9 @@ def test_the_reference_tables_name_every_key() -> None:
             forms = (f"`{name}`", f"`[{name}]`", f"] `{name}`", f"`[[{name}]]`")
             assert any(form in text for form in forms), f"{model.__name__}.{name}"
     for name in Settings.model_fields:
-        if name != "spark":
+        if name not in ("spark", "storage"):  # tables: their keys are checked below
             assert f"`{name}`" in text, name
     for name in SparkSettings.model_fields:
         assert f"spark.{name}" in text, name
+    for name in StorageSettings.model_fields:
+        assert f"storage.{name}" in text, name

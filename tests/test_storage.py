@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from deltainc.pipeline.config import JobConfig
 from deltainc.settings import StorageSettings, load_settings
 from deltainc.storage import (
     commit_warnings,
@@ -66,3 +67,18 @@ def test_validate_warns_of_a_target_in_s3_unless_a_multi_writer_log_store_is_set
     assert "S3SingleDriverLogStore" in warning and "spark.delta.logStore.s3a.impl" in warning
     dynamo = {"spark.delta.logStore.s3a.impl": "io.delta.storage.S3DynamoDBLogStore"}
     assert commit_warnings(["s3a://b/target"], dynamo) == [] and commit_warnings(["/local/target"], {}) == []
+
+
+def test_a_job_file_may_name_s3_as_s3_and_spark_reads_it_as_s3a() -> None:
+    job = JobConfig.model_validate(
+        {
+            "name": "j",
+            "start_date": "2025-01-01",
+            "source_a": {"path": "s3://b/a"},
+            "source_b": {"path": "s3n://b/b"},
+            "join": {"how": "left", "join_cols": ["k"]},
+            "target": {"path": "s3a://b/t", "keys": ["k"]},
+            "state": {"path": "s3://b/state"},
+        }  # fmt: skip
+    )
+    assert job.locations == ("s3a://b/a", "s3a://b/b", "s3a://b/t", "s3a://b/state") and job.on_s3

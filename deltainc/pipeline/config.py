@@ -22,7 +22,7 @@ from deltainc.join.settings import (
     JoinOptions,
     Text,
 )
-from deltainc.storage import uses_s3
+from deltainc.storage import spark_location, uses_s3
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -56,13 +56,14 @@ def _unique(columns: list[str]) -> list[str]:
 
 
 def absolute_location(location: str) -> str:
-    """A local path made absolute against the current directory; a URI (s3://, file:/...) is kept as is.
+    """A local path made absolute against the current directory; a URI (file:/..., abfss://) is kept as is, but
+    S3's s3:// and s3n:// become s3a://, the name Spark's Hadoop reads S3 by.
 
     Spark resolves relative paths against the directory its JVM started in, which need not be the
     directory the command runs in; absolute paths make a job mean the same wherever it is run from.
     """
     if "://" in location or location.startswith(("file:", "dbfs:")):
-        return location
+        return spark_location(location)  # S3 as Spark names it (s3a://); delta-rs gets s3:// (deltainc.storage)
     return os.path.abspath(os.path.expanduser(location))
 
 

@@ -541,8 +541,10 @@ def test_settings_master_and_conf_options_reach_the_spark_session(
         seen.update(file=str(settings_file))  # --settings is handed to load_settings, not to the environment
         return real_load_settings(settings_file, **overrides)
 
-    def start(settings: Any, extra_conf: dict[str, str], verbose: bool, log_name: str) -> tuple[SparkSession, None]:
-        seen.update(settings=settings, conf=extra_conf, verbose=verbose, log_name=log_name)
+    def start(
+        settings: Any, extra_conf: dict[str, str], verbose: bool, log_name: str, s3: bool
+    ) -> tuple[SparkSession, None]:
+        seen.update(settings=settings, conf=extra_conf, verbose=verbose, log_name=log_name, s3=s3)
         return spark, None
 
     monkeypatch.setattr(context, "load_settings", load)
@@ -568,6 +570,7 @@ def test_settings_master_and_conf_options_reach_the_spark_session(
     assert (seen["settings"].spark.master, seen["settings"].spark.executor_memory) == ("local[1]", "1g")
     assert seen["conf"] == {"spark.x.a": "1", "spark.x.b": "k=v"}
     assert seen["verbose"] is False and seen["log_name"] == "trx"  # Spark's log goes to the job's own file
+    assert seen["s3"] is False  # a job on local paths: no S3A jars
     assert capsys.readouterr().out.startswith("trx: valid")
 
 

@@ -129,7 +129,8 @@ def test_state_path_is_the_jobs_own_or_the_default(tmp_path: Path, monkeypatch: 
     [
         ("data/x", "{cwd}/data/x"),
         ("/abs/x", "/abs/x"),
-        ("s3://bucket/x", "s3://bucket/x"),
+        ("s3://bucket/x", "s3a://bucket/x"),  # S3 as Spark names it
+        ("abfss://c@a.dfs.core.windows.net/x", "abfss://c@a.dfs.core.windows.net/x"),
         ("file:/tmp/x", "file:/tmp/x"),
     ],
 )

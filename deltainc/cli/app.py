@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
 import sys
 import threading
@@ -62,18 +63,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 @contextlib.contextmanager
 def _logging(settings_level: str, verbose: bool) -> Iterator[None]:
-    """The package's log records on stderr: warnings only, or from settings.log_level with --verbose."""
+    """The package's log records on stderr: warnings only, or from settings.log_level with --verbose. Py4J's own
+    tracebacks of a lost JVM connection are shown with --verbose only: the command reports the error itself."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"{PROG}: %(levelname)s: %(message)s"))
     level = logging.getLevelName(settings_level.upper()) if verbose else logging.WARNING
-    previous = log.level
+    previous = log.level, log.propagate
+    root = logging.getLogger()
     log.addHandler(handler)
     log.setLevel(level if isinstance(level, int) else logging.INFO)
+    log.propagate = False  # printed once, by this handler, even when a library configures the root logger
+    if not verbose:
+        root.addFilter(not_from_py4j)
     try:
         yield
     finally:
+        root.removeFilter(not_from_py4j)
         log.removeHandler(handler)
-        log.setLevel(previous)
+        log.setLevel(previous[0])
+        log.propagate = previous[1]
+
+
+def not_from_py4j(record: logging.LogRecord) -> bool:
+    """False for the records Py4J logs on the root logger ("Exception while sending command." with a traceback),
+    which it does when a SIGTERM stops the JVM or a call inside it: noise beside the command's own error line."""
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
 
 
 @contextlib.contextmanager

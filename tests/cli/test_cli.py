@@ -11,6 +11,7 @@ import datetime as dt
 import importlib.util
 import io
 import json
+import logging
 import os
 import re
 import subprocess
@@ -316,6 +317,26 @@ def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_ver
     err = capsys.readouterr().err
     assert "Traceback (most recent call last):" in err
     assert err.endswith("deltainc: error: RuntimeError: boom\n")
+
+
+def test_py4j_tracebacks_of_a_lost_jvm_connection_are_shown_only_with_verbose(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # Py4J logs on the root logger from its own module when a SIGTERM stops the JVM under a call; the command's
+    # own line says what happened. Other libraries' root records and the package's warnings still show, once.
+    import py4j.java_gateway
+
+    def logged(verbose: bool) -> tuple[list[str], str]:
+        caplog.clear()
+        with cli._logging("INFO", verbose):
+            for message, path in [("lost connection", py4j.java_gateway.__file__), ("other library", __file__)]:
+                fields = {"msg": message, "pathname": path, "levelno": logging.ERROR, "levelname": "ERROR"}
+                logging.getLogger().handle(logging.makeLogRecord(fields))
+            logging.getLogger("deltainc").warning("a package warning")
+        return caplog.messages, capsys.readouterr().err
+
+    assert logged(verbose=False) == (["other library"], "deltainc: WARNING: a package warning\n")
+    assert logged(verbose=True) == (["lost connection", "other library"], "deltainc: WARNING: a package warning\n")
 
 
 @pytest.mark.parametrize(

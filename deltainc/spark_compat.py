@@ -23,7 +23,6 @@ __all__ = [
     "is_connect",
     "set_log_level",
     "describe_master",
-    "error_condition",
 ]
 
 
@@ -68,17 +67,3 @@ def describe_master(spark: SparkSession) -> str:
     if is_connect(spark):
         return "a client of a Spark Connect server"
     return f"master {spark.sparkContext.master}"
-
-
-def error_condition(exc: BaseException) -> str:
-    """Spark's error class of `exc` ('' when it has none): the same name on a classic and a Connect session."""
-    for getter in ("getCondition", "getErrorClass"):  # getCondition from Spark 4; getErrorClass on 3.5
-        method = getattr(exc, getter, None)
-        if callable(method):
-            try:
-                name = method()
-            except Exception:  # an exception without a Java error behind it has no class to give
-                continue
-            if name:
-                return str(name)
-    return ""

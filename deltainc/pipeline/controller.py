@@ -1,4 +1,4 @@
-"""The controller (DESIGN.md 5): which windows a command processes, under the job's lock.
+"""The controller (docs/design.md#run-modes): which windows a command processes, under the job's lock.
 
 `run` processes what is pending after the watermark, `rerun` a processed window again, `backfill` a historic
 range in chunks; `status` says where a job stands. Each window goes engine -> write -> run log (`window_run`).
@@ -21,6 +21,7 @@ from deltainc.pipeline.log_checks import check_from_logs
 from deltainc.pipeline.log_commands import idle_run, nothing_pending
 from deltainc.pipeline.log_reader import LogUnreadable
 from deltainc.pipeline.log_status import latest_in_both
+from deltainc.pipeline.log_tables import asking_spark
 from deltainc.pipeline.prepared_job import PreparedJob, check_start, load, open_job
 from deltainc.pipeline.remembered_settings import check_unchanged
 from deltainc.pipeline.results import PipelineResult, WindowReport
@@ -41,8 +42,8 @@ def _latest_available(prepared: PreparedJob) -> int | None:
     """The latest unit present in both sources: from their Delta logs where they answer exactly, else with Spark."""
     try:
         return latest_in_both(prepared.job)
-    except (LogUnreadable, FileNotFoundError):
-        pass
+    except (LogUnreadable, FileNotFoundError) as exc:
+        asking_spark(f"{prepared.job.name}: the latest {prepared.job.join.inc_col} in the sources", exc)
     inc, uom = prepared.job.join.inc_col, prepared.uom
     frames = [prepared.df_a, *([] if prepared.df_b is None else [prepared.df_b]), *(f.df for f in prepared.features)]
     units = [latest_unit(frame, inc, uom) for frame in frames]

@@ -16,7 +16,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, Row, SparkSession
 
 from deltainc.pipeline.config import TableRef
-from deltainc.pipeline.log_tables import LogUnreadable, open_table, reading
+from deltainc.pipeline.log_tables import LogUnreadable, asking_spark, open_table, reading
 from deltainc.spark_compat import is_connect
 
 __all__ = [
@@ -123,8 +123,8 @@ def latest_commit(spark: SparkSession, ref: TableRef) -> Mapping[str, Any] | Non
                     history = table.history(1)
                 if history and "operation" in history[0] and "version" in history[0]:
                     return history[0]
-        except LogUnreadable:
-            pass
+        except LogUnreadable as exc:
+            asking_spark(f"the last commit of {ref.path}", exc)
     row = spark.sql(f"DESCRIBE HISTORY {table_name(ref)} LIMIT 1").first()
     return None if row is None else row.asDict()
 

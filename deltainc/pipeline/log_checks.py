@@ -19,7 +19,7 @@ from deltainc.pipeline.config import JobConfig, TableRef
 from deltainc.pipeline.join_plan import Identity, plan_join
 from deltainc.pipeline.log_reader import LogUnreadable
 from deltainc.pipeline.log_status import source_location
-from deltainc.pipeline.log_tables import open_table, reading
+from deltainc.pipeline.log_tables import asking_spark, open_table, reading
 
 if TYPE_CHECKING:
     from deltainc.join.join_spec import JoinSpec
@@ -44,7 +44,11 @@ def log_schema(location: str) -> T.StructType:
     if table is None:
         raise LogUnreadable(f"no Delta table at {location}")
     with reading(location):
-        return T.StructType.fromJson(json.loads(table.schema().to_json()))
+        text = table.schema().to_json()
+    try:
+        return T.StructType.fromJson(json.loads(text))
+    except (ValueError, KeyError) as exc:  # a type this pyspark does not know: Spark reads the table itself
+        raise LogUnreadable(f"{location}: pyspark cannot parse the schema in the log: {exc}") from exc
 
 
 def source_schema(ref: TableRef, role: str) -> T.StructType:
@@ -64,7 +68,8 @@ def check_from_logs(job: JobConfig) -> CheckedJob | None:
     try:
         schema_a = source_schema(job.source_a, "source_a")
         schema_b = source_schema(job.source_b, "source_b")
-    except LogUnreadable:
+    except LogUnreadable as exc:
+        asking_spark(f"{job.name}: the sources' schemas", exc)
         return None
     spec, identity = plan_join(job, schema_a, schema_b)
     return CheckedJob(schema_a, schema_b, spec, identity)

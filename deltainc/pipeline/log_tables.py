@@ -7,8 +7,10 @@ deltalake is imported on first use, and nothing here imports pyspark.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import re
+import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LogUnreadable",
+    "asking_spark",
     "Row",
     "reading",
     "local_folder",
@@ -35,6 +38,7 @@ __all__ = [
 ]
 
 Row = dict[str, Any]
+log = logging.getLogger(__name__)
 
 _EPOCH_UTC = EPOCH.replace(tzinfo=dt.timezone.utc)
 _MICROSECOND = dt.timedelta(microseconds=1)
@@ -43,6 +47,7 @@ _PLAIN_TYPES = {"string", "long", "integer", "short", "byte", "double", "float",
 _SAFE_LITERAL = re.compile(r"[A-Za-z0-9_.:@/ -]*")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # s3a:, abfss:, dbfs:, ...
 _ODD = re.compile(r"[%#?{}\[\]*\\]")
+_READERS = re.compile(r"[/\\](deltalake|pyarrow|arro3)[/\\]")  # the packages whose errors mean "cannot read"
 
 
 class LogUnreadable(Exception):
@@ -51,17 +56,36 @@ class LogUnreadable(Exception):
 
 @contextmanager
 def reading(location: str) -> Iterator[None]:
-    """Turn whatever delta-rs raises (a Rust panic included) into LogUnreadable, naming the table."""
+    """Turn what delta-rs, arrow or the filesystem raise while reading `location` (a Rust panic included) into
+    LogUnreadable, naming the table. Any other exception is deltainc's own and passes through unchanged."""
     try:
         yield
     except LogUnreadable:
         raise
-    except Exception as exc:
-        raise LogUnreadable(f"delta-rs cannot read {location}: {type(exc).__name__}: {exc}") from exc
-    except BaseException as exc:  # pyo3's PanicException is a BaseException; interrupts pass through
-        if type(exc).__name__ != "PanicException":
+    except BaseException as exc:
+        if not _from_the_log_readers(exc):
             raise
-        raise LogUnreadable(f"delta-rs failed on {location}: {exc}") from exc
+        raise LogUnreadable(f"delta-rs cannot read {location}: {type(exc).__name__}: {exc}") from exc
+
+
+def _from_the_log_readers(exc: BaseException) -> bool:
+    """Whether `exc` is delta-rs', arrow's or the filesystem's: one of their error types (pyo3's PanicException
+    is a BaseException), or raised inside their Python code. Interrupts and deltainc's own errors are not."""
+    if type(exc).__name__ == "PanicException":
+        return True
+    if not isinstance(exc, Exception):
+        return False
+    from deltalake.exceptions import DeltaError
+
+    if isinstance(exc, (DeltaError, OSError)) or type(exc).__module__.startswith(("pyarrow", "arro3")):
+        return True
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and _READERS.search(frames[-1].filename) is not None
+
+
+def asking_spark(what: str, exc: Exception) -> None:
+    """Say (at info, shown with --verbose) that `what` is read with Spark because the Delta log cannot answer."""
+    log.info("%s read with Spark: %s", what, exc)
 
 
 def local_folder(location: str) -> str:

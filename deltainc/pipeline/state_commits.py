@@ -48,9 +48,13 @@ def state_folder(location: str) -> str:
 
 def _is_commit_race(exc: BaseException) -> bool:
     """Whether delta-rs refused a commit because another writer took its version first."""
-    from deltalake.exceptions import CommitFailedError
+    from deltalake.exceptions import CommitFailedError, DeltaError
 
-    return isinstance(exc, CommitFailedError) or "already exists" in str(exc)
+    # A put-if-absent refused by the store comes as CommitFailedError, or as delta-rs' or the object store's
+    # error naming the version that already exists; any other error is not a race and surfaces.
+    if isinstance(exc, CommitFailedError):
+        return True
+    return isinstance(exc, (DeltaError, OSError)) and "already exists" in str(exc)
 
 
 def create_table(location: str, schema: pa.Schema) -> None:

@@ -1,5 +1,6 @@
-"""The writes of one window (DESIGN.md 4): its output reaches the target by a forward write, the forward-only
-MERGE, a recompute or a rebuild, each in one commit (its too-late B rows: `too_late_writes`).
+"""The writes of one window (docs/design.md#the-two-slices-and-the-forward-write): its output reaches the target by
+a forward write, the forward-only MERGE, a recompute or a rebuild, each in one commit (its too-late B rows:
+`too_late_writes`).
 
 Each write reads only the target's rows it may change, and says what it read and committed (`Written`).
 """
@@ -20,6 +21,7 @@ from deltainc.join.windows import Window, from_index, read_bounds
 from deltainc.pipeline.commit_metrics import NO_COMMIT, CommitResult
 from deltainc.pipeline.delta_sql import table_exists
 from deltainc.pipeline.log_reader import LogUnreadable, files_in_units
+from deltainc.pipeline.log_tables import asking_spark
 from deltainc.pipeline.merge import ACTION, merge_window, plan_actions
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.slice_writer import (
@@ -111,8 +113,8 @@ def _slices_read(prepared: PreparedJob, window: Window, rows: DataFrame) -> Scan
         try:
             rec = prepared.rec
             return ScanStats(*files_in_units(ref.path, rec, prepared.uom, window.start - 1, None))
-        except LogUnreadable:
-            pass
+        except LogUnreadable as exc:
+            asking_spark("the target's files read", exc)
     return scan_stats(prepared.spark, rows)
 
 

@@ -25,6 +25,7 @@ from deltainc.pipeline.config import SourceRef
 from deltainc.pipeline.lease import Lease
 from deltainc.pipeline.log_reader import LogUnreadable, files_in_units, null_count_from_log, null_keys_in_units
 from deltainc.pipeline.log_status import source_location
+from deltainc.pipeline.log_tables import asking_spark
 from deltainc.pipeline.merge import count_and_check
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.remembered_settings import built_with, encode
@@ -80,7 +81,8 @@ def _null_inc(ref: SourceRef, role: str, frame: DataFrame, inc: str) -> int:
         return count_null_inc(frame, inc)
     try:
         return null_count_from_log(source_location(ref, role), inc)
-    except (LogUnreadable, FileNotFoundError):
+    except (LogUnreadable, FileNotFoundError) as exc:
+        asking_spark(f"{role}'s NULL {inc} count", exc)
         return count_null_inc(frame, inc)
 
 
@@ -99,8 +101,8 @@ def _null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int |
                 for ref, role in sources
             )
             return a, b
-        except (LogUnreadable, FileNotFoundError):
-            pass
+        except (LogUnreadable, FileNotFoundError) as exc:
+            asking_spark(f"{window}'s NULL {keys[0]} counts", exc)
     return count_null_keys(prepared.df_a, prepared.df_b, keys, inc, prepared.uom, window.start, window.end)
 
 
@@ -111,7 +113,8 @@ def _scanned(prepared: PreparedJob, read: SourceScan) -> ScanStats:
     try:
         location = source_location(ref, read.role)
         files, size = files_in_units(location, prepared.job.join.inc_col, prepared.uom, read.first, read.last)
-    except (LogUnreadable, FileNotFoundError):
+    except (LogUnreadable, FileNotFoundError) as exc:
+        asking_spark(f"{read.role}'s files read", exc)
         return scan_stats(prepared.spark, read.scan)
     return ScanStats(files, size)
 

@@ -20,6 +20,7 @@ from deltainc.pipeline.log_reader import (
     read_runs_from_log,
     read_state_from_log,
 )
+from deltainc.pipeline.log_tables import reading
 from deltainc.pipeline.sources import count_null_inc, latest_unit, scan_stats
 from deltainc.pipeline.state import RunRecord, StatePaths, acquire, append_run, ensure_state_tables, state_paths
 
@@ -294,3 +295,19 @@ def test_the_files_a_window_reads_come_from_the_log_as_spark_plans_them(spark: S
     frame.write.format("delta").save(flat)
     with pytest.raises(LogUnreadable, match="not partitioned"):
         files_in_units(flat, "RecDate", "day", 20120, 20121)
+
+
+def test_what_delta_rs_raises_while_reading_a_log_is_log_unreadable_naming_the_table(tmp_path: Path) -> None:
+    from deltalake import DeltaTable
+
+    (tmp_path / "not_delta").mkdir()
+    folder = str(tmp_path / "not_delta")
+    with pytest.raises(LogUnreadable, match=r"delta-rs cannot read .*not_delta: TableNotFoundError"), reading(folder):
+        DeltaTable(folder)
+
+
+def test_a_bug_of_deltainc_inside_a_log_read_surfaces_unchanged() -> None:
+    # Only the log readers' errors fall back to Spark; deltainc's own would otherwise hide behind a slower path.
+    rows: dict[str, int] = {}
+    with pytest.raises(KeyError, match="num_records"), reading("/any/table"):
+        rows["num_records"] += 1

@@ -1,6 +1,7 @@
 """The incremental join engine: two DataFrames in, one DataFrame out, one Spark plan, no writes.
 
-Semantics (DESIGN.md sections 2-3). For an output window W = [s, e] in `time_uom` units:
+Semantics (docs/design.md#join-semantics, docs/design.md#what-a-window-reads). For an output window
+W = [s, e] in `time_uom` units:
 - a B row b can match an A row a only if the keys (and `join_cond`) match and b.RecDate lies in the
   sliding join window [a.RecDate - lb, a.RecDate + mw]; with enforce_sliding_join_window = false, as in the
   seed library, every B row read (B.RecDate in [s - lb - mw, e]) can match, so matches depend on W's size;

@@ -75,7 +75,8 @@ class Window:
 
 @dataclass(frozen=True)
 class Bounds(Generic[_Unit]):
-    """The inclusive ranges of RecDate a join for one output window needs from A and from B (DESIGN.md 3)."""
+    """The inclusive ranges of RecDate a join for one output window needs from A and from B
+    (docs/design.md#what-a-window-reads)."""
 
     a_start: _Unit
     a_end: _Unit

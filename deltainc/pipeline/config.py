@@ -198,8 +198,8 @@ class JoinConfig(JoinOptions):
         """The engine's settings for this job's join: the one conversion from the job file to `inc_join`.
 
         The shared options are copied (the asof ones for an asof job only); a job's B side waits for its A
-        (DESIGN.md 2) so that full_outer output is window-invariant; an asof job orders equally near B rows by
-        `tie_break` (the target's b_keys).
+        (docs/design.md#the-b-side-and-too-late-rows) so that full_outer output is window-invariant; an asof
+        job orders equally near B rows by `tie_break` (the target's b_keys).
         """
         shared = {name for name in JoinOptions.model_fields if self.how == "asof" or not name.startswith("asof_")}
         options: dict[str, Any] = self.model_dump(include=shared)

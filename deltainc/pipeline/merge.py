@@ -1,7 +1,7 @@
 """The MERGE writer: applies one window's join output to the Delta target, forward-only, in one commit.
 
-Row identity (DESIGN.md 4): a matched row is (A keys, A's RecDate, B keys, B's RecDate); an unmatched
-row is (A keys, A's RecDate). Per A row the target moves only forward:
+Row identity (docs/design.md#rows-of-the-target): a matched row is (A keys, A's RecDate, B keys,
+B's RecDate); an unmatched row is (A keys, A's RecDate). Per A row the target moves only forward:
 absent -> waiting | timed_out | matched; waiting -> later waiting | timed_out | matched; matched and
 timed_out are final. The actions are decided here from the target's current state, so that the MERGE
 itself only inserts, updates and deletes exactly identified rows.

@@ -1,8 +1,9 @@
 """The settings a job's target was built with, remembered in its run log, and refusing a run when they changed.
 
-A target is correct only as the result of one set of join settings (DESIGN.md: every window equals a one-shot
-run). A run under changed settings would mix two meanings in one table, and rows left waiting under the old
-ones might never be read again; so a change is refused, naming each setting, until the target is rebuilt.
+A target is correct only as the result of one set of join settings (docs/design.md#the-contract: every window
+equals a one-shot run). A run under changed settings would mix two meanings in one table, and rows left
+waiting under the old ones might never be read again; so a change is refused, naming each setting, until the
+target is rebuilt.
 """
 
 from __future__ import annotations

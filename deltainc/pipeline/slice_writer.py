@@ -1,4 +1,5 @@
-"""The forward writer (DESIGN.md 4): a window after the watermark replaces two slices of the target.
+"""The forward writer (docs/design.md#the-two-slices-and-the-forward-write): a window after the watermark
+replaces two slices of the target.
 
 After the job processed up to watermark `w`, every waiting row sits at output RecDate `w` and every other
 row is final. So a forward window `[w+1, e]` can change only the waiting rows at `w` and rows after `w`

@@ -1,5 +1,6 @@
 """The target's physical layout: how a new target is created, how a window's rows are laid out on write,
-and whether an existing target lets a forward run touch only its two slices (DESIGN.md 4)."""
+and whether an existing target lets a forward run touch only its two slices
+(docs/design.md#the-two-slices-and-the-forward-write)."""
 
 from __future__ import annotations
 

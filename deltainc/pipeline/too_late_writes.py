@@ -1,5 +1,5 @@
-"""A window's too-late B rows (DESIGN.md 2): counted beside the window's join and write, kept in
-`target.late_rows` after the target's commit.
+"""A window's too-late B rows (docs/design.md#the-b-side-and-too-late-rows): counted beside the window's join and
+write, kept in `target.late_rows` after the target's commit.
 
 The search reads only the sources, so it runs in a second thread while the window joins and writes: on a small
 window both are mostly Spark's per-job latency, which overlaps. Its rows are written (when the job keeps them)

@@ -1,10 +1,10 @@
 """Verify a job's target against a reload: recompute a range in one shot, write nothing, compare row for row.
 
-DESIGN.md 4's sentence says the target holds exactly the engine's output for [start_date, watermark]. Rows
-before the watermark are final and depend only on the sources up to their own RecDate, so a range [s, e] is
-checked with the engine's output for the window [s, e] alone (reading only what that window reads); its
-waiting rows are those of e, so they are compared only when e is the watermark (elsewhere the target's rows
-at e are final and the window's waiting rows are left out).
+The contract (docs/design.md#the-contract) says the target holds exactly the engine's output for
+[start_date, watermark]. Rows before the watermark are final and depend only on the sources up to their own
+RecDate, so a range [s, e] is checked with the engine's output for the window [s, e] alone (reading only what
+that window reads); its waiting rows are those of e, so they are compared only when e is the watermark
+(elsewhere the target's rows at e are final and the window's waiting rows are left out).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 `run_demo` plays a real daily schedule on generated data (`deltainc.tools.sample_data`): every day it appends
 that day's partitions of A (ledger transactions) and B (payment-engine records) and runs the job with
 `max_window = 1`, so the target grows exactly as it would in production. It then shows the two
-promises of DESIGN.md section 6 on the result: re-running a processed day leaves the target's rows
+promises of docs/design.md#invariants on the result: re-running a processed day leaves the target's rows
 unchanged, and reloading every day in one run into a second target gives the same rows as the daily
 schedule.
 """

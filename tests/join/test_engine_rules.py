@@ -1,4 +1,5 @@
-"""One test per rule of DESIGN.md sections 2 and 3, on tiny inline sources."""
+"""One test per rule of docs/design.md#join-semantics and docs/design.md#what-a-window-reads, on tiny inline
+sources."""
 
 from __future__ import annotations
 

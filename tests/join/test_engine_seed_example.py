@@ -1,4 +1,5 @@
-"""The seed's seven bank transactions (shared/seeds/000): the documented outcomes, stated by hand."""
+"""The seed's seven bank transactions (docs/design.md#the-seven-transactions): the documented outcomes, stated
+by hand."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import IncJoinSettings, JoinType, inc_join
 
-pytestmark = pytest.mark.smoke  # DESIGN.md 6.5 on every Spark line and ANSI setting
+pytestmark = pytest.mark.smoke  # docs/design.md#5-the-seed-example on every Spark line and ANSI setting
 
 D = dt.date
 OUT = "TrxId, RecDate, RecDate_A, RecDate_B, DiffArrivalTime, JoinType"

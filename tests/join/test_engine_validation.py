@@ -1,4 +1,4 @@
-"""DESIGN.md section 7 for `inc_join`: bad input gets a clear error naming the field, before any Spark job runs.
+"""docs/design.md#bad-input for `inc_join`: bad input gets a clear error naming the field, before any Spark job runs.
 
 Also the positive rules of the same section: NULL keys never match, rows with a NULL RecDate are never joined.
 """

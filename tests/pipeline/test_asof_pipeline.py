@@ -1,5 +1,5 @@
 """As-of jobs in the pipeline: a provisional match is replaced when a nearer B row arrives, and daily, monthly and
-one-run schedules give the engine's output (DESIGN.md 4's sentence)."""
+one-run schedules give the engine's output (docs/design.md#the-contract)."""
 
 from __future__ import annotations
 

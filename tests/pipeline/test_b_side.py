@@ -1,4 +1,5 @@
-"""The B side in pipeline jobs (DESIGN.md 2): full_outer jobs, too-late B rows, corrections of the past."""
+"""The B side in pipeline jobs (docs/design.md#the-b-side-and-too-late-rows): full_outer jobs, too-late B rows,
+corrections of the past."""
 
 from __future__ import annotations
 
@@ -156,9 +157,9 @@ def test_with_corrections_keep_a_rerun_keeps_the_timed_out_row_and_reports_the_m
 
 
 def _too_late_pairs(spark: SparkSession, job: JobConfig, last: dt.date) -> set[tuple[Any, ...]]:
-    """DESIGN.md 2's too-late rows, by brute force on the complete sources: (TrxId, A day, SepaId, B day) of each
-    B row up to `last` whose A row timed out (no B row in its sliding join window) before it arrived, within the
-    horizon."""
+    """The too-late rows (docs/design.md#the-b-side-and-too-late-rows), by brute force on the complete sources:
+    (TrxId, A day, SepaId, B day) of each B row up to `last` whose A row timed out (no B row in its sliding join
+    window) before it arrived, within the horizon."""
     lb, mw, horizon = job.join.look_back_time, job.join.max_waiting_time, job.join.horizon
     a = [(r.TrxId, r.RecDate) for r in spark.read.format("delta").load(job.source_a.path).collect() if r.RecDate]
     b = [(r.TrxId, r.SepaId, r.RecDate) for r in spark.read.format("delta").load(job.source_b.path).collect()]

@@ -1,4 +1,5 @@
-"""The MERGE plan, rule by rule (DESIGN.md section 4): which output rows become inserts, updates, deletes."""
+"""The MERGE plan, rule by rule (docs/design.md#rows-of-the-target): which output rows become inserts, updates,
+deletes."""
 
 from __future__ import annotations
 

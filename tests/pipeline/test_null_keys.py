@@ -1,7 +1,7 @@
-"""NULL join keys (DESIGN.md 7): a NULL key never matches (SQL semantics). Such rows are kept as any row without
-a partner is (an A row waits, then times out; a full_outer B row stays unmatched), the window's count of them is
-in the run log, and when NULL target keys make two rows indistinguishable the run is refused naming the column,
-the count and the ways out (`where` on the source, or a key that identifies them)."""
+"""NULL join keys (docs/design.md#bad-input): a NULL key never matches (SQL semantics). Such rows are kept as any
+row without a partner is (an A row waits, then times out; a full_outer B row stays unmatched), the window's count
+of them is in the run log, and when NULL target keys make two rows indistinguishable the run is refused naming
+the column, the count and the ways out (`where` on the source, or a key that identifies them)."""
 
 from __future__ import annotations
 

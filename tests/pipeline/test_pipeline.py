@@ -1,4 +1,5 @@
-"""The pipeline's contract (DESIGN.md 4-6) on real Delta tables: any schedule gives the engine's output."""
+"""The pipeline's contract (docs/design.md#the-contract) on real Delta tables: any schedule gives the engine's
+output."""
 
 from __future__ import annotations
 

@@ -6,29 +6,15 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
+from deltainc.tools.sample_job import left_job_toml
+
 D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
 A_SCHEMA = "TrxId long, Amount double, RecDate date"
 B_SCHEMA = "SepaId long, TrxId long, Country string, RecDate date"
 A_ROWS = [(1, 10.0, D1), (2, 20.0, D1), (3, 30.0, D2), (4, 40.0, D2)]
 B_ROWS = [(10, 1, "NL", D1), (11, 2, "NL", D2), (12, 3, "DE", D2)]  # TrxId 2's B is a day late, 4 has none
 
-JOB = """\
-name = "{name}"
-start_date = 2025-03-01
-[source_a]
-path = "{a}"
-[source_b]
-path = "{b}"
-[join]
-how = "left"
-join_cols = ["TrxId"]
-look_back_time = 1
-max_waiting_time = 2
-[target]
-path = "{target}"
-keys = ["TrxId"]
-b_keys = ["SepaId"]
-"""
+LOOK_BACK_TIME, MAX_WAITING_TIME = 1, 2  # TrxId 2's B, a day late, matches; 4 waits two days, then times out
 
 
 @dataclass(frozen=True)
@@ -54,11 +40,19 @@ def settings_env(root: Path) -> dict[str, str]:
 
 def write_job(root: Path, sources: Sources, name: str = "trx", **paths: str) -> Path:
     """The job file `root/jobs/<name>.toml`; its target under root; `paths` replaces a, b or target."""
-    values = {"name": name, "a": sources.a, "b": sources.b, "target": str(root / f"target_{name}"), **paths}
+    values = {"a": sources.a, "b": sources.b, "target": str(root / f"target_{name}"), **paths}
     path = root / "jobs" / f"{name}.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(JOB.format(**values))
+    path.write_text(job_toml(name, **values, start=D1))
     return path
+
+
+def job_toml(
+    name: str, a: str, b: str, target: str, start: dt.date, max_window: int | None = None, state: str | None = None
+) -> str:
+    """The tests' left job over the sample data's shape with these tolerances (`left_job_toml`)."""
+    tolerances = {"look_back_time": LOOK_BACK_TIME, "max_waiting_time": MAX_WAITING_TIME}
+    return left_job_toml(name, a, b, target, start=start, max_window=max_window, state=state, **tolerances)
 
 
 def edit(path: Path, old: str, new: str) -> Path:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_jobs import job_toml
 from processes import KILLER, python
 from pyspark.sql import SparkSession
 from s3_server import BUCKET, SECRET_KEY, S3Server
@@ -31,32 +32,6 @@ START = dt.date(2025, 5, 1)
 DAYS = 4
 LAST = START + dt.timedelta(days=DAYS - 1)
 
-JOB = """
-name = "{name}"
-start_date = {start}
-max_window = {max_window}
-
-[source_a]
-path = "{root}/a"
-
-[source_b]
-path = "{root}/b"
-
-[join]
-how = "left"
-join_cols = ["TrxId"]
-look_back_time = 1
-max_waiting_time = 2
-
-[target]
-path = "{root}/{name}/target"
-keys = ["TrxId"]
-b_keys = ["SepaId"]
-
-[state]
-path = "{root}/{name}/state"
-"""
-
 
 @pytest.fixture(scope="module")
 def bucket(spark: SparkSession, server: S3Server) -> str:
@@ -70,7 +45,8 @@ def bucket(spark: SparkSession, server: S3Server) -> str:
 
 def job_file(folder: Path, root: str, name: str, max_window: int) -> Path:
     path = folder / f"{name}.toml"
-    path.write_text(JOB.format(name=name, start=START, max_window=max_window, root=root))
+    places = {"target": f"{root}/{name}/target", "state": f"{root}/{name}/state"}
+    path.write_text(job_toml(name, f"{root}/a", f"{root}/b", start=START, max_window=max_window, **places))
     return path
 
 

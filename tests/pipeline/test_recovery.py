@@ -1,4 +1,4 @@
-"""A killed run is recovered by the next run, with no person involved (DESIGN.md 5, invariant 3).
+"""A killed run is recovered by the next run, with no person involved (docs/design.md#3-crash-safety).
 
 Each test runs the job in a real process that is killed (`kill -9`), or stopped (SIGTERM, Ctrl-C)
 at a named point, then runs the job again at once, and compares the whole target and the watermark with
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
+from cli_jobs import job_toml
 from processes import KILLER, env, python
 from pyspark.sql import SparkSession
 
@@ -28,32 +29,6 @@ from deltainc.tools.sample_data import SampleSpec, write_sources
 START = dt.date(2025, 5, 1)
 DAYS = 6
 LAST = START + dt.timedelta(days=DAYS - 1)
-
-JOB = """
-name = "{name}"
-start_date = {start}
-max_window = 3
-
-[source_a]
-path = "{a}"
-
-[source_b]
-path = "{b}"
-
-[join]
-how = "left"
-join_cols = ["TrxId"]
-look_back_time = 1
-max_waiting_time = 2
-
-[target]
-path = "{root}/target"
-keys = ["TrxId"]
-b_keys = ["SepaId"]
-
-[state]
-path = "{root}/state"
-"""
 
 # The command line as a scheduler starts it, stopped at the moment named by argv[2]: a signal to the process, or
 # to its whole process group (as Airflow and a terminal's Ctrl-C send it: Spark's JVM gets it too).
@@ -132,8 +107,8 @@ def uninterrupted(spark: SparkSession, sources: tuple[str, str], tmp_path_factor
 
 def write_job(root: Path, sources: tuple[str, str], max_window: int = 3) -> Path:
     path = root / "job.toml"
-    text = JOB.format(name="trx", start=START, a=sources[0], b=sources[1], root=root)
-    path.write_text(text.replace("max_window = 3", f"max_window = {max_window}"))
+    places = {"target": str(root / "target"), "state": str(root / "state")}
+    path.write_text(job_toml("trx", *sources, start=START, max_window=max_window, **places))
     return path
 
 

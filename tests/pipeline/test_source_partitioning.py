@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_jobs import JOB, Sources, edit, settings_env, write_job
+from cli_jobs import Sources, edit, job_toml, settings_env, write_job
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -168,7 +168,9 @@ def test_every_command_works_whatever_the_source_partitioning(
     backfill_job = write_job(tmp_path, paths, name="trx_backfill")
     for file in (job, backfill_job):
         edit(file, 'how = "left"', f'how = "left"\ntime_uom = "{layout.time_uom}"')
-    assert "time_uom" not in JOB  # the template is daily; the edit above is what makes the hourly job hourly
+    assert "time_uom" not in job_toml(
+        "t", "a", "b", "t", dt.date(2025, 1, 1)
+    )  # the template is daily; the edit above is what makes the hourly job hourly
 
     # TrxId 1 and 3 match in their own unit, 2's B is one unit late (within look_back 1), 4 is still waiting for B
     expected = {

@@ -53,7 +53,7 @@ lint: install
 clean:
 	rm -rf $(VENV) .venv-spark35 .pytest_cache .mypy_cache .ruff_cache spark-warehouse metastore_db derby.log
 
-# Benchmarks (benchmarks/README.md): `make bench` runs the defaults and writes benchmarks/RESULTS.md;
+# Benchmarks (benchmarks/README.md): `make bench` runs the defaults and writes benchmarks/results/RESULTS.md;
 # options pass through ARGS, e.g. `make bench ARGS="--rows-per-day 2000 --days 40"`.
 .PHONY: bench
 bench: jars

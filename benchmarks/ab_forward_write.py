@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-wait", type=int, default=11)
     parser.add_argument("--look-back", type=int, default=2)
     parser.add_argument("--data", type=Path, default=Path("bench-data"))
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/AB_FORWARD_WRITE.md"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/AB_FORWARD_WRITE.md"))
     args = parser.parse_args(argv)
     logging.getLogger("deltainc").setLevel(logging.WARNING)
     load_start = load_average()

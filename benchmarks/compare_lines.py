@@ -1,7 +1,7 @@
 """Side by side: the same `python -m benchmarks.run` on two Spark lines, from their RESULTS json files.
 
-    python -m benchmarks.compare_lines benchmarks/LINE_spark35.json benchmarks/LINE_spark4.json \
-        [--out benchmarks/SPARK_LINES.md]
+    python -m benchmarks.compare_lines benchmarks/results/LINE_spark35.json benchmarks/results/LINE_spark4.json \
+        [--out benchmarks/results/SPARK_LINES.md]
 
 Each file is one run's raw samples (`--out X.md` writes X.json beside it); the runs must have the same options.
 Medians in seconds, Spark jobs as counted by the run (the median of its repetitions), Delta commits per daily run.
@@ -59,13 +59,23 @@ def _rows(results: list[dict[str, Any]]) -> list[str]:
     return rows
 
 
+def _options(result: dict[str, Any]) -> dict[str, Any]:
+    """A run's options as compared across runs: no paths, the scenarios by name (older runs give numbers)."""
+    options = {k: v for k, v in result["options"].items() if k not in _SKIP_OPTIONS}
+    if "scenarios" in options:
+        from benchmarks.harness import select
+
+        options["scenarios"] = list(select(",".join(map(str, options["scenarios"]))))
+    return options
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", type=Path, nargs="+", help="RESULTS json files, one per line")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     results = [json.loads(path.read_text()) for path in args.results]
-    options = [{k: v for k, v in r["options"].items() if k not in _SKIP_OPTIONS} for r in results]
+    options = [_options(r) for r in results]
     if any(o != options[0] for o in options):
         parser.error("the runs were made with different options; compare like with like")
     names = [f"Spark {r['versions']['Spark (JVM)']} / Delta {r['versions']['delta-spark']}" for r in results]

@@ -1,4 +1,4 @@
-"""Scenario 10: a daily run of a three-source feature job against the three single-source jobs it replaces.
+"""feature-sources: a daily run of a three-source feature job against the three single-source jobs it replaces.
 
 The spine is the generated ledger; the feature sources are the payment engine's records (`left` on TrxId, keys
 SepaId, the benchmark's tolerances), the account's risk score and the account's limit (both `asof` on

@@ -7,7 +7,8 @@ command line in a new process, as cron or a scheduler starts it: `run` with noth
 files an earlier start resolved (what deltainc does) against one that resolves `spark.jars.packages` again
 (a fresh jar-list cache), alternating. Medians of `--repeat` runs after one warm-up each; Markdown on stdout.
 
-    python -m benchmarks.fresh_commands [--repeat 5] [--data bench-data/fresh] [--out benchmarks/FRESH_COMMANDS.md]
+    python -m benchmarks.fresh_commands [--repeat 5] [--data bench-data/fresh] \
+        [--out benchmarks/results/FRESH_COMMANDS.md]
 """
 
 from __future__ import annotations

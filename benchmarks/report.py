@@ -1,4 +1,5 @@
-"""What the benchmark ran on, and RESULTS.md: machine, versions, sizes, per-scenario tables, goals."""
+"""What the benchmark ran on, and RESULTS.md: machine, versions, sizes, and per scenario its goal, what was measured
+against it and its tables (the scenarios themselves are in benchmarks.harness)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import platform
 import statistics
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import SparkSession
 
@@ -20,7 +22,32 @@ from benchmarks.scenarios import OUTCOMES, PHASES, DailyPoint, ReloadResult, Str
 from benchmarks.timing import Measurement, fmt_ratio, fmt_s, ratio
 from deltainc.pipeline.sources import ScanStats
 
-__all__ = ["Results", "machine_info", "versions", "spark_conf", "render", "goals", "Goal"]
+if TYPE_CHECKING:
+    from benchmarks.harness import Scenario
+
+__all__ = [
+    "Results",
+    "Verdict",
+    "machine_info",
+    "versions",
+    "spark_conf",
+    "render",
+    "no_goal",
+    "daily_section",
+    "daily_check",
+    "growth_section",
+    "growth_check",
+    "floor_section",
+    "floor_check",
+    "reload_section",
+    "reload_check",
+    "stream_section",
+    "stream_check",
+    "fixed_cost_section",
+    "fixed_cost_check",
+    "connect_section",
+    "connect_check",
+]
 
 _CONF_PREFIXES = ("spark.master", "spark.driver.memory", "spark.default.parallelism", "spark.sql.", "spark.databricks.")
 _CONF_SKIP = ("spark.sql.warehouse.dir", "spark.sql.extensions", "spark.sql.catalog.spark_catalog")
@@ -41,12 +68,10 @@ class Results:
     daily: list[DailyPoint] | None = None
     reload: ReloadResult | None = None
     stream: StreamResult | None = None
-    sessions: dict[str, list[dict[str, Any]]] | None = None  # scenario 6, from benchmarks.session_ab
+    sessions: dict[str, list[dict[str, Any]]] | None = None  # fixed-cost, from benchmarks.session_ab
     sessions_size: tuple[int, int] = (2000, 40)
-    connect: dict[str, Any] | None = None  # scenario 7, from benchmarks.connect_ab
-    fresh: list[str] | None = None  # scenario 8: benchmarks.fresh_commands' report
-    window: list[str] | None = None  # scenario 9: benchmarks.window_profile's report
-    features: list[str] | None = None  # scenario 10: benchmarks.feature_sources' report
+    connect: dict[str, Any] | None = None  # connect, from benchmarks.connect_ab
+    reports: dict[str, list[str]] = field(default_factory=dict)  # scenario name -> the Markdown its module printed
     phases: list[tuple[str, float]] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
     total_s: float | None = None
@@ -126,108 +151,135 @@ def spark_conf(spark: SparkSession) -> dict[str, str]:
     return {k: v for k, v in sorted(conf.items()) if k.startswith(_CONF_PREFIXES) and k not in _CONF_SKIP}
 
 
-# --- goals -----------------------------------------------------------------------------------------------
+# --- each scenario's goal: what was measured against it --------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Goal:
-    number: str
-    text: str
+class Verdict:
+    """What was measured against a scenario's goal, and MET, MISSED, or "-" (not measured, or no number to judge)."""
+
     measured: str
-    verdict: str  # MET, MISSED, or "-" when not measured / no goal
+    verdict: str
 
 
-def _verdict(value: float | None, ok: bool) -> str:
-    return "-" if value is None else ("MET" if ok else "MISSED")
+NOT_RUN, IN_SECTION = "not run", "in its section"  # what a Verdict says when there is no number to give
 
 
-def goals(results: Results) -> list[Goal]:
-    """The issue's goals (1, 2, 3, 5) and scenario 4's ratio, from the medians."""
-    out: list[Goal] = []
+def _at_least(value: float | None, bound: float) -> bool | None:
+    return None if value is None else value >= bound
+
+
+def _at_most(value: float | None, bound: float) -> bool | None:
+    return None if value is None else value <= bound
+
+
+def _judge(parts: list[tuple[str, bool | None]]) -> Verdict:
+    """One verdict from the parts of a goal (text, met?): MET when every judged part is, MISSED when one is not.
+    With more than one judged part, each says whether it was met."""
+    if not parts:
+        return Verdict(NOT_RUN, "-")
+    judged = [ok for _text, ok in parts if ok is not None]
+    verdict = "-" if not judged else ("MET" if all(judged) else "MISSED")
+    if len(judged) > 1:
+        return Verdict("; ".join(t if ok is None else f"{t} ({'met' if ok else 'missed'})" for t, ok in parts), verdict)
+    return Verdict("; ".join(text for text, _ok in parts), verdict)
+
+
+def no_goal(ran: bool) -> Verdict:
+    """A scenario whose numbers are judged in its own section (or that has no goal)."""
+    return Verdict(IN_SECTION if ran else NOT_RUN, "-")
+
+
+def daily_check(results: Results) -> Verdict:
+    """naive / daily at the largest D (>= 10x) and at the smallest (> 1x); Delta commits of one daily run (<= 3)."""
+    points = [p for p in results.daily or [] if p.naive is not None]
+    if not points:
+        return _judge([])
+    smallest, largest = points[0], points[-1]
+    value = ratio(largest.naive, largest.daily)
+    parts = [(f"naive / daily = {fmt_ratio(value)} at D = {largest.days}", _at_least(value, 10))]
+    if smallest is not largest:
+        value = ratio(smallest.naive, smallest.daily)
+        parts.append((f"{fmt_ratio(value)} at D = {smallest.days}", None if value is None else value > 1))
+    if largest.commits:
+        total = sum(largest.commits)
+        parts.append((f"{total} Delta commits: {' / '.join(map(str, largest.commits))}", total <= 3))
+    return _judge(parts)
+
+
+def growth_check(results: Results) -> Verdict:
+    """The daily run's time at the largest D over the smallest (<= 1.3x), and its files read."""
+    points = results.daily or []
+    if len(points) < 2:
+        return Verdict("needs two sizes" if points else NOT_RUN, "-")
+    smallest, largest = points[0], points[-1]
+    value = ratio(largest.daily, smallest.daily)
+    files = _files(largest) / max(1, _files(smallest))
+    text = f"time {fmt_ratio(value)} from D = {smallest.days} to D = {largest.days}, files read {files:.2f}x"
+    return _judge([(text, _at_most(value, 1.3))])
+
+
+def floor_check(results: Results) -> Verdict:
+    """The daily run over the floor 'join the window, append it' at the largest D (<= 2x)."""
     points = results.daily or []
     largest = points[-1] if points else None
-    smallest = points[0] if points else None
-    if largest is not None and largest.naive is not None:
-        value = ratio(largest.naive, largest.daily)
-        out.append(
-            Goal(
-                "1",
-                f">= 10x faster than a full recompute at 365 days (measured at D = {largest.days})",
-                f"naive / daily = {fmt_ratio(value)}",
-                _verdict(value, value is not None and value >= 10),
-            )
-        )
-    else:
-        out.append(Goal("1", ">= 10x faster than a full recompute at 365 days", "not run", "-"))
-    if largest is not None and smallest is not None and largest is not smallest:
-        value = ratio(largest.daily, smallest.daily)
-        files = _files(largest) / max(1, _files(smallest))
-        out.append(
-            Goal(
-                "2",
-                f"<= 1.3x growth of the daily run from {smallest.days} to {largest.days} days (365 in the issue)",
-                f"time {fmt_ratio(value)}, files read {files:.2f}x",
-                _verdict(value, value is not None and value <= 1.3),
-            )
-        )
-    else:
-        out.append(Goal("2", "<= 1.3x growth of the daily run from 30 to 365 days", "needs two sizes", "-"))
-    if results.reload is not None:
-        value = ratio(results.reload.daily, results.reload.reload)
-        out.append(
-            Goal(
-                "3",
-                f"reload of {results.reload.days} days >= 20x faster than the daily runs it replaces",
-                f"daily runs / reload = {fmt_ratio(value)}; targets equal: {_yes(results.reload.comparison.equal)}",
-                _verdict(value, value is not None and value >= 20 and results.reload.comparison.equal),
-            )
-        )
-    else:
-        out.append(Goal("3", "reload >= 20x faster than the daily runs it replaces", "not run", "-"))
-    if results.stream is not None:
-        value = ratio(results.stream.stream, results.stream.daily)
-        out.append(
-            Goal(
-                "4",
-                "Structured Streaming, same day (no goal; reported)",
-                f"stream / deltainc = {fmt_ratio(value)}",
-                "-",
-            )
-        )
-    if largest is not None and largest.floor_append is not None:
-        value = ratio(largest.daily, largest.floor_append)
-        out.append(
-            Goal(
-                "5",
-                f"daily run <= 2x the floor 'join the window and append its output to Delta' (D = {largest.days})",
-                f"daily / (join + append) = {fmt_ratio(value)}; daily / read-only floor = "
-                f"{fmt_ratio(ratio(largest.daily, largest.floor))}",
-                _verdict(value, value is not None and value <= 2),
-            )
-        )
-    else:
-        out.append(Goal("5", "daily run <= 2x the floor 'join the window and append'", "not run", "-"))
-    if smallest is not None and smallest.naive is not None:
-        value = ratio(smallest.naive, smallest.daily)
-        out.append(
-            Goal(
-                "1b",
-                f"deltainc already faster than the full recompute at D = {smallest.days}",
-                f"naive / daily = {fmt_ratio(value)}",
-                _verdict(value, value is not None and value > 1),
-            )
-        )
-    if largest is not None and largest.commits:
-        total = sum(largest.commits)
-        out.append(
-            Goal(
-                "6",
-                "at most 3 Delta commits per daily run (target, run state, lock)",
-                f"{total} ({' / '.join(map(str, largest.commits))})",
-                _verdict(float(total), total <= 3),
-            )
-        )
-    return out
+    if largest is None or largest.floor_append is None:
+        return _judge([])
+    value = ratio(largest.daily, largest.floor_append)
+    text = (
+        f"daily / (join + append) = {fmt_ratio(value)} at D = {largest.days}; daily / read-only floor = "
+        f"{fmt_ratio(ratio(largest.daily, largest.floor))}"
+    )
+    return _judge([(text, _at_most(value, 2))])
+
+
+def reload_check(results: Results) -> Verdict:
+    """The daily runs over the reload of the same days (>= 20x), and both targets equal."""
+    r = results.reload
+    if r is None:
+        return _judge([])
+    value = ratio(r.daily, r.reload)
+    return _judge(
+        [
+            (f"daily runs / reload of {r.days} days = {fmt_ratio(value)}", _at_least(value, 20)),
+            (f"targets equal: {_yes(r.comparison.equal)}", r.comparison.equal),
+        ]
+    )
+
+
+def stream_check(results: Results) -> Verdict:
+    """The stream over deltainc's daily run for the same day (no goal)."""
+    if results.stream is None:
+        return _judge([])
+    return _judge([(f"stream / deltainc = {fmt_ratio(ratio(results.stream.stream, results.stream.daily))}", None)])
+
+
+def fixed_cost_check(results: Results) -> Verdict:
+    """deltainc's session: the daily run's median seconds (<= 3), Spark jobs (<= 15), Delta commits (<= 3)."""
+    if not results.sessions or not results.sessions.get("deltainc"):
+        return _judge([])
+    runs = results.sessions["deltainc"]
+    seconds = statistics.median(s for r in runs for s in r["daily_s"])
+    jobs = statistics.median(j for r in runs for j in r["daily_jobs"])
+    commits = sum(runs[-1]["commits"])
+    parts: list[tuple[str, bool | None]] = [
+        (f"{seconds:.2f} s", seconds <= 3),
+        (f"{jobs:.0f} Spark jobs", jobs <= 15),
+        (f"{commits} Delta commits", commits <= 3),
+    ]
+    defaults = [s for r in results.sessions.get("delta-defaults", []) for s in r["daily_s"]]
+    if defaults:
+        parts.append((f"Delta's defaults {statistics.median(defaults):.2f} s", None))
+    return _judge(parts)
+
+
+def connect_check(results: Results) -> Verdict:
+    """A daily `deltainc run` starting its own JVM over the same as a Connect client (no goal)."""
+    if not results.connect:
+        return _judge([])
+    daily = results.connect["daily"]
+    ratios = [a / b for a, b in zip(daily["local_s"], daily["connect_s"], strict=True)]
+    return _judge([(f"daily run, own JVM / Connect client = {statistics.median(ratios):.1f}x", None)])
 
 
 # --- rendering -------------------------------------------------------------------------------------------
@@ -293,7 +345,26 @@ def _phase_table(points: list[DailyPoint]) -> list[str]:
     ]
 
 
-def _scenario_1(results: Results) -> list[str]:
+def _intro(text: str, body: list[str]) -> list[str]:
+    """A section: what it measured, then its tables (or only that it was not run)."""
+    if body and body[0].startswith("_Not run"):
+        return body
+    return [text, "", *body]
+
+
+def daily_section(results: Results) -> list[str]:
+    return _intro(
+        "The naive job reads every row with RecDate <= day D of A and B, joins them with a plain left join on "
+        "TrxId with B.RecDate in [A.RecDate - lb, A.RecDate + mw], computes the outcome columns as of day D and "
+        "overwrites a Delta target. The deltainc daily run is `pipeline.run(job, until=day D)` with the watermark "
+        "at day D - 1 (first-time runs; the target, the run log and the lock table are restored with Delta "
+        "RESTORE between repetitions; one untimed warm-up run precedes the first size). Commits are counted on "
+        "one more untimed first-time run; `nothing pending` is `pipeline.run` again once day D is processed.",
+        _daily_tables(results),
+    )
+
+
+def _daily_tables(results: Results) -> list[str]:
     points = [p for p in results.daily or [] if p.naive is not None]
     if not points:
         return ["_Not run._"]
@@ -341,7 +412,15 @@ def _scenario_1(results: Results) -> list[str]:
     return lines
 
 
-def _scenario_2(results: Results) -> list[str]:
+def growth_section(results: Results) -> list[str]:
+    return _intro(
+        "The same daily run at every history size. `rerun of day D` is `pipeline.rerun(job, day D)` after the "
+        "day was processed: the same reads and the forward-only MERGE's planning, but nothing to write.",
+        _growth_tables(results),
+    )
+
+
+def _growth_tables(results: Results) -> list[str]:
     points = results.daily or []
     if not points:
         return ["_Not run._"]
@@ -396,7 +475,15 @@ def _median_int(values: list[int]) -> str:
     return str(sorted(values)[len(values) // 2]) if values else "-"
 
 
-def _scenario_3(results: Results) -> list[str]:
+def reload_section(results: Results) -> list[str]:
+    return _intro(
+        "Days 1..R in one `pipeline.run` (max_window = 0) into target X vs. R separate `pipeline.run` calls "
+        "(max_window = 1, one day each) into target Y, each from an empty target and state.",
+        _reload_tables(results),
+    )
+
+
+def _reload_tables(results: Results) -> list[str]:
     r = results.reload
     if r is None:
         return ["_Not run._"]
@@ -437,7 +524,18 @@ def _scenario_3(results: Results) -> list[str]:
     return lines
 
 
-def _scenario_4(results: Results) -> list[str]:
+def stream_section(results: Results) -> list[str]:
+    return _intro(
+        "`readStream` of copies of A and B (days 1..D-1, then day D appended as one load), event time = RecDate, "
+        "`withWatermark` on both, stream-stream left outer join on TrxId with B's time in [A's - lb, A's + mw], "
+        "`trigger(availableNow=True)`, foreachBatch MERGE (insert if absent, pruned to the batch's RecDate_A "
+        "range) into a Delta target. Timed: the AvailableNow run that processes day D (checkpoint and target "
+        "restored between repetitions). deltainc: its daily run for day D on the same copies.",
+        _stream_tables(results),
+    )
+
+
+def _stream_tables(results: Results) -> list[str]:
     s = results.stream
     if s is None:
         return ["_Not run._"]
@@ -494,7 +592,18 @@ def _write_cell(point: DailyPoint) -> str:
     )
 
 
-def _scenario_5(results: Results) -> list[str]:
+def floor_section(results: Results) -> list[str]:
+    return _intro(
+        '`spark.read.format("delta")` of A with RecDate in [D - mw, D] and B in [D - lb - mw, D], read in full '
+        "(every column of every row). `floor + the target slice` also reads the waiting rows at D - 1 that a daily "
+        "run replaces. `join the window, append` is what any incremental job must do at least: the engine's join "
+        "of day D's window over the pruned sources, appended to a Delta table (no lock, no state, no replacement "
+        "of waiting rows).",
+        _floor_tables(results),
+    )
+
+
+def _floor_tables(results: Results) -> list[str]:
     points = [p for p in results.daily or [] if p.floor is not None]
     if not points:
         return ["_Not run._"]
@@ -531,15 +640,19 @@ def _scenario_5(results: Results) -> list[str]:
     )
 
 
-def _scenario_6(results: Results) -> list[str]:
+def fixed_cost_section(results: Results) -> list[str]:
     if not results.sessions:
         return ["_Not run._"]
     from benchmarks.session_ab import render as render_sessions
 
-    return render_sessions(results.sessions, *results.sessions_size)
+    return _intro(
+        "`python -m benchmarks.session_ab`: a small daily run in a warm session, on deltainc's session and on a "
+        "session built only with Delta's defaults (`configure_spark_with_delta_pip`), each in its own process.",
+        render_sessions(results.sessions, *results.sessions_size),
+    )
 
 
-def _scenario_7(results: Results) -> list[str]:
+def connect_section(results: Results) -> list[str]:
     if not results.connect:
         return ["_Not run (Spark Connect needs Spark 4 and Delta 4)._"]
     from benchmarks.connect_ab import render as render_connect
@@ -547,20 +660,9 @@ def _scenario_7(results: Results) -> list[str]:
     return render_connect(results.connect)
 
 
-def _scenario_8(results: Results) -> list[str]:
-    return results.fresh or ["_Not run._"]
-
-
-def _scenario_9(results: Results) -> list[str]:
-    return results.window or ["_Not run._"]
-
-
-def _scenario_10(results: Results) -> list[str]:
-    return results.features or ["_Not run._"]
-
-
-def render(results: Results) -> str:
-    """RESULTS.md."""
+def render(results: Results, scenarios: Sequence[Scenario]) -> str:
+    """RESULTS.md: the goals of `scenarios` with what was measured against them, the set-up, then a section per
+    scenario, its goal beside its numbers."""
     lines = [
         "# deltainc benchmark results",
         "",
@@ -575,9 +677,11 @@ def render(results: Results) -> str:
     ]
     if results.errors:
         lines += ["**Errors:**", ""] + [f"- {name}: `{text}`" for name, text in results.errors.items()] + [""]
-    lines += ["## Goals", ""]
+    verdicts = {s.name: s.verdict(results) for s in scenarios}
+    lines += ["## Goals", "", "Reported, never asserted.", ""]
     lines += _table(
-        ["#", "goal", "measured", "verdict"], [[g.number, g.text, g.measured, g.verdict] for g in goals(results)]
+        ["scenario", "goal", "measured", "verdict"],
+        [[f"[{s.name}](#{s.name})", s.goal, verdicts[s.name].measured, verdicts[s.name].verdict] for s in scenarios],
     )
     lines += ["", "## Machine", ""]
     machine = dict(results.machine)
@@ -594,9 +698,9 @@ def render(results: Results) -> str:
     size_rows = [
         ["rows per day per source (R)", str(o.get("rows_per_day"))],
         ["days of history generated", str(o.get("days"))],
-        ["history sizes D for scenarios 1, 2, 5", ", ".join(map(str, results.sizes))],
-        ["days reloaded in scenario 3", str(o.get("reload_days"))],
-        ["day of scenario 4", str(o.get("stream_day"))],
+        ["history sizes D (daily, growth, floor)", ", ".join(map(str, results.sizes))],
+        ["days reloaded (reload)", str(o.get("reload_days"))],
+        ["day streamed (stream)", str(o.get("stream_day"))],
         [
             "join",
             f"left on TrxId, look_back_time {o.get('look_back')}, max_waiting_time {o.get('max_wait')} days, "
@@ -619,82 +723,15 @@ def render(results: Results) -> str:
             ["sources", f"{generated}; generation took {fmt_s(src.generated_s)}"],
         ]
     lines += _table(["", ""], size_rows)
-    sections = [
-        (
-            "1. Daily run vs. naive full recompute",
-            _scenario_1,
-            "The naive job reads every row with RecDate <= day D of A and B, joins them with a plain left join on "
-            "TrxId with B.RecDate in [A.RecDate - lb, A.RecDate + mw], computes the outcome columns as of day D and "
-            "overwrites a Delta target. The deltainc daily run is `pipeline.run(job, until=day D)` with the watermark "
-            "at day D - 1 (first-time runs; the target, the run log and the lock table are restored with Delta "
-            "RESTORE between repetitions; one untimed warm-up run precedes the first size). Commits are counted on "
-            "one more untimed first-time run; `nothing pending` is `pipeline.run` again once day D is processed.",
-        ),
-        (
-            "2. Growth of the daily run with history",
-            _scenario_2,
-            "The same daily run at every history size. `rerun of day D` is `pipeline.rerun(job, day D)` after the "
-            "day was processed: the same reads and the forward-only MERGE's planning, but nothing to write.",
-        ),
-        (
-            "3. Historic reload vs. daily runs",
-            _scenario_3,
-            "Days 1..R in one `pipeline.run` (max_window = 0) into target X vs. R separate `pipeline.run` calls "
-            "(max_window = 1, one day each) into target Y, each from an empty target and state.",
-        ),
-        (
-            "4. Structured Streaming, same day",
-            _scenario_4,
-            "`readStream` of copies of A and B (days 1..D-1, then day D appended as one load), event time = RecDate, "
-            "`withWatermark` on both, stream-stream left outer join on TrxId with B's time in [A's - lb, A's + mw], "
-            "`trigger(availableNow=True)`, foreachBatch MERGE (insert if absent, pruned to the batch's RecDate_A "
-            "range) into a Delta target. Timed: the AvailableNow run that processes day D (checkpoint and target "
-            "restored between repetitions). deltainc: its daily run for day D on the same copies.",
-        ),
-        (
-            "5. The floor: reading only what a daily run needs",
-            _scenario_5,
-            '`spark.read.format("delta")` of A with RecDate in [D - mw, D] and B in [D - lb - mw, D], written to '
-            "the `noop` sink (every column of every row is read). `floor + the target slice` also reads the "
-            "waiting rows at D - 1 that a daily run replaces. `join the window, append` is what any incremental job "
-            "must do at least: the engine's join of day D's window over the pruned sources, appended to a Delta "
-            "table (no lock, no state, no replacement of waiting rows).",
-        ),
-        (
-            "6. Fixed cost, and a session with Delta's defaults",
-            _scenario_6,
-            "`python -m benchmarks.session_ab`: a small daily run in a warm session, on deltainc's session and on a "
-            "session built only with Delta's defaults (`configure_spark_with_delta_pip`), each in its own process.",
-        ),
-        (
-            "7. A command as a Spark Connect client of a warm server, against its own JVM",
-            _scenario_7,
-            "`python -m benchmarks.connect_ab`: `deltainc run` as a whole fresh process, starting a local JVM or as a "
-            "client of a running `deltainc serve`, at 2,000 rows a day.",
-        ),
-        (
-            "8. Commands as fresh processes",
-            _scenario_8,
-            "`python -m benchmarks.fresh_commands`: `run` with nothing pending, `status`, `unlock` and `validate` as "
-            "whole processes, and a Spark start with the Delta jars from disk against one resolving them.",
-        ),
-        (
-            "9. One warm daily run, phase by phase",
-            _scenario_9,
-            "`python -m benchmarks.window_profile`: where the seconds and Spark jobs of a daily run at 2,000 rows a "
-            "day go, against the floor (join the window, append it), alternating on restored tables.",
-        ),
-        (
-            "10. A feature job of three sources against three single-source jobs",
-            _scenario_10,
-            "`python -m benchmarks.feature_sources`: the daily run of a `[[features]]` job (payment record left, "
-            "risk score and limit as of the transaction) against the three two-source jobs it replaces, at 2,000 "
-            "rows a day, alternating on restored tables; join work and fixed cost from the window's step marks.",
-        ),
-    ]
-    for title, build, text in sections:
-        lines += ["", f"## {title}", "", text, ""]
-        lines += build(results)
+    for scenario in scenarios:
+        verdict = verdicts[scenario.name]
+        against = f"**Goal:** {scenario.goal}."
+        if verdict.measured not in (NOT_RUN, IN_SECTION):
+            against += f" **Measured:** {verdict.measured}" + (
+                f": **{verdict.verdict}**." if verdict.verdict != "-" else "."
+            )
+        lines += ["", f"## {scenario.name}", "", f"Measures {scenario.measures}.", "", against, ""]
+        lines += scenario.body(results)
     lines += ["", "## Phase timings", ""]
     lines += _table(["phase", "wall time"], [[name, fmt_s(seconds)] for name, seconds in results.phases])
     lines += [

@@ -1,9 +1,10 @@
 """`python -m benchmarks.run`: generate (or reuse) the sources, run the scenarios, write RESULTS.md.
 
     python -m benchmarks.run --rows-per-day 100000 --days 365 --reload-days 90 --repeat 3 \
-        [--large] [--scenarios 1,2,3,4,5] [--out benchmarks/RESULTS.md] [--data bench-data]
+        [--large] [--scenarios daily,growth,reload] [--out benchmarks/results/RESULTS.md] [--data bench-data]
 
-See benchmarks/README.md for what every scenario measures.
+The scenarios, with what each measures and its goal, are benchmarks.harness.SCENARIOS (`--help` lists them);
+benchmarks/README.md describes them at length.
 """
 
 from __future__ import annotations
@@ -15,23 +16,21 @@ import json
 import logging
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 import traceback
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from benchmarks.connect_ab import measure as measure_connect
 from benchmarks.data import ensure_sources
+from benchmarks.harness import NAMES, SCENARIOS, Context, describe, plan, select
 from benchmarks.report import Results, load_average, machine_info, render, spark_conf, versions
-from benchmarks.scenarios import Bench, daily_phase, reload_phase, stream_phase
-from benchmarks.session_ab import run_pairs
+from benchmarks.scenarios import Bench
 from benchmarks.timing import Measurement
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
-from deltainc.spark_compat import spark_major
 from deltainc.tools.sample_data import SampleSpec
 
 DEFAULT_SIZES = (30, 180, 365)
@@ -49,11 +48,20 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
+def _scenarios(text: str) -> tuple[str, ...]:
+    try:
+        return select(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.run",
-        description="Benchmark deltainc's daily run against a naive full recompute, a historic reload, "
+        description="Benchmark deltainc's daily run against a naive full recompute, a historic reload,\n"
         "Structured Streaming and a read-only floor; write the results as Markdown.",
+        epilog=describe(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     size = parser.add_argument_group("sizes")
     size.add_argument("--rows-per-day", type=int, default=100_000, help="R: rows per day per source (default 100000)")
@@ -62,13 +70,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--sizes",
         type=_int_list,
         default=list(DEFAULT_SIZES),
-        help="history sizes D for scenarios 1, 2, 5 (default 30,180,365); sizes above --days are dropped and "
-        "--days itself is always the largest",
+        help="history sizes D for daily, growth and floor (default 30,180,365); sizes above --days are dropped "
+        "and --days itself is always the largest",
     )
-    size.add_argument("--reload-days", type=int, default=90, help="days reloaded in scenario 3 (default 90)")
-    size.add_argument("--large", action="store_true", help="scenario 3 reloads 365 days (capped at --days)")
+    size.add_argument("--reload-days", type=int, default=90, help="days reloaded by reload (default 90)")
+    size.add_argument("--large", action="store_true", help="reload reloads 365 days (capped at --days)")
     size.add_argument(
-        "--stream-day", type=int, default=None, help="the day scenario 4 processes (default: the smallest size)"
+        "--stream-day", type=int, default=None, help="the day stream processes (default: the smallest size)"
     )
     run = parser.add_argument_group("measuring")
     run.add_argument("--repeat", type=int, default=3, help="repetitions of every timing (default 3)")
@@ -81,9 +89,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     run.add_argument(
         "--scenarios",
-        type=_int_list,
-        default=[1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
-        help="which scenarios (default 1..10; 7 needs Spark 4)",
+        type=_scenarios,
+        default=NAMES,
+        metavar="NAME,...",
+        help="which scenarios, comma-separated: names (listed below) or their old numbers 1..10 (default: all; "
+        "connect needs Spark 4)",
     )
     run.add_argument("--look-back", type=int, default=2, help="look_back_time of the job, days (default 2)")
     run.add_argument("--max-wait", type=int, default=11, help="max_waiting_time of the job, days (default 11)")
@@ -95,7 +105,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     where = parser.add_argument_group("where")
     where.add_argument("--data", type=Path, default=Path("bench-data"), help="bench data folder (default bench-data)")
-    where.add_argument("--out", type=Path, default=Path("benchmarks/RESULTS.md"), help="results file")
+    where.add_argument(
+        "--out",
+        type=Path,
+        default=Path("benchmarks/results/RESULTS.md"),
+        help="results file; the raw samples go beside it as .json (default benchmarks/results/RESULTS.md)",
+    )
     where.add_argument("--regenerate", action="store_true", help="write the sources again even if they match")
     spark = parser.add_argument_group("spark")
     spark.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
@@ -112,9 +127,6 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--rows-per-day must be >= 1 and --days >= 2 (got {args.rows_per_day}, {args.days})")
     if args.repeat < 1:
         parser.error(f"--repeat: expected >= 1, got {args.repeat}")
-    unknown = sorted(set(args.scenarios) - set(range(1, 11)))
-    if unknown:
-        parser.error(f"--scenarios: expected numbers 1..10, got {unknown}")
     small = [s for s in args.sizes if s < 2]
     if small:
         parser.error(f"--sizes: every size must be >= 2 (a daily run needs a day before it), got {small}")
@@ -131,13 +143,6 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     args.partition_by = (
         None if args.partition_by == "default" else [c.strip() for c in args.partition_by.split(",") if c.strip()]
     )
-
-
-def _report_of(module: list[str]) -> list[str]:
-    """The Markdown report of a benchmark module run in its own process (its own SparkSession), headings moved
-    two levels down to sit under their scenario."""
-    done = subprocess.run([sys.executable, "-m", *module], capture_output=True, text=True, check=True)
-    return [("##" + line) if line.startswith("#") else line for line in done.stdout.splitlines()]
 
 
 def _echo_factory(started: float) -> Callable[[str], None]:
@@ -169,7 +174,7 @@ def _raw(results: Results) -> dict[str, Any]:
 
 def _write(results: Results, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(results))
+    out.write_text(render(results, SCENARIOS))
     out.with_suffix(".json").write_text(json.dumps(_raw(results), indent=1, default=str))
 
 
@@ -248,67 +253,17 @@ def main(argv: list[str] | None = None) -> int:
         partition_by=None if args.partition_by is None else tuple(args.partition_by),
         echo=echo,
     )
-    chosen = set(args.scenarios)
-    if chosen & {1, 2, 5}:
-        sizes = args.sizes if chosen & {1, 5} else sorted({args.sizes[0], args.sizes[-1]})
-        naive, floor = 1 in chosen, 5 in chosen
-
-        def daily() -> None:
-            results.daily = daily_phase(bench, sizes, naive=naive, floor=floor, check_sizes={sizes[0]})
-
-        phase(f"scenarios 1, 2, 5: daily runs at D = {', '.join(map(str, sizes))}", daily)
-    if 3 in chosen:
-
-        def reload() -> None:
-            results.reload = reload_phase(bench, args.reload_days)
-
-        phase(f"scenario 3: reload of {args.reload_days} days vs. daily runs", reload)
-    if 6 in chosen:
-
-        def sessions() -> None:
-            results.sessions = run_pairs(2, 2000, 40, args.repeat)
-
-        phase("scenario 6: fixed cost at R = 2,000, deltainc's session vs. Delta's defaults", sessions)
-    if 7 in chosen and spark_major() >= 4:
-
-        def connect() -> None:
-            results.connect = measure_connect(args.data / "connect", args.repeat)
-
-        phase("scenario 7: a command as a Spark Connect client vs its own JVM, at R = 2,000", connect)
-    if 8 in chosen:
-
-        def fresh() -> None:
-            repeat = str(max(3, args.repeat))
-            results.fresh = _report_of(
-                ["benchmarks.fresh_commands", "--repeat", repeat, "--data", str(args.data / "fresh")]
-            )
-
-        phase("scenario 8: commands as fresh processes (no JVM where none is needed), Spark start", fresh)
-    if 9 in chosen:
-
-        def window() -> None:
-            results.window = _report_of(["benchmarks.window_profile", "--repeat", str(args.repeat)])
-
-        phase("scenario 9: one warm daily run at R = 2,000, phase by phase, against the floor", window)
-    if 10 in chosen:
-
-        def features() -> None:
-            results.features = _report_of(["benchmarks.feature_sources", "--repeat", str(args.repeat)])
-
-        phase("scenario 10: a three-source feature job against three single-source jobs, at R = 2,000", features)
-    if 4 in chosen:
-
-        def stream() -> None:
-            results.stream = stream_phase(bench, args.stream_day)
-
-        phase(f"scenario 4: Structured Streaming, day {args.stream_day}", stream)
+    chosen = frozenset(args.scenarios)
+    for run, group in plan(args.scenarios):
+        context = Context(bench, args, chosen, results, group[0].name)
+        phase(f"{', '.join(s.name for s in group)}: {group[0].measures}", partial(run, context))
 
     results.total_s = time.perf_counter() - started
     results.load_end = load_average()
     _write(results, args.out)
     spark.stop()
     echo(f"wrote {args.out} and {args.out.with_suffix('.json')} in {results.total_s / 60:.1f} min")
-    print(render(results))
+    print(render(results, SCENARIOS))
     return 1 if results.errors else 0
 
 

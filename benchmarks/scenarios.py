@@ -50,7 +50,7 @@ __all__ = [
     "stream_phase",
 ]
 
-# JoinType code -> name, as in DESIGN.md section 2.
+# JoinType code -> name, as in docs/design.md#outcomes-of-a-row.
 OUTCOMES: dict[int, str] = {code: code.outcome for code in counted_types("left")}
 _MATCHED = (1, 2, 3)
 # The target's columns, in the order deltainc's default output_select gives them.

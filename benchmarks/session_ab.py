@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pairs", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/SESSION_AB.md"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/SESSION_AB.md"))
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(args.child, args.rows_per_day, args.days, args.repeat)))

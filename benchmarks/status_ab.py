@@ -5,7 +5,7 @@ log reader made to refuse (LogUnreadable), so that the command falls back to Spa
 catalog table. Pairs alternate (A B A B ...), after one warm-up of each, and the answer of both sides is
 checked to be the same. Prints a Markdown table; `--out` also writes it.
 
-    python -m benchmarks.status_ab [--pairs 5] [--data bench-data/status] [--out benchmarks/STATUS_AB.md]
+    python -m benchmarks.status_ab [--pairs 5] [--data bench-data/status] [--out benchmarks/results/STATUS_AB.md]
 """
 
 from __future__ import annotations

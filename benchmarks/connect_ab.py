@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.status_ab import JOB, bench_env
+from benchmarks.status_ab import bench_env, job_file
 
 DAYS, ROWS_PER_DAY = 10, 2000
 PROCESSED = "2025-03-09"  # the snapshot's watermark: one day (2025-03-10) pending
@@ -40,7 +40,7 @@ def _prepare(root: Path) -> None:
     from deltainc.tools.sample_data import SampleSpec, write_sources
 
     (root / "jobs").mkdir(parents=True, exist_ok=True)
-    (root / "jobs" / "trx.toml").write_text(JOB.format(root=root))
+    (root / "jobs" / "trx.toml").write_text(job_file(root))
     settings = Settings(
         spark=SparkSettings(master="local[2]", shuffle_partitions=2), state_dir=root / "state", job_dir=root / "jobs"
     )

@@ -20,24 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-JOB = """\
-name = "trx"
-start_date = 2025-03-01
-max_window = 1
-[source_a]
-path = "{root}/a"
-[source_b]
-path = "{root}/b"
-[join]
-how = "left"
-join_cols = ["TrxId"]
-look_back_time = 1
-max_waiting_time = 2
-[target]
-path = "{root}/target"
-keys = ["TrxId"]
-b_keys = ["SepaId"]
-"""
+from deltainc.tools.sample_job import left_job_toml
 
 # The same command, with the log reader refusing so that status reads with Spark.
 WITH_SPARK = """
@@ -51,6 +34,14 @@ def refuse(*_args, **_kwargs):
 log_status.status_from_log = refuse
 sys.exit(cli.main(["status", "trx", "--json"]))
 """
+
+
+def job_file(root: Path) -> str:
+    """The benchmarked job `trx`: the sample sources under `root` joined left, one day a window."""
+    return left_job_toml(
+        "trx", f"{root}/a", f"{root}/b", f"{root}/target", start=dt.date(2025, 3, 1), look_back_time=1,
+        max_waiting_time=2, max_window=1,
+    )  # fmt: skip
 
 
 def bench_env(root: Path) -> dict[str, str]:
@@ -80,7 +71,7 @@ def prepare(root: Path, until: str | None = "2025-03-05") -> None:
     from deltainc.tools.sample_data import SampleSpec, write_sources
 
     (root / "jobs").mkdir(parents=True, exist_ok=True)
-    (root / "jobs" / "trx.toml").write_text(JOB.format(root=root))
+    (root / "jobs" / "trx.toml").write_text(job_file(root))
     settings = Settings(
         spark=SparkSettings(master="local[2]", shuffle_partitions=2), state_dir=root / "state", job_dir=root / "jobs"
     )

@@ -27,8 +27,8 @@ from pyspark.sql import functions as F
 from benchmarks.data import ensure_sources, table_version
 from benchmarks.report import load_average, machine_info
 from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
-from deltainc.pipeline.config import JobConfig
-from deltainc.pipeline.state import state_paths
+from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.state.store import state_paths
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 from deltainc.tools.sample_data import SampleSpec

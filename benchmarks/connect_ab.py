@@ -33,8 +33,8 @@ def _prepare(root: Path) -> None:
     """Sources of DAYS days x ROWS_PER_DAY rows and a snapshot of the job processed up to PROCESSED."""
     if (root / "snapshot").is_dir():
         return
-    from deltainc.pipeline.config import load_job
     from deltainc.pipeline.controller import run
+    from deltainc.pipeline.job.config import load_job
     from deltainc.settings import Settings, SparkSettings
     from deltainc.spark import get_spark
     from deltainc.tools.sample_data import SampleSpec, write_sources

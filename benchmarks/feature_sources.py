@@ -31,7 +31,7 @@ from pyspark.sql import DataFrame, SparkSession
 from benchmarks.data import ensure_sources, table_version
 from benchmarks.report import load_average
 from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
-from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 from deltainc.tools.risk_scores import risk_scores

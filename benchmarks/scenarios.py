@@ -29,10 +29,10 @@ from benchmarks.timing import Measurement, measure
 from deltainc import pipeline
 from deltainc.join.join_types import counted_types
 from deltainc.join.windows import to_index
-from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.delta.sources import ScanStats, scan_stats
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.results import WindowReport
-from deltainc.pipeline.sources import ScanStats, scan_stats
-from deltainc.pipeline.state import state_paths
+from deltainc.pipeline.state.store import state_paths
 from deltainc.pipeline.window_join import join_window
 from deltainc.settings import Settings
 

@@ -64,8 +64,8 @@ def prepare(root: Path, until: str | None = "2025-03-05") -> None:
     run-log rows; None: every day, so nothing is pending)."""
     if (root / "state" / "runs").is_dir():
         return
-    from deltainc.pipeline.config import load_job
     from deltainc.pipeline.controller import run
+    from deltainc.pipeline.job.config import load_job
     from deltainc.settings import Settings, SparkSettings
     from deltainc.spark import get_spark
     from deltainc.tools.sample_data import SampleSpec, write_sources

@@ -56,7 +56,7 @@ from deltainc.pipeline import (
     target_writes,
     window_run,
 )
-from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 from deltainc.tools.sample_data import SampleSpec

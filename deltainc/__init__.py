@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from deltainc.join.engine import inc_join
     from deltainc.join.features import FeatureSource, feature_join
     from deltainc.pipeline import backfill, rerun, run, status
-    from deltainc.pipeline.config import load_job
+    from deltainc.pipeline.job.config import load_job
 
 __all__ = [
     "inc_join",
@@ -54,7 +54,7 @@ __getattr__ = lazy_exports(
         "inc_join": "deltainc.join.engine",
         "feature_join": "deltainc.join.features",
         "FeatureSource": "deltainc.join.features",
-        "load_job": "deltainc.pipeline.config",
+        "load_job": "deltainc.pipeline.job.config",
         **{name: "deltainc.pipeline" for name in ("run", "rerun", "backfill", "status")},
     },
 )

@@ -16,7 +16,7 @@ KILLER = textwrap.dedent(
     import os, signal, sys, threading
     from pathlib import Path
     from deltainc import pipeline
-    from deltainc.pipeline.config import JobConfig
+    from deltainc.pipeline.job.config import JobConfig
     from deltainc.settings import load_settings
 
     path, point, how = sys.argv[1], sys.argv[2], sys.argv[3]

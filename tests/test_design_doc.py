@@ -63,3 +63,8 @@ def test_every_test_the_design_doc_cites_exists() -> None:
     }
     assert cited, "docs/design.md cites no test"
     assert sorted(cited - defined) == []
+
+
+def test_every_source_file_the_design_doc_names_exists() -> None:
+    named = set(re.findall(r"deltainc/[\w/]+\.py", DESIGN.read_text()))
+    assert sorted(name for name in named if not (ROOT / name).exists()) == []

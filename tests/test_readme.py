@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 
 import deltainc.spark
 from deltainc.cli.app import build_parser
-from deltainc.pipeline.config import FeatureConfig, JobConfig, JoinConfig, StateConfig, TableRef, TargetConfig
+from deltainc.pipeline.job.config import FeatureConfig, JobConfig, JoinConfig, StateConfig, TableRef, TargetConfig
 from deltainc.settings import Settings, SparkSettings, StorageSettings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,5 +1,7 @@
-"""The pipeline layer: job files, the controller (run, rerun, backfill, status), the target writers, the
-state (watermark, run log, lock) and the sources. Data flows config -> controller -> engine -> writer.
+"""The pipeline layer: the controller (run, rerun, backfill, status) and one window's run above four layers,
+each importing only those below it: `job/` (the job file, its join plan), `delta/` (Delta tables read through
+their logs or Spark SQL, the sources), `state/` (run log, watermark, lock) and `target/` (the writers). Data
+flows config -> controller -> engine -> writer (docs/design.md#where-the-code-is).
 
 What this module exports is the layer's API, the one the command line calls."""
 
@@ -10,14 +12,14 @@ from typing import TYPE_CHECKING
 from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from deltainc.pipeline.config import JobConfig, load_job, resolve_job
     from deltainc.pipeline.controller import backfill, rerun, run, status
-    from deltainc.pipeline.job_status import JobStatus, status_document
+    from deltainc.pipeline.job.config import JobConfig, load_job, resolve_job
     from deltainc.pipeline.log_checks import check_from_logs
     from deltainc.pipeline.log_commands import idle_run, unlock
     from deltainc.pipeline.log_status import read_status
     from deltainc.pipeline.prepared_job import prepare_job
     from deltainc.pipeline.results import PipelineResult, WindowReport
+    from deltainc.pipeline.state.job_status import JobStatus, status_document
     from deltainc.pipeline.validation import JobValidation, validate_from_logs, validate_job
     from deltainc.pipeline.verification import Verification, verify
 
@@ -49,10 +51,10 @@ __all__ = [
 __getattr__ = lazy_exports(
     "deltainc.pipeline",
     {
-        **{name: "deltainc.pipeline.config" for name in ("JobConfig", "load_job", "resolve_job")},
+        **{name: "deltainc.pipeline.job.config" for name in ("JobConfig", "load_job", "resolve_job")},
         **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run", "status")},
         **{name: "deltainc.pipeline.log_commands" for name in ("idle_run", "unlock")},
-        **{name: "deltainc.pipeline.job_status" for name in ("JobStatus", "status_document")},
+        **{name: "deltainc.pipeline.state.job_status" for name in ("JobStatus", "status_document")},
         "read_status": "deltainc.pipeline.log_status",
         "check_from_logs": "deltainc.pipeline.log_checks",
         "prepare_job": "deltainc.pipeline.prepared_job",

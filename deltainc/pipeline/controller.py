@@ -6,6 +6,7 @@ range in chunks; `status` says where a job stands. Each window goes engine -> wr
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Callable
 from pathlib import Path
@@ -14,19 +15,18 @@ from pyspark.sql import SparkSession
 
 from deltainc.errors import Cancelled, ConfigError, SchemaError
 from deltainc.join.windows import Window, chunk_windows, next_window, parse_point
-from deltainc.pipeline.config import JobConfig
-from deltainc.pipeline.job_status import JobStatus, describe
-from deltainc.pipeline.lease import locked
+from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.sources import latest_unit, read_table
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.log_checks import check_from_logs
 from deltainc.pipeline.log_commands import idle_run, nothing_pending
-from deltainc.pipeline.log_reader import LogUnreadable
 from deltainc.pipeline.log_status import latest_in_both
-from deltainc.pipeline.log_tables import asking_spark
 from deltainc.pipeline.prepared_job import PreparedJob, check_start, load, open_job
-from deltainc.pipeline.remembered_settings import check_unchanged
 from deltainc.pipeline.results import PipelineResult, WindowReport
-from deltainc.pipeline.sources import latest_unit, read_table
-from deltainc.pipeline.state import JobState, read_runs, read_state, state_paths
+from deltainc.pipeline.state.job_status import JobStatus, describe
+from deltainc.pipeline.state.lease import Lease, locked
+from deltainc.pipeline.state.remembered_settings import check_unchanged
+from deltainc.pipeline.state.store import JobState, read_runs, read_state, state_paths
 from deltainc.pipeline.target_writes import WriteMode
 from deltainc.pipeline.window_run import StepHook, begin, process_window, record_stop
 from deltainc.settings import Settings
@@ -36,6 +36,11 @@ __all__ = ["run", "rerun", "backfill", "status"]
 
 WindowHook = Callable[[WindowReport], None]
 ProgressHook = Callable[[int, int, WindowReport | None, Window], None]  # chunk number, of, its report
+
+
+def _locked(prepared: PreparedJob, state: JobState | None) -> contextlib.AbstractContextManager[Lease]:
+    """The job's lock, held for the block (`lease.locked`) with the settings' expiry."""
+    return locked(prepared.paths, prepared.job.name, prepared.settings.lock_expiry_seconds, state)
 
 
 def _latest_available(prepared: PreparedJob) -> int | None:
@@ -98,7 +103,7 @@ def run(
         message = nothing_pending(prepared.job, state.watermark, latest, until_unit)
         return _result(prepared, "run", None, [], message, state.watermark)
     reports: list[WindowReport] = []
-    with locked(prepared, state) as lease:
+    with _locked(prepared, state) as lease:
         watermark = lease.state.watermark  # as of holding the lock
         ongoing = begin(prepared, "run", lease, on_step)
         check_unchanged(prepared.job, lease.state.settings, "run")  # as of holding the lock
@@ -130,7 +135,7 @@ def _rebuild(
             f"--rebuild: nothing to rebuild from, the latest {prepared.job.join.inc_col} in both sources "
             f"({prepared.label(latest) or 'none'}) is before start_date {prepared.job.start_date}"
         )
-    with locked(prepared, state) as lease:
+    with _locked(prepared, state) as lease:
         watermark = lease.state.watermark  # as of holding the lock
         ongoing = begin(prepared, "run", lease, on_step)
         if watermark is not None and latest < watermark:
@@ -179,7 +184,7 @@ def rerun(
     recompute = prepared.job.join.enforce_sliding_join_window and prepared.job.target.corrections == "apply"
     todo = Window(first, watermark, prepared.uom) if recompute else window
     mode: WriteMode = "recompute" if recompute else "rerun"
-    with locked(prepared, state) as lease:
+    with _locked(prepared, state) as lease:
         report = process_window(begin(prepared, "rerun", lease, on_step), todo, mode, last=True)
         if on_window:
             on_window(report)
@@ -220,7 +225,7 @@ def backfill(
             f"({prepared.label(latest) or 'none'})"
         )
     reports: list[WindowReport] = []
-    with locked(prepared, state) as lease:
+    with _locked(prepared, state) as lease:
         check_unchanged(prepared.job, lease.state.settings, "backfill")  # as of holding the lock
         done = lease.state.watermark
         ongoing = begin(prepared, "backfill", lease, on_step)

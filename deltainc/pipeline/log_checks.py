@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.config import JobConfig, TableRef
-from deltainc.pipeline.join_plan import Identity, plan_join
-from deltainc.pipeline.log_reader import LogUnreadable
-from deltainc.pipeline.log_status import source_location
-from deltainc.pipeline.log_tables import asking_spark, open_table, reading
+from deltainc.pipeline.delta.log_stats import source_location
+from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark, open_table, reading
+from deltainc.pipeline.job.config import JobConfig, TableRef
+from deltainc.pipeline.job.join_plan import Identity, plan_join
 
 if TYPE_CHECKING:
     from deltainc.join.join_spec import JoinSpec

@@ -12,14 +12,15 @@ import logging
 from pathlib import Path
 
 from deltainc.join.windows import from_index, next_window, parse_point, to_index
-from deltainc.pipeline.config import JobConfig, load_job, resolve_job
-from deltainc.pipeline.lock import remove_lock
-from deltainc.pipeline.log_reader import LogUnreadable, read_state_from_log
+from deltainc.pipeline.delta.log_tables import LogUnreadable
+from deltainc.pipeline.job.config import JobConfig, load_job, resolve_job
 from deltainc.pipeline.log_status import latest_in_both
-from deltainc.pipeline.remembered_settings import check_unchanged
 from deltainc.pipeline.results import PipelineResult
-from deltainc.pipeline.state import read_state
-from deltainc.pipeline.state_model import state_paths
+from deltainc.pipeline.state.from_log import read_state_from_log
+from deltainc.pipeline.state.lock import remove_lock
+from deltainc.pipeline.state.model import state_paths
+from deltainc.pipeline.state.remembered_settings import check_unchanged
+from deltainc.pipeline.state.store import read_state
 from deltainc.settings import Settings, load_settings
 
 __all__ = ["nothing_pending", "idle_run", "unlock"]

@@ -8,40 +8,24 @@ source with deletion vectors, a file without statistics) this raises LogUnreadab
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from deltainc.pipeline.config import JobConfig, TableRef
-from deltainc.pipeline.job_status import JobStatus, describe
-from deltainc.pipeline.log_reader import LogUnreadable, latest_unit_from_log, read_runs_from_log, read_state_from_log
-from deltainc.pipeline.state_model import state_paths
+from deltainc.pipeline.delta.log_stats import latest_unit_from_log, source_location
+from deltainc.pipeline.delta.log_tables import LogUnreadable
+from deltainc.pipeline.job.config import JobConfig, TableRef
+from deltainc.pipeline.state.from_log import read_runs_from_log, read_state_from_log
+from deltainc.pipeline.state.job_status import JobStatus, describe
+from deltainc.pipeline.state.model import state_paths
 from deltainc.settings import Settings
 from deltainc.storage import is_s3
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["LogUnreadable", "source_location", "latest_in_both", "status_from_log", "read_status"]
+__all__ = ["LogUnreadable", "latest_in_both", "status_from_log", "read_status"]
 
 log = logging.getLogger("deltainc")
-
-
-def _has_log(location: str) -> bool:
-    return os.path.isdir(os.path.join(location, "_delta_log"))
-
-
-def source_location(ref: TableRef, role: str) -> str:
-    """The local folder of a source given by path; LogUnreadable for anything else, FileNotFoundError if absent."""
-    if ref.path is None:
-        raise LogUnreadable(f"{role} is a catalog table ({ref.table}): its location needs the metastore")
-    if is_s3(ref.path):  # delta-rs reads it there (deltainc.storage); an absent table is left to Spark to report
-        return ref.path
-    if "://" in ref.path or ref.path.startswith("file:"):
-        raise LogUnreadable(f"{role} is not a local path or in S3 ({ref.path})")
-    if not _has_log(ref.path):
-        raise FileNotFoundError(f"{role}: no Delta table at {ref.label}")
-    return ref.path
 
 
 def _latest(ref: TableRef, role: str, job: JobConfig) -> int | None:

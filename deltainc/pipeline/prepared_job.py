@@ -17,13 +17,19 @@ from deltainc.join.features import FeatureSource
 from deltainc.join.join_spec import JoinSpec, resolve_join_cond
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import from_index, to_index
-from deltainc.pipeline.config import JobConfig, load_job, resolve_job
-from deltainc.pipeline.feature_plan import check_feature_job, feature_identity, feature_origins, feature_sources, reach
-from deltainc.pipeline.join_plan import Identity, plan_join
-from deltainc.pipeline.remembered_settings import check_unchanged
-from deltainc.pipeline.sources import read_source
-from deltainc.pipeline.state import JobState, StatePaths, read_state, state_paths
-from deltainc.pipeline.target_layout import default_partitioning
+from deltainc.pipeline.delta.sources import read_source
+from deltainc.pipeline.job.config import JobConfig, load_job, resolve_job
+from deltainc.pipeline.job.feature_plan import (
+    check_feature_job,
+    feature_identity,
+    feature_origins,
+    feature_sources,
+    reach,
+)
+from deltainc.pipeline.job.join_plan import Identity, plan_join
+from deltainc.pipeline.state.remembered_settings import check_unchanged
+from deltainc.pipeline.state.store import JobState, StatePaths, read_state, state_paths
+from deltainc.pipeline.target.layout import default_partitioning
 from deltainc.settings import Settings, load_settings
 from deltainc.spark import job_session
 

@@ -18,13 +18,16 @@ from pyspark.sql import functions as F
 
 from deltainc.join.output_layout import RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index, read_bounds
-from deltainc.pipeline.commit_metrics import NO_COMMIT, CommitResult
-from deltainc.pipeline.delta_sql import table_exists
-from deltainc.pipeline.log_reader import LogUnreadable, files_in_units
-from deltainc.pipeline.log_tables import asking_spark
-from deltainc.pipeline.merge import ACTION, merge_window, plan_actions
+from deltainc.pipeline.delta.log_stats import files_in_units
+from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.sources import ScanStats, read_table, scan_stats
+from deltainc.pipeline.delta.sql import table_exists
 from deltainc.pipeline.prepared_job import PreparedJob
-from deltainc.pipeline.slice_writer import (
+from deltainc.pipeline.target.commit_metrics import NO_COMMIT, CommitResult
+from deltainc.pipeline.target.layout import ensure_target, lay_out
+from deltainc.pipeline.target.merge import ACTION, merge_window, plan_actions
+from deltainc.pipeline.target.schema import new_columns
+from deltainc.pipeline.target.slice_writer import (
     Destination,
     forward_slices,
     merge_slices,
@@ -33,9 +36,6 @@ from deltainc.pipeline.slice_writer import (
     replace_where,
     sql_literal,
 )
-from deltainc.pipeline.sources import ScanStats, read_table, scan_stats
-from deltainc.pipeline.target_layout import ensure_target, lay_out
-from deltainc.pipeline.target_schema import new_columns
 from deltainc.spark_compat import is_connect
 
 __all__ = ["WriteMode", "Written", "shaped", "fitted", "write_window"]

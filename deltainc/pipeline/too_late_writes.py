@@ -16,10 +16,10 @@ from pyspark.sql import DataFrame
 
 from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.prepared_job import PreparedJob
-from deltainc.pipeline.slice_writer import Destination, replace_where, sql_literal
-from deltainc.pipeline.target_layout import default_partitioning, ensure_target, lay_out
+from deltainc.pipeline.target.layout import default_partitioning, ensure_target, lay_out
+from deltainc.pipeline.target.slice_writer import Destination, replace_where, sql_literal
+from deltainc.pipeline.target.too_late import too_late_rows
 from deltainc.pipeline.target_writes import WriteMode
-from deltainc.pipeline.too_late import too_late_rows
 
 __all__ = ["LateRows", "count_too_late", "search_too_late", "too_late_found", "settled", "keep_too_late"]
 

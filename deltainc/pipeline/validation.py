@@ -11,16 +11,15 @@ from pyspark.sql import SparkSession
 
 from deltainc.join.windows import from_index
 from deltainc.pipeline import prepare_job, status
-from deltainc.pipeline.config import JobConfig
-from deltainc.pipeline.job_status import JobStatus
+from deltainc.pipeline.delta.log_tables import LogUnreadable, open_table, reading
+from deltainc.pipeline.delta.sources import table_exists
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.log_checks import check_from_logs
-from deltainc.pipeline.log_reader import LogUnreadable
 from deltainc.pipeline.log_status import status_from_log
-from deltainc.pipeline.log_tables import open_table, reading
 from deltainc.pipeline.prepared_job import load
-from deltainc.pipeline.remembered_settings import refusal
-from deltainc.pipeline.sources import table_exists
-from deltainc.pipeline.target_layout import (
+from deltainc.pipeline.state.job_status import JobStatus
+from deltainc.pipeline.state.remembered_settings import refusal
+from deltainc.pipeline.target.layout import (
     CHANGE_DATA_FEED,
     DELETION_VECTORS,
     TargetLayout,

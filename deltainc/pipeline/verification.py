@@ -22,10 +22,10 @@ from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.join_types import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index, parse_point
-from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.delta.sources import read_table, scan_stats
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.prepared_job import check_start, open_job
-from deltainc.pipeline.slice_writer import sql_literal
-from deltainc.pipeline.sources import read_table, scan_stats
+from deltainc.pipeline.target.slice_writer import sql_literal
 from deltainc.pipeline.window_join import join_window
 from deltainc.settings import Settings
 

@@ -21,18 +21,17 @@ from pyspark.sql import DataFrame
 from deltainc.errors import Cancelled
 from deltainc.join.join_types import counted_types
 from deltainc.join.windows import Window
-from deltainc.pipeline.config import SourceRef
-from deltainc.pipeline.lease import Lease
-from deltainc.pipeline.log_reader import LogUnreadable, files_in_units, null_count_from_log, null_keys_in_units
-from deltainc.pipeline.log_status import source_location
-from deltainc.pipeline.log_tables import asking_spark
-from deltainc.pipeline.merge import count_and_check
+from deltainc.pipeline.delta.log_stats import files_in_units, null_count_from_log, null_keys_in_units, source_location
+from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.sources import ScanStats, count_null_inc, count_null_keys, scan_stats
+from deltainc.pipeline.job.config import SourceRef
 from deltainc.pipeline.prepared_job import PreparedJob
-from deltainc.pipeline.remembered_settings import built_with, encode
 from deltainc.pipeline.results import WindowReport
-from deltainc.pipeline.run_record import RunRecord
-from deltainc.pipeline.sources import ScanStats, count_null_inc, count_null_keys, scan_stats
-from deltainc.pipeline.state import append_run
+from deltainc.pipeline.state.lease import Lease
+from deltainc.pipeline.state.remembered_settings import built_with, encode
+from deltainc.pipeline.state.run_record import RunRecord
+from deltainc.pipeline.state.store import append_run
+from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target_writes import WriteMode, Written, fitted, shaped, write_window
 from deltainc.pipeline.too_late_writes import (
     LateRows,

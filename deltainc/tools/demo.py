@@ -27,7 +27,7 @@ from rich.table import Table
 from deltainc import pipeline
 from deltainc.errors import ConfigError
 from deltainc.join.join_types import JoinType, counted_types
-from deltainc.pipeline.delta_sql import latest_commit, path_ref
+from deltainc.pipeline.delta.sql import latest_commit, path_ref
 from deltainc.tools.demo_features import FeatureResult, run_features
 from deltainc.tools.demo_jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job
 from deltainc.tools.sample_data import SampleSpec, generate

@@ -22,8 +22,8 @@ from deltainc.errors import ConfigError, InternalError
 from deltainc.join.join_spec import prepare_join
 from deltainc.join.time_units import TimeUnit, day_units
 from deltainc.join.unit_columns import source_filter, unit_index
-from deltainc.pipeline.config import JobConfig
-from deltainc.pipeline.sources import read_table
+from deltainc.pipeline.delta.sources import read_table
+from deltainc.pipeline.job.config import JobConfig
 
 __all__ = [
     "PERCENTILES",

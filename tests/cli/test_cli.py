@@ -28,8 +28,8 @@ from pyspark.sql import SparkSession
 from deltainc.cli import app as cli
 from deltainc.cli import context, spark_start
 from deltainc.cli.app import main
-from deltainc.pipeline.config import load_job
-from deltainc.pipeline.state import acquire, ensure_state_tables, state_paths
+from deltainc.pipeline.job.config import load_job
+from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
 from deltainc.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ from chispa import assert_df_equality
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import JoinType, inc_join
-from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.controller import backfill, rerun, run
-from deltainc.pipeline.delta_sql import latest_commit
+from deltainc.pipeline.delta.sql import latest_commit
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.tools.sample_data import SampleSpec, write_sources
 

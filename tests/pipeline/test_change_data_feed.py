@@ -9,8 +9,8 @@ from pyspark.sql import SparkSession
 from test_schema_evolution import A_SCHEMA, B_SCHEMA, D1, D2, append, make_job
 
 from deltainc.pipeline.controller import run
-from deltainc.pipeline.delta_sql import latest_commit
-from deltainc.pipeline.target_layout import read_layout
+from deltainc.pipeline.delta.sql import latest_commit
+from deltainc.pipeline.target.layout import read_layout
 
 
 def test_a_consumer_reads_one_runs_changes_from_the_change_data_feed(spark: SparkSession, tmp_path: Path) -> None:

@@ -19,8 +19,8 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql import SparkSession
 
-from deltainc.pipeline.config import load_job
 from deltainc.pipeline.controller import run
+from deltainc.pipeline.job.config import load_job
 from deltainc.spark import delta_packages
 from deltainc.tools.sample_data import SampleSpec, write_sources
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.config import JobConfig, SourceRef, StateConfig, TableRef, load_job, resolve_job
-from deltainc.pipeline.remembered_settings import built_with, changes
+from deltainc.pipeline.job.config import JobConfig, SourceRef, StateConfig, TableRef, load_job, resolve_job
+from deltainc.pipeline.state.remembered_settings import built_with, changes
 
 EXAMPLE = """\
 name = "bank_trx"

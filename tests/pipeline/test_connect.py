@@ -18,8 +18,8 @@ import pytest
 from pyspark.sql import SparkSession
 from test_pipeline import DAYS, LAST, SPEC, START, engine_output, make_job, same_rows, target
 
-from deltainc.pipeline.config import JobConfig
-from deltainc.pipeline.delta_sql import latest_commit
+from deltainc.pipeline.delta.sql import latest_commit
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.spark_compat import spark_major
 from deltainc.tools.connect_server import start_server
 from deltainc.tools.sample_data import write_sources

@@ -25,11 +25,11 @@ from deltainc.cli.app import main
 from deltainc.cli.render import runs_table
 from deltainc.errors import AmbiguousRowsError, SchemaError
 from deltainc.pipeline import verify
-from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.controller import backfill, rerun, run
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.log_status import status_from_log
-from deltainc.pipeline.state import read_runs
-from deltainc.pipeline.state_model import state_paths
+from deltainc.pipeline.state.model import state_paths
+from deltainc.pipeline.state.store import read_runs
 from deltainc.settings import load_settings
 
 START = dt.date(2025, 3, 1)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from s3_server import BUCKET, S3Server
 
-from deltainc.pipeline.lock import judge, release_lock, take_lock
-from deltainc.pipeline.state import ensure_state_tables, read_state, state_paths
+from deltainc.pipeline.state.lock import judge, release_lock, take_lock
+from deltainc.pipeline.state.store import ensure_state_tables, read_state, state_paths
 
 PROCESSES = 8
 ROUNDS = 25

@@ -14,7 +14,7 @@ from deltalake import write_deltalake
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.log_checks import check_from_logs, log_schema
 
 D1 = dt.date(2025, 3, 1)

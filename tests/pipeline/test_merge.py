@@ -7,7 +7,7 @@ import datetime as dt
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.pipeline.merge import Identity, plan_actions
+from deltainc.pipeline.target.merge import Identity, plan_actions
 
 D = dt.date
 SCHEMA = "Id INT, RecDate_A DATE, SepaId STRING, RecDate_B DATE, WaitingTime INT, JoinType INT"

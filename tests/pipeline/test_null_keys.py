@@ -16,10 +16,10 @@ from rich.console import Console
 
 from deltainc import AmbiguousRowsError, ConfigError, inc_join
 from deltainc.cli.render import runs_table
-from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.controller import run
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
-from deltainc.pipeline.state import read_runs, state_paths
+from deltainc.pipeline.state.store import read_runs, state_paths
 
 START = dt.date(2025, 4, 1)
 ORDERS = "Id long, OrderId long, Amount double, EventTime timestamp, RecDate date"

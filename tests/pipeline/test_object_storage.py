@@ -18,11 +18,11 @@ from pyspark.sql import SparkSession
 from s3_server import BUCKET, SECRET_KEY, S3Server
 
 from deltainc.pipeline import verify
-from deltainc.pipeline.config import JobConfig, load_job
 from deltainc.pipeline.controller import rerun, run
+from deltainc.pipeline.job.config import JobConfig, load_job
 from deltainc.pipeline.log_status import status_from_log
-from deltainc.pipeline.state import read_runs, read_state
-from deltainc.pipeline.state_model import state_paths
+from deltainc.pipeline.state.model import state_paths
+from deltainc.pipeline.state.store import read_runs, read_state
 from deltainc.pipeline.validation import validate_job
 from deltainc.settings import Settings, load_settings
 from deltainc.spark import job_session

@@ -15,11 +15,11 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import AmbiguousRowsError, JobLockedError, JoinType, inc_join
-from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.controller import backfill, rerun, run, status
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
-from deltainc.pipeline.remembered_settings import SettingsChangedError
-from deltainc.pipeline.state import acquire, ensure_state_tables, state_paths
+from deltainc.pipeline.state.remembered_settings import SettingsChangedError
+from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
 from deltainc.settings import Settings
 from deltainc.tools.sample_data import SampleSpec, write_sources
 

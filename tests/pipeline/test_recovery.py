@@ -20,9 +20,9 @@ from cli_jobs import job_toml
 from processes import KILLER, env, python
 from pyspark.sql import SparkSession
 
-from deltainc.pipeline.config import load_job
 from deltainc.pipeline.controller import run
-from deltainc.pipeline.state import read_state, state_paths
+from deltainc.pipeline.job.config import load_job
+from deltainc.pipeline.state.store import read_state, state_paths
 from deltainc.settings import Settings
 from deltainc.tools.sample_data import SampleSpec, write_sources
 

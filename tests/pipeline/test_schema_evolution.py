@@ -13,10 +13,10 @@ from pyspark.sql import SparkSession
 
 from deltainc.errors import SchemaError
 from deltainc.join.windows import to_index
-from deltainc.pipeline.config import JobConfig
 from deltainc.pipeline.controller import rerun, run
-from deltainc.pipeline.delta_sql import latest_commit
-from deltainc.pipeline.state import read_state, state_paths
+from deltainc.pipeline.delta.sql import latest_commit
+from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.state.store import read_state, state_paths
 
 D1, D2, D3 = dt.date(2025, 3, 1), dt.date(2025, 3, 2), dt.date(2025, 3, 3)
 A_SCHEMA = "TrxId long, Amount double, RecDate date"

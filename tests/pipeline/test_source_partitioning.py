@@ -19,8 +19,8 @@ from pyspark.sql import functions as F
 
 from deltainc.cli.app import main
 from deltainc.join.join_types import JoinType
-from deltainc.pipeline import sources as sources_module
-from deltainc.pipeline.sources import ScanStats, local_file_path, scan_stats
+from deltainc.pipeline.delta import sources as sources_module
+from deltainc.pipeline.delta.sources import ScanStats, local_file_path, scan_stats
 
 T0 = dt.datetime(2025, 3, 1)
 

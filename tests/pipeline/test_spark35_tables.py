@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from test_pipeline import engine_output, make_job, same_rows, target
 
 from deltainc.pipeline.controller import run, status
-from deltainc.pipeline.delta_sql import latest_commit, path_ref
+from deltainc.pipeline.delta.sql import latest_commit, path_ref
 from deltainc.tools.sample_data import SampleSpec, generate
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "spark35_job"

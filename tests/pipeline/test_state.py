@@ -16,10 +16,10 @@ from pyspark.sql import SparkSession
 
 from deltainc import JobLockedError
 from deltainc.join.windows import Window
-from deltainc.pipeline.lock import release_lock, remove_lock, start_heartbeat, take_lock
 from deltainc.pipeline.results import PipelineResult, WindowReport
-from deltainc.pipeline.run_record import RUN_SCHEMA, RunRecord
-from deltainc.pipeline.state import (
+from deltainc.pipeline.state.lock import release_lock, remove_lock, start_heartbeat, take_lock
+from deltainc.pipeline.state.run_record import RUN_SCHEMA, RunRecord
+from deltainc.pipeline.state.store import (
     StatePaths,
     acquire,
     append_run,

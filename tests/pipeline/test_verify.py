@@ -11,8 +11,8 @@ from cli_jobs import Sources, settings_env, write_job
 from pyspark.sql import SparkSession
 
 from deltainc.cli.app import main
-from deltainc.pipeline.config import TableRef
-from deltainc.pipeline.delta_sql import latest_commit, table_name
+from deltainc.pipeline.delta.sql import latest_commit, table_name
+from deltainc.pipeline.job.config import TableRef
 
 D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
 

@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.pipeline.config import JobConfig
+from deltainc.pipeline.job.config import JobConfig
 from deltainc.tools.profile import (
     COVERAGES,
     PERCENTILES,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from deltainc.pipeline.config import load_job
+from deltainc.pipeline.job.config import load_job
 from deltainc.tools.sample_job import left_job_toml
 
 

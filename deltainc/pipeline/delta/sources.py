@@ -16,8 +16,8 @@ from deltainc.errors import ConfigError
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.unit_columns import source_filter
 from deltainc.join.windows import to_index
-from deltainc.pipeline.config import SourceRef, TableRef
-from deltainc.pipeline.delta_sql import local_file_path, read, table_exists
+from deltainc.pipeline.delta.sql import local_file_path, read, table_exists
+from deltainc.pipeline.job.config import SourceRef, TableRef
 
 __all__ = [
     "ScanStats",

@@ -20,10 +20,10 @@ from pyspark.sql import types as T
 
 from deltainc.join.join_types import WAITING_TYPES
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
-from deltainc.pipeline.commit_metrics import CommitResult, last_commit
-from deltainc.pipeline.commit_metrics import user_metadata as commit_metadata
-from deltainc.pipeline.config import TableRef
-from deltainc.pipeline.delta_sql import assignments, insert_values, merge_into, read
+from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
+from deltainc.pipeline.job.config import TableRef
+from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
+from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
 
 __all__ = [
     "Destination",

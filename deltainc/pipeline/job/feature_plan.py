@@ -11,8 +11,8 @@ from pyspark.sql import DataFrame
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.features import FeatureSource, check_features, feature_columns, spine_rec
 from deltainc.join.settings import IncJoinSettings
-from deltainc.pipeline.config import FeatureConfig, JobConfig
-from deltainc.pipeline.join_plan import Identity
+from deltainc.pipeline.job.config import FeatureConfig, JobConfig
+from deltainc.pipeline.job.join_plan import Identity
 
 __all__ = ["spine_settings", "feature_sources", "feature_identity", "feature_origins", "check_feature_job", "reach"]
 

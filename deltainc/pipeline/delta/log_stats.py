@@ -1,140 +1,46 @@
-"""What `status` needs, read from the Delta logs with delta-rs (the `deltalake` package): no Spark, no JVM.
+"""What a source's Delta log says without reading its data, through delta-rs: its latest RecDate, its NULL
+counts, the files a window's units span. No Spark, no JVM; deltalake is imported on first use.
 
-Each function means exactly what its Spark counterpart means (`state.read_state`, `state.read_runs`,
-`sources.latest_unit`), down to the Python types pyspark returns. Where the log cannot answer exactly, or
-delta-rs cannot read a table, they raise LogUnreadable and the caller asks Spark. Only local tables are read.
-deltalake is imported on first use, and nothing here imports pyspark.
+Each function means exactly what its Spark counterpart means (`sources.latest_unit`, `sources.count_null_inc`,
+`sources.scan_stats`). Where the log cannot answer exactly (deletion vectors, a file without statistics, column
+mapping, another reader feature), they raise LogUnreadable and the caller asks Spark.
 """
 
 from __future__ import annotations
 
-import json
+import os
 from typing import TYPE_CHECKING, Any
 
 from deltainc.join.windows import to_index
-from deltainc.pipeline.lock_model import LockHolder
-from deltainc.pipeline.log_tables import (
-    LogUnreadable,
-    Row,
-    column_types,
-    instant,
-    job_rows,
-    open_table,
-    reading,
-    require,
-    spark_row,
-    spark_value,
-)
-from deltainc.pipeline.state_model import JobState, StatePaths
+from deltainc.pipeline.delta.log_tables import LogUnreadable, column_types, open_table, reading, spark_value
+from deltainc.pipeline.job.config import TableRef
+from deltainc.storage import is_s3
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-__all__ = [
-    "LogUnreadable",
-    "read_state_from_log",
-    "read_runs_from_log",
-    "latest_unit_from_log",
-    "null_count_from_log",
-    "files_in_units",
-    "null_keys_in_units",
-]
+__all__ = ["source_location", "latest_unit_from_log", "null_count_from_log", "files_in_units", "null_keys_in_units"]
 
 _TIME_TYPES = {"date", "timestamp", "timestamp_ntz"}
 # Reader features whose tables the log answers exactly (deletion vectors are checked file by file).
 _LOG_READER_FEATURES = {"deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"}
 
 
-def _max_unit(location: str, job: str, column: str) -> int | None:
-    """max(`column`) over the rows of `job` in the table at `location`, None if absent or all null."""
-    table = open_table(location)
-    if table is None:
-        return None
-    require(column_types(table, location), location, "job", column)
-    units = [row[column] for row in job_rows(table, location, job, [column]) if row[column] is not None]
-    return max(units) if units else None
+def _has_log(location: str) -> bool:
+    return os.path.isdir(os.path.join(location, "_delta_log"))
 
 
-def read_state_from_log(paths: StatePaths, job: str) -> JobState:
-    """`state.read_state` from the logs: the job's watermark, its lock's holder and the settings it was built with.
-
-    Watermark: the greatest `watermark_unit` of the job's run-log rows and of the 0.1 watermark table. The holder
-    is `finished` once its run_id has a run-log row with `releases_lock` true. Settings: the JSON `job_settings`
-    of the latest (by started_at) succeeded row that moved the watermark. A run log without `releases_lock` (0.1)
-    moves no watermark and releases no lock; a lock table without `heartbeat_at` has no heartbeat.
-    """
-    held: Row | None = None
-    locks = open_table(paths.locks)
-    if locks is not None:
-        lock_types = column_types(locks, paths.locks)
-        require(lock_types, paths.locks, "job", "run_id", "owner", "acquired_at")
-        lock_columns = [name for name in ("run_id", "owner", "acquired_at", "heartbeat_at") if name in lock_types]
-        rows = job_rows(locks, paths.locks, job, lock_columns)
-        held = spark_row(rows[0], lock_types) if rows else None
-    watermark: int | None = None
-    finished = False
-    settings: dict[str, object] | None = None
-    runs = open_table(paths.runs)
-    if runs is not None:
-        run_types = column_types(runs, paths.runs)
-        require(run_types, paths.runs, "job", "run_id", "status", "started_at")
-        if "releases_lock" in run_types:
-            require(run_types, paths.runs, "watermark_unit")
-        optional = [name for name in ("watermark_unit", "releases_lock", "job_settings") if name in run_types]
-        rows = job_rows(runs, paths.runs, job, ["run_id", "status", "started_at", *optional])
-        for row in rows:
-            if "releases_lock" not in run_types:  # a run log of deltainc 0.1: no watermark, no lock release
-                row["watermark_unit"], row["releases_lock"] = None, False
-            row.setdefault("job_settings", None)  # written before settings were remembered
-        units = [row["watermark_unit"] for row in rows if row["watermark_unit"] is not None]
-        watermark = max(units) if units else None
-        holder_run = None if held is None else held["run_id"]
-        finished = holder_run is not None and any(
-            row["run_id"] == holder_run and row["releases_lock"] is True for row in rows
-        )
-        built = [
-            row
-            for row in rows
-            if row["status"] == "succeeded"
-            and row["watermark_unit"] is not None
-            and row["job_settings"] is not None
-            and row["started_at"] is not None
-        ]
-        if built:
-            latest = max(built, key=lambda row: instant(row["started_at"]))
-            settings = json.loads(latest["job_settings"])
-    legacy = _max_unit(paths.legacy_watermarks, job, "watermark_unit")
-    if legacy is not None:
-        watermark = legacy if watermark is None else max(watermark, legacy)
-    holder = None
-    if held is not None:
-        holder = LockHolder(
-            run_id=held["run_id"],
-            owner=held["owner"],
-            acquired_at=held["acquired_at"],
-            heartbeat_at=held.get("heartbeat_at"),
-            finished=finished,
-        )
-    return JobState(watermark=watermark, holder=holder, settings=settings)
-
-
-def read_runs_from_log(paths: StatePaths, job: str, limit: int) -> list[dict[str, object]]:
-    """`[row.asDict() for row in state.read_runs(...)]` from the log: the job's latest `limit` runs, newest first.
-
-    Every column of the run log, in its order, with pyspark's Python values (timestamps naive local time);
-    ordered by started_at descending, rows without one last (Spark's order); no run log yet gives [].
-    """
-    if limit < 0:
-        raise LogUnreadable(f"limit {limit}: Spark refuses a negative limit")
-    runs = open_table(paths.runs)
-    if runs is None:
-        return []
-    types = column_types(runs, paths.runs)
-    require(types, paths.runs, "job", "started_at")
-    rows = job_rows(runs, paths.runs, job, list(types))
-    dated = sorted((row for row in rows if row["started_at"] is not None), key=lambda row: instant(row["started_at"]))
-    ordered = [*reversed(dated), *(row for row in rows if row["started_at"] is None)]
-    return [spark_row(row, types) for row in ordered[:limit]]
+def source_location(ref: TableRef, role: str) -> str:
+    """The local folder of a source given by path; LogUnreadable for anything else, FileNotFoundError if absent."""
+    if ref.path is None:
+        raise LogUnreadable(f"{role} is a catalog table ({ref.table}): its location needs the metastore")
+    if is_s3(ref.path):  # delta-rs reads it there (deltainc.storage); an absent table is left to Spark to report
+        return ref.path
+    if "://" in ref.path or ref.path.startswith("file:"):
+        raise LogUnreadable(f"{role} is not a local path or in S3 ({ref.path})")
+    if not _has_log(ref.path):
+        raise FileNotFoundError(f"{role}: no Delta table at {ref.label}")
+    return ref.path
 
 
 def _reader_features_known(table: DeltaTable, location: str) -> None:

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.lock_model import Liveness, LockHolder, judge, locked_message, owner_id
-from deltainc.pipeline.log_tables import column_types, job_rows, spark_row
-from deltainc.pipeline.state_commits import SwapLost, retrying, swap
+from deltainc.pipeline.delta.log_tables import column_types, job_rows, spark_row
+from deltainc.pipeline.state.commits import SwapLost, retrying, swap
+from deltainc.pipeline.state.lock_model import Liveness, LockHolder, judge, locked_message, owner_id
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -187,7 +187,7 @@ def release_lock(locks: str, job: str, run_id: str) -> None:
 
 def remove_lock(locks: str, job: str, run_id: str | None = None) -> list[dict[str, object]]:
     """Delete the lock row(s) of `job` (only run `run_id`'s, when given); returns the rows removed."""
-    from deltainc.pipeline.log_tables import open_table
+    from deltainc.pipeline.delta.log_tables import open_table
 
     table = open_table(locks)
     if table is None:

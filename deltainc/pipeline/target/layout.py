@@ -11,9 +11,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc.pipeline.config import TableRef
-from deltainc.pipeline.delta_sql import detail as table_detail
-from deltainc.pipeline.delta_sql import table_exists
+from deltainc.pipeline.delta.sql import detail as table_detail
+from deltainc.pipeline.delta.sql import table_exists
+from deltainc.pipeline.job.config import TableRef
 
 __all__ = ["TargetLayout", "default_partitioning", "ensure_target", "lay_out", "read_layout", "layout_warnings"]
 

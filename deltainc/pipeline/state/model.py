@@ -1,13 +1,13 @@
 """The state's pure data, without Spark: where a job's state tables live and what reading them gives.
 
-`deltainc.pipeline.state` re-exports all of it; it lives apart so that `status` can use it without importing pyspark.
+`deltainc.pipeline.state.store` re-exports all of it; it lives apart so that `status` needs no pyspark.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deltainc.pipeline.lock_model import LockHolder
+from deltainc.pipeline.state.lock_model import LockHolder
 
 __all__ = ["StatePaths", "JobState", "state_paths"]
 

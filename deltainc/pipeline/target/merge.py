@@ -18,11 +18,11 @@ from pyspark.sql import functions as F
 from deltainc.errors import AmbiguousRowsError
 from deltainc.join.join_types import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
-from deltainc.pipeline.commit_metrics import CommitResult, last_commit
-from deltainc.pipeline.commit_metrics import user_metadata as commit_metadata
-from deltainc.pipeline.delta_sql import assignments, insert_values, merge_into, read
-from deltainc.pipeline.join_plan import Identity
-from deltainc.pipeline.slice_writer import Destination, sql_literal
+from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
+from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
+from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
+from deltainc.pipeline.target.slice_writer import Destination, sql_literal
 
 __all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
 

@@ -1,6 +1,6 @@
 """The lock's pure side, without Spark: who holds a job's lock and whether that run is still alive.
 
-`deltainc.pipeline.lock` re-exports all of it; it lives apart so that `status` can judge a lock without
+`deltainc.pipeline.state.lock` re-exports all of it; it lives apart so that `status` can judge a lock without
 pyspark.
 """
 

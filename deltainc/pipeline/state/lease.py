@@ -10,9 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from deltainc.errors import JobLockedError
-from deltainc.pipeline.lock import Heartbeat, release_lock, start_heartbeat
-from deltainc.pipeline.prepared_job import PreparedJob
-from deltainc.pipeline.state import JobState, acquire, ensure_state_tables
+from deltainc.pipeline.state.lock import Heartbeat, release_lock, start_heartbeat
+from deltainc.pipeline.state.store import JobState, StatePaths, acquire, ensure_state_tables
 
 __all__ = ["Lease", "locked"]
 
@@ -39,12 +38,11 @@ class Lease:
 
 
 @contextmanager
-def locked(prepared: PreparedJob, state: JobState | None = None) -> Iterator[Lease]:
-    """Hold the job's lock for the block, renewing it; released by the run's last run-log row, or here."""
-    paths, name = prepared.paths, prepared.job.name
+def locked(paths: StatePaths, name: str, expiry: int, state: JobState | None = None) -> Iterator[Lease]:
+    """Hold job `name`'s lock for the block, renewing it every quarter of `expiry` seconds; released by the run's
+    last run-log row, or here. `state`, read before, saves reading it again when nobody took the lock since."""
     run_id = uuid.uuid4().hex[:12]
     ensure_state_tables(paths)
-    expiry = prepared.settings.lock_expiry_seconds
     acquired = acquire(paths, name, run_id, expiry, state)
     if acquired.took_over:
         log.warning("%s: took over the lock of run %s", name, acquired.took_over)

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-from deltainc.pipeline.config import TableRef
-from deltainc.pipeline.delta_sql import latest_commit
+from deltainc.pipeline.delta.sql import latest_commit
+from deltainc.pipeline.job.config import TableRef
 
 __all__ = ["CommitResult", "NO_COMMIT", "last_commit", "user_metadata"]
 

@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from deltainc.join.engine import JoinSpec, source_filter, unit_index, unit_time
-from deltainc.pipeline.join_plan import Identity
+from deltainc.pipeline.job.join_plan import Identity
 
 __all__ = ["TOO_LATE_BY", "too_late_rows"]
 

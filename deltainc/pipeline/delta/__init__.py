@@ -1,0 +1,1 @@
+"""Delta tables read and written generically: through their logs with delta-rs, and with Spark SQL."""

@@ -1,0 +1,1 @@
+"""The job's state: the run log (which carries the watermark), the lock and the settings it remembers."""

@@ -1,0 +1,116 @@
+"""The job's state read from its Delta logs with delta-rs: the watermark, the lock's holder, the remembered
+settings and the latest runs, with the Python values pyspark would give. No Spark, no JVM.
+
+LogUnreadable where delta-rs cannot read a state table; `store.read_state` turns that into a ConfigError.
+"""
+
+from __future__ import annotations
+
+import json
+
+from deltainc.pipeline.delta.log_tables import (
+    LogUnreadable,
+    Row,
+    column_types,
+    instant,
+    job_rows,
+    open_table,
+    require,
+    spark_row,
+)
+from deltainc.pipeline.state.lock_model import LockHolder
+from deltainc.pipeline.state.model import JobState, StatePaths
+
+__all__ = ["read_state_from_log", "read_runs_from_log"]
+
+
+def _max_unit(location: str, job: str, column: str) -> int | None:
+    """max(`column`) over the rows of `job` in the table at `location`, None if absent or all null."""
+    table = open_table(location)
+    if table is None:
+        return None
+    require(column_types(table, location), location, "job", column)
+    units = [row[column] for row in job_rows(table, location, job, [column]) if row[column] is not None]
+    return max(units) if units else None
+
+
+def read_state_from_log(paths: StatePaths, job: str) -> JobState:
+    """`state.read_state` from the logs: the job's watermark, its lock's holder and the settings it was built with.
+
+    Watermark: the greatest `watermark_unit` of the job's run-log rows and of the 0.1 watermark table. The holder
+    is `finished` once its run_id has a run-log row with `releases_lock` true. Settings: the JSON `job_settings`
+    of the latest (by started_at) succeeded row that moved the watermark. A run log without `releases_lock` (0.1)
+    moves no watermark and releases no lock; a lock table without `heartbeat_at` has no heartbeat.
+    """
+    held: Row | None = None
+    locks = open_table(paths.locks)
+    if locks is not None:
+        lock_types = column_types(locks, paths.locks)
+        require(lock_types, paths.locks, "job", "run_id", "owner", "acquired_at")
+        lock_columns = [name for name in ("run_id", "owner", "acquired_at", "heartbeat_at") if name in lock_types]
+        rows = job_rows(locks, paths.locks, job, lock_columns)
+        held = spark_row(rows[0], lock_types) if rows else None
+    watermark: int | None = None
+    finished = False
+    settings: dict[str, object] | None = None
+    runs = open_table(paths.runs)
+    if runs is not None:
+        run_types = column_types(runs, paths.runs)
+        require(run_types, paths.runs, "job", "run_id", "status", "started_at")
+        if "releases_lock" in run_types:
+            require(run_types, paths.runs, "watermark_unit")
+        optional = [name for name in ("watermark_unit", "releases_lock", "job_settings") if name in run_types]
+        rows = job_rows(runs, paths.runs, job, ["run_id", "status", "started_at", *optional])
+        for row in rows:
+            if "releases_lock" not in run_types:  # a run log of deltainc 0.1: no watermark, no lock release
+                row["watermark_unit"], row["releases_lock"] = None, False
+            row.setdefault("job_settings", None)  # written before settings were remembered
+        units = [row["watermark_unit"] for row in rows if row["watermark_unit"] is not None]
+        watermark = max(units) if units else None
+        holder_run = None if held is None else held["run_id"]
+        finished = holder_run is not None and any(
+            row["run_id"] == holder_run and row["releases_lock"] is True for row in rows
+        )
+        built = [
+            row
+            for row in rows
+            if row["status"] == "succeeded"
+            and row["watermark_unit"] is not None
+            and row["job_settings"] is not None
+            and row["started_at"] is not None
+        ]
+        if built:
+            latest = max(built, key=lambda row: instant(row["started_at"]))
+            settings = json.loads(latest["job_settings"])
+    legacy = _max_unit(paths.legacy_watermarks, job, "watermark_unit")
+    if legacy is not None:
+        watermark = legacy if watermark is None else max(watermark, legacy)
+    holder = None
+    if held is not None:
+        holder = LockHolder(
+            run_id=held["run_id"],
+            owner=held["owner"],
+            acquired_at=held["acquired_at"],
+            heartbeat_at=held.get("heartbeat_at"),
+            finished=finished,
+        )
+    return JobState(watermark=watermark, holder=holder, settings=settings)
+
+
+def read_runs_from_log(paths: StatePaths, job: str, limit: int) -> list[dict[str, object]]:
+    """`[row.asDict() for row in state.read_runs(...)]` from the log: the job's latest `limit` runs, newest first.
+
+    Every column of the run log, in its order, with pyspark's Python values (timestamps naive local time);
+    ordered by started_at descending, rows without one last (Spark's order); no run log yet gives [].
+    """
+    if limit < 0:
+        raise LogUnreadable(f"limit {limit}: Spark refuses a negative limit")
+    runs = open_table(paths.runs)
+    if runs is None:
+        return []
+    types = column_types(runs, paths.runs)
+    require(types, paths.runs, "job", "started_at")
+    rows = job_rows(runs, paths.runs, job, list(types))
+    dated = sorted((row for row in rows if row["started_at"] is not None), key=lambda row: instant(row["started_at"]))
+    ordered = [*reversed(dated), *(row for row in rows if row["started_at"] is None)]
+    return [spark_row(row, types) for row in ordered[:limit]]

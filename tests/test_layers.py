@@ -1,0 +1,75 @@
+"""The design reads from the tree: deltainc/pipeline's layers import only the layers below them, and no module
+imports itself back through others. Read from the source with ast; no Spark here."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "deltainc"
+# Each layer of deltainc/pipeline and the layers it may import; the modules above them (controller, window run,
+# commands) may import any layer, and no layer imports them.
+LAYERS = {"job": set(), "delta": {"job"}, "state": {"job", "delta"}, "target": {"job", "delta"}}
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, modules: set[str], *, at_load_only: bool) -> set[str]:
+    """The deltainc modules `path` imports; with `at_load_only`, those imported when it loads (not inside a
+    function, not under TYPE_CHECKING)."""
+    tree = ast.parse(path.read_text())
+    nodes: list[ast.stmt] = list(tree.body) if at_load_only else [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("deltainc"):
+            submodules = {f"{node.module}.{alias.name}" for alias in node.names} & modules  # `from pkg import module`
+            found.update(submodules or {node.module})
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("deltainc"))
+    return found
+
+
+def _modules() -> dict[str, Path]:
+    return {_module(path): path for path in PACKAGE.rglob("*.py")}
+
+
+def test_each_layer_of_the_pipeline_imports_only_the_layers_below_it() -> None:
+    wrong = []
+    for name, path in _modules().items():
+        parts = name.split(".")
+        if parts[:2] != ["deltainc", "pipeline"] or len(parts) < 4 or parts[2] not in LAYERS:
+            continue
+        layer = parts[2]
+        for imported in _imports(path, set(_modules()), at_load_only=False):
+            target = imported.split(".")
+            if target[:2] != ["deltainc", "pipeline"] or len(target) < 3:
+                continue
+            if target[2] != layer and target[2] not in LAYERS[layer]:
+                wrong.append(f"{name} imports {imported}")
+    assert sorted(set(wrong)) == []
+
+
+def test_no_module_imports_itself_back_through_others() -> None:
+    modules = _modules()
+    graph = {
+        name: {i for i in _imports(path, set(modules), at_load_only=True) if i in modules and i != name}
+        for name, path in modules.items()
+    }
+    cycles: list[list[str]] = []
+
+    def visit(name: str, trail: list[str]) -> None:
+        for nxt in graph[name]:
+            if nxt in trail:
+                cycles.append([*trail[trail.index(nxt) :], nxt])
+            elif nxt not in done:
+                visit(nxt, [*trail, nxt])
+        done.add(name)
+
+    done: set[str] = set()
+    for start in sorted(graph):
+        if start not in done:
+            visit(start, [start])
+    assert cycles == []

@@ -27,7 +27,10 @@ from deltainc.pipeline.state.job_status import JobStatus, describe
 from deltainc.pipeline.state.lease import Lease, locked
 from deltainc.pipeline.state.remembered_settings import check_unchanged
 from deltainc.pipeline.state.store import JobState, read_runs, read_state, state_paths
-from deltainc.pipeline.target_writes import WriteMode
+from deltainc.pipeline.target.forward_only_write import RERUN
+from deltainc.pipeline.target.rebuild_write import REBUILD
+from deltainc.pipeline.target.recompute_write import RECOMPUTE
+from deltainc.pipeline.target_writes import forward_mode
 from deltainc.pipeline.window_run import StepHook, begin, process_window, record_stop
 from deltainc.settings import Settings
 from deltainc.spark import job_session
@@ -111,7 +114,7 @@ def run(
         try:
             while window is not None:
                 following = _pending(prepared, window.end, latest, until_unit)
-                report = process_window(ongoing, window, "forward", last=following is None)
+                report = process_window(ongoing, window, forward_mode(prepared.job), last=following is None)
                 watermark, window = window.end, following  # only this run moves it while it holds the lock
                 reports.append(report)
                 if on_window:
@@ -143,7 +146,7 @@ def _rebuild(
                 f"--rebuild: the sources now end at {prepared.label(latest)}, before the watermark "
                 f"{prepared.label(watermark)}: rows after it would be lost; backfill into a new target instead"
             )
-        report = process_window(ongoing, Window(prepared.start, latest, prepared.uom), "rebuild", last=True)
+        report = process_window(ongoing, Window(prepared.start, latest, prepared.uom), REBUILD, last=True)
         if on_window:
             on_window(report)
     return _result(prepared, "run", lease.run_id, [report], f"rebuilt the target in {report.window}", latest)
@@ -183,7 +186,7 @@ def rerun(
     # the forward-only MERGE keeps what the target has and never moves a row back.
     recompute = prepared.job.join.enforce_sliding_join_window and prepared.job.target.corrections == "apply"
     todo = Window(first, watermark, prepared.uom) if recompute else window
-    mode: WriteMode = "recompute" if recompute else "rerun"
+    mode = RECOMPUTE if recompute else RERUN
     with _locked(prepared, state) as lease:
         report = process_window(begin(prepared, "rerun", lease, on_step), todo, mode, last=True)
         if on_window:
@@ -236,7 +239,7 @@ def backfill(
                         on_progress(number, len(chunks), None, piece)
                     continue
                 todo = _rest(piece, done)
-                report = process_window(ongoing, todo, "forward", last=number == len(chunks))
+                report = process_window(ongoing, todo, forward_mode(prepared.job), last=number == len(chunks))
                 done = todo.end
                 reports.append(report)
                 if on_progress:

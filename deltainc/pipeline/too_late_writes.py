@@ -19,7 +19,7 @@ from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.layout import default_partitioning, ensure_target, lay_out
 from deltainc.pipeline.target.slice_writer import Destination, replace_where, sql_literal
 from deltainc.pipeline.target.too_late import too_late_rows
-from deltainc.pipeline.target_writes import WriteMode
+from deltainc.pipeline.target.write_mode import WriteMode
 
 __all__ = ["LateRows", "count_too_late", "search_too_late", "too_late_found", "settled", "keep_too_late"]
 
@@ -76,7 +76,7 @@ def keep_too_late(
     """With `target.late_rows`, replace the window's slice of that table by its too-late rows (idempotent, like
     the target); a forward window with none has nothing to replace."""
     ref = prepared.job.target.late_rows_ref
-    if ref is None or late.rows is None or not (late.count or mode != "forward"):
+    if ref is None or late.rows is None or not (late.count or not mode.forward):
         return
     rows = late.rows
     rec = prepared.rec

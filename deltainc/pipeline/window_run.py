@@ -32,7 +32,8 @@ from deltainc.pipeline.state.remembered_settings import built_with, encode
 from deltainc.pipeline.state.run_record import RunRecord
 from deltainc.pipeline.state.store import append_run
 from deltainc.pipeline.target.merge import count_and_check
-from deltainc.pipeline.target_writes import WriteMode, Written, fitted, shaped, write_window
+from deltainc.pipeline.target.write_mode import WriteMode, Written
+from deltainc.pipeline.target_writes import fitted, shaped, write_window
 from deltainc.pipeline.too_late_writes import (
     LateRows,
     keep_too_late,
@@ -46,7 +47,6 @@ __all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]
 
 log = logging.getLogger("deltainc")
 StepHook = Callable[[str], None]
-_MOVES_WATERMARK: tuple[WriteMode, ...] = ("forward", "rebuild")  # a re-run or recompute leaves it where it is
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
         joined = join_window(prepared, window.start, window.end)
         reads = {read.role: _scanned(prepared, read) for read in joined.scans}
         output = shaped(prepared, mode, joined.output)
-        if mode != "rebuild":  # a rebuild replaces the target's columns too
+        if not mode.replaces_columns:  # a rebuild replaces the target's columns too
             scans = {read.role: read.scan for read in joined.scans}
             output = fitted(prepared, output, scans)  # checked against the target before the join runs
         output = output.persist(StorageLevel.MEMORY_AND_DISK)
@@ -158,7 +158,7 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
         late = too_late_found(search)
         if late is not None:
             keep_too_late(prepared, window, mode, late, metadata)
-        moves = mode in _MOVES_WATERMARK
+        moves = mode.moves_watermark
         done = replace(
             record,
             status="succeeded",
@@ -253,7 +253,7 @@ def _written_fields(written: Written, late: int | None) -> dict[str, Any]:
         "rows_too_late": None if late is None and not written.too_late else (late or 0) + written.too_late,
         "files_read_target": written.read.files,
         "bytes_read_target": written.read.bytes,
-        "target_write": written.how if commit.version is not None else None,
+        "target_write": written.how.value if commit.version is not None else None,
         "target_version": commit.version,
         "target_files_added": commit.files_added,
         "target_files_removed": commit.files_removed,

@@ -262,7 +262,7 @@ def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from deltainc.pipeline import target_writes as pipeline
+    from deltainc.pipeline.target import forward_write as pipeline
 
     write_job(tmp_path, sources)
     real_write, calls = pipeline.replace_slices, []

@@ -1,0 +1,49 @@
+"""The recompute (docs/design.md#run-modes): a re-run that applies the sources' corrections runs from --start to
+the watermark and replaces the target's rows from --start on by its output, so the target equals a reload.
+
+Rows before --start are final and cannot depend on the window; rows from --start on are exactly the window's
+output (window-size invariance), whatever the corrections changed in between. No commit when nothing changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from deltainc.join.output_layout import RESERVED_PREFIX
+from deltainc.join.windows import Window, from_index
+from deltainc.pipeline.delta.sources import scan_stats
+from deltainc.pipeline.target.commit_metrics import NO_COMMIT
+from deltainc.pipeline.target.slice_writer import replace_where, sql_literal
+from deltainc.pipeline.target.write_mode import TargetWrite, WriteInputs, WriteMode, Written, current_target
+
+__all__ = ["RECOMPUTE"]
+
+
+def write_recompute(inputs: WriteInputs, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
+    """Replace the target's rows from the window's start on by its output, counting the rows that changed."""
+    target, to = current_target(inputs, output, metadata)
+    rec = inputs.rec
+    condition = f"`{rec}` >= {sql_literal(from_index(window.start, inputs.uom), target.schema[rec].dataType)}"
+    # A column the sources added is NULL in the target's rows so far (compared as such).
+    held = [F.col(f"`{c}`") if c in target.columns else F.lit(None).cast(f.dataType).alias(c) for c, f in
+            ((f.name, f) for f in output.schema.fields)]  # fmt: skip
+    current = target.where(condition).select(*held)
+    read = scan_stats(inputs.spark, current)
+    mark = f"{RESERVED_PREFIX}change"
+    changes = (
+        output.exceptAll(current)
+        .withColumn(mark, F.lit("inserted"))
+        .unionByName(current.exceptAll(output).withColumn(mark, F.lit("deleted")))
+    )
+    changed = {row[mark]: int(row["count"]) for row in changes.groupBy(mark).count().collect()}
+    if not changed:
+        return Written(TargetWrite.RECOMPUTE, NO_COMMIT, read)
+    commit = replace_where(to, output, condition)
+    exact = replace(commit, inserted=changed.get("inserted", 0), updated=0, deleted=changed.get("deleted", 0))
+    return Written(TargetWrite.RECOMPUTE, exact, read)
+
+
+RECOMPUTE = WriteMode("recompute", write_recompute, moves_watermark=False, forward=False, lays_out=True)

@@ -224,7 +224,7 @@ PHASES = (
 def profiled_daily(bench: Bench, job: JobConfig, number: int, phases: list[dict[str, float]]) -> WindowReport:
     """bench.daily, and the seconds of each of PHASES appended to `phases`.
 
-    The pipeline reports the steps "read" (join done, checked), "merged" and "watermark"; the window's own
+    The pipeline reports the steps "read" (join done, checked), "written" and "watermark"; the window's own
     duration (its run-log row's duration_s) ends just after "watermark", which gives where the window began.
     """
     marks: dict[str, float] = {}
@@ -236,7 +236,7 @@ def profiled_daily(bench: Bench, job: JobConfig, number: int, phases: list[dict[
     report = bench.daily(job, number, on_step=mark)
     total = time.perf_counter() - started
     begin = max(0.0, marks["watermark"] - report.record.duration_s)
-    steps = [begin, marks["read"], marks["merged"], marks["watermark"], total]
+    steps = [begin, marks["read"], marks["written"], marks["watermark"], total]
     phases.append({name: b - a for name, a, b in zip(PHASES, [0.0, *steps[:-1]], steps, strict=True)})
     return report
 

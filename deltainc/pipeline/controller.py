@@ -9,28 +9,35 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from deltainc.errors import Cancelled, ConfigError, SchemaError
-from deltainc.join.windows import Window, chunk_windows, next_window, parse_point
+from deltainc.join.windows import Window, chunk_windows, parse_point
 from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
 from deltainc.pipeline.delta.sources import latest_unit, read_table
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.log_checks import check_from_logs
 from deltainc.pipeline.log_commands import idle_run, nothing_pending
 from deltainc.pipeline.log_status import latest_in_both
-from deltainc.pipeline.prepared_job import PreparedJob, check_start, load, open_job
+from deltainc.pipeline.plan import (
+    Planned,
+    backfill_plan,
+    check_backfill_start,
+    rebuild_plan,
+    rerun_plan,
+    run_plan,
+    to_do,
+)
+from deltainc.pipeline.prepared_job import PreparedJob, load, open_job
 from deltainc.pipeline.results import PipelineResult, WindowReport
 from deltainc.pipeline.state.job_status import JobStatus, describe
 from deltainc.pipeline.state.lease import Lease, locked
 from deltainc.pipeline.state.remembered_settings import check_unchanged
+from deltainc.pipeline.state.run_record import Command
 from deltainc.pipeline.state.store import JobState, read_runs, read_state, state_paths
-from deltainc.pipeline.target.forward_only_write import RERUN
-from deltainc.pipeline.target.rebuild_write import REBUILD
-from deltainc.pipeline.target.recompute_write import RECOMPUTE
-from deltainc.pipeline.target_writes import forward_mode
 from deltainc.pipeline.window_run import StepHook, begin, process_window, record_stop
 from deltainc.settings import Settings
 from deltainc.spark import job_session
@@ -56,11 +63,6 @@ def _latest_available(prepared: PreparedJob) -> int | None:
     frames = [prepared.df_a, *([] if prepared.df_b is None else [prepared.df_b]), *(f.df for f in prepared.features)]
     units = [latest_unit(frame, inc, uom) for frame in frames]
     return None if None in units else min(u for u in units if u is not None)
-
-
-def _pending(prepared: PreparedJob, watermark: int | None, latest: int | None, until: int | None) -> Window | None:
-    """The next window after `watermark`, up to the latest unit in both sources (and `until`)."""
-    return next_window(watermark, prepared.start, latest, until, prepared.job.max_window, prepared.uom)
 
 
 def _result(
@@ -101,55 +103,19 @@ def run(
     until_unit = None if until is None else parse_point(until, "--until", prepared.uom)
     latest = _latest_available(prepared)
     if rebuild:
-        return _rebuild(prepared, state, latest, on_step, on_window)
-    if _pending(prepared, state.watermark, latest, until_unit) is None:
+        rebuild_plan(prepared.job, state.watermark, latest)  # refused before the lock
+        planned = lambda watermark: rebuild_plan(prepared.job, watermark, latest)  # noqa: E731
+    elif not run_plan(prepared.job, state.watermark, latest, until_unit):
         message = nothing_pending(prepared.job, state.watermark, latest, until_unit)
-        return _result(prepared, "run", None, [], message, state.watermark)
-    reports: list[WindowReport] = []
-    with _locked(prepared, state) as lease:
-        watermark = lease.state.watermark  # as of holding the lock
-        ongoing = begin(prepared, "run", lease, on_step)
-        check_unchanged(prepared.job, lease.state.settings, "run")  # as of holding the lock
-        window = _pending(prepared, watermark, latest, until_unit)
-        try:
-            while window is not None:
-                following = _pending(prepared, window.end, latest, until_unit)
-                report = process_window(ongoing, window, forward_mode(prepared.job), last=following is None)
-                watermark, window = window.end, following  # only this run moves it while it holds the lock
-                reports.append(report)
-                if on_window:
-                    on_window(report)
-        except (KeyboardInterrupt, Cancelled) as exc:  # between two windows: the next one's row says cancelled
-            record_stop(ongoing, window, exc)
-            raise
-    return _result(prepared, "run", lease.run_id, reports, f"processed {len(reports)} window(s)", watermark)
-
-
-def _rebuild(
-    prepared: PreparedJob,
-    state: JobState,
-    latest: int | None,
-    on_step: StepHook | None,
-    on_window: WindowHook | None,
-) -> PipelineResult:
-    """`run --rebuild`: one window from start_date to the latest RecDate in both sources, over the whole target."""
-    if latest is None or latest < prepared.start:
-        raise ConfigError(
-            f"--rebuild: nothing to rebuild from, the latest {prepared.job.join.inc_col} in both sources "
-            f"({prepared.label(latest) or 'none'}) is before start_date {prepared.job.start_date}"
-        )
-    with _locked(prepared, state) as lease:
-        watermark = lease.state.watermark  # as of holding the lock
-        ongoing = begin(prepared, "run", lease, on_step)
-        if watermark is not None and latest < watermark:
-            raise ConfigError(
-                f"--rebuild: the sources now end at {prepared.label(latest)}, before the watermark "
-                f"{prepared.label(watermark)}: rows after it would be lost; backfill into a new target instead"
-            )
-        report = process_window(ongoing, Window(prepared.start, latest, prepared.uom), REBUILD, last=True)
-        if on_window:
-            on_window(report)
-    return _result(prepared, "run", lease.run_id, [report], f"rebuilt the target in {report.window}", latest)
+        return _result(prepared, Command.RUN, None, [], message, state.watermark)
+    else:
+        planned = lambda watermark: run_plan(prepared.job, watermark, latest, until_unit)  # noqa: E731
+    done = _execute(prepared, state, Command.RUN, planned, on_step, _each(on_window), check=not rebuild)
+    if rebuild:
+        message = f"rebuilt the target in {done.reports[0].window}"
+    else:
+        message = f"processed {len(done.reports)} window(s)"
+    return _result(prepared, Command.RUN, done.run_id, done.reports, message, done.watermark)
 
 
 def rerun(
@@ -172,27 +138,11 @@ def rerun(
     # Name the argument the user gave: with no --end, the window is the one unit of --start.
     last_arg = "--start" if end is None else "--end"
     window = Window(first, last, prepared.uom)
-    watermark = state.watermark
-    if watermark is None:
-        raise ConfigError(f"rerun: job {prepared.job.name!r} has not run yet; use run")
-    check_start(prepared, first, "rerun")
-    if last > watermark:
-        raise ConfigError(
-            f"rerun: {last_arg} {prepared.label(last)} is after the watermark {prepared.label(watermark)}; "
-            "only processed windows can be re-run (use run for the rest)"
-        )
-    # With the sliding join window, rows from --start on are the output of [--start, watermark] whatever the
-    # schedule: recomputing that applies every correction of the sources. Otherwise (or corrections = "keep")
-    # the forward-only MERGE keeps what the target has and never moves a row back.
-    recompute = prepared.job.join.enforce_sliding_join_window and prepared.job.target.corrections == "apply"
-    todo = Window(first, watermark, prepared.uom) if recompute else window
-    mode = RECOMPUTE if recompute else RERUN
-    with _locked(prepared, state) as lease:
-        report = process_window(begin(prepared, "rerun", lease, on_step), todo, mode, last=True)
-        if on_window:
-            on_window(report)
-    done = f"re-ran {window}" + (f" (recomputed {todo}: rows after it depend on it)" if todo != window else "")
-    return _result(prepared, "rerun", lease.run_id, [report], done, watermark)
+    plan = rerun_plan(prepared.job, first, last, state.watermark, last_arg)  # the watermark as read: it stays
+    done = _execute(prepared, state, Command.RERUN, lambda _watermark: plan, on_step, _each(on_window), check=False)
+    todo = plan[0].window
+    message = f"re-ran {window}" + (f" (recomputed {todo}: rows after it depend on it)" if todo != window else "")
+    return _result(prepared, Command.RERUN, done.run_id, done.reports, message, state.watermark)
 
 
 def backfill(
@@ -213,47 +163,76 @@ def backfill(
     prepared, state = open_job(job, spark, settings, "backfill")
     first = parse_point(start, "--start", prepared.uom)
     last = parse_point(end, "--end", prepared.uom)
-    chunks = chunk_windows(Window(first, last, prepared.uom), chunk)
-    needed = prepared.start if state.watermark is None else state.watermark + 1
-    check_start(prepared, first, "backfill")
-    if first > needed:
-        raise ConfigError(
-            f"backfill: --start {prepared.label(first)} would leave {prepared.label(needed)}.."
-            f"{prepared.label(first - 1)} unprocessed; start at {prepared.label(needed)}"
-        )
+    chunk_windows(Window(first, last, prepared.uom), chunk)  # an unknown chunk is refused first
+    check_backfill_start(prepared.job, first, state.watermark)  # before the sources are scanned
     latest = _latest_available(prepared)
-    if latest is None or last > latest:
-        raise ConfigError(
-            f"backfill: --end {prepared.label(last)} is after the latest RecDate present in both sources "
-            f"({prepared.label(latest) or 'none'})"
-        )
-    reports: list[WindowReport] = []
+    backfill_plan(prepared.job, first, last, chunk, state.watermark, latest)  # refused before the lock
+
+    def planned(watermark: int | None) -> tuple[Planned, ...]:
+        return backfill_plan(prepared.job, first, last, chunk, watermark, latest)
+
+    def progress(item: Planned, of: int, report: WindowReport | None) -> None:
+        if on_progress:
+            on_progress(item.number, of, report, item.window)
+
+    done = _execute(prepared, state, Command.BACKFILL, planned, on_step, progress)
+    message = f"backfilled {len(done.reports)} of {done.planned} chunk(s)"
+    return _result(prepared, Command.BACKFILL, done.run_id, done.reports, message, done.watermark)
+
+
+@dataclass(frozen=True)
+class _Executed:
+    """What executing a plan under the lock did: its run, its windows' reports, the watermark it leaves."""
+
+    run_id: str
+    reports: list[WindowReport]
+    watermark: int | None
+    planned: int  # windows in the plan, done ones included
+
+
+def _execute(
+    prepared: PreparedJob,
+    state: JobState,
+    command: Command,
+    plan: Callable[[int | None], tuple[Planned, ...]],
+    on_step: StepHook | None,
+    on_item: Callable[[Planned, int, WindowReport | None], None],
+    check: bool = True,
+) -> _Executed:
+    """Take the lock, plan from the watermark as of holding it (its settings `check`ed again), and process the
+    plan's windows in order; each window's run-log row moves the watermark (or not: its mode says), and the
+    last one releases the lock. Stopped between two windows, the next one's row says cancelled."""
     with _locked(prepared, state) as lease:
-        check_unchanged(prepared.job, lease.state.settings, "backfill")  # as of holding the lock
-        done = lease.state.watermark
-        ongoing = begin(prepared, "backfill", lease, on_step)
+        if check:
+            check_unchanged(prepared.job, lease.state.settings, command.value)  # as of holding the lock
+        watermark = lease.state.watermark
+        items = plan(watermark)
+        todo = to_do(items)
+        ongoing = begin(prepared, command, lease, on_step)
+        reports: list[WindowReport] = []
         try:
-            for number, piece in enumerate(chunks, start=1):
-                if done is not None and piece.end <= done:
-                    if on_progress:
-                        on_progress(number, len(chunks), None, piece)
-                    continue
-                todo = _rest(piece, done)
-                report = process_window(ongoing, todo, forward_mode(prepared.job), last=number == len(chunks))
-                done = todo.end
-                reports.append(report)
-                if on_progress:
-                    on_progress(number, len(chunks), report, todo)
-        except (KeyboardInterrupt, Cancelled) as exc:  # between two chunks: the next one's row says cancelled
-            record_stop(ongoing, next((_rest(p, done) for p in chunks if done is None or p.end > done), None), exc)
+            for item in items:
+                if not item.done:
+                    report = process_window(ongoing, item.window, item.mode, last=item is todo[-1])
+                    reports.append(report)
+                    if item.mode.moves_watermark:
+                        watermark = item.window.end  # only this run moves it while it holds the lock
+                on_item(item, len(items), None if item.done else reports[-1])
+        except (KeyboardInterrupt, Cancelled) as exc:
+            upcoming = todo[len(reports)].window if len(reports) < len(todo) else None
+            record_stop(ongoing, upcoming, exc)
             raise
-    message = f"backfilled {len(reports)} of {len(chunks)} chunk(s)"
-    return _result(prepared, "backfill", lease.run_id, reports, message, done)
+    return _Executed(lease.run_id, reports, watermark, len(items))
 
 
-def _rest(chunk: Window, done: int | None) -> Window:
-    """What of a backfill chunk is still to do after the watermark `done`."""
-    return chunk if done is None or chunk.start > done else Window(done + 1, chunk.end, chunk.time_uom)
+def _each(on_window: WindowHook | None) -> Callable[[Planned, int, WindowReport | None], None]:
+    """A plan item's hook calling `on_window` with each window's report."""
+
+    def told(_item: Planned, _of: int, report: WindowReport | None) -> None:
+        if on_window and report is not None:
+            on_window(report)
+
+    return told
 
 
 def status(

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.errors import ConfigError
 from deltainc.join.features import FeatureSource
 from deltainc.join.join_spec import JoinSpec, resolve_join_cond
 from deltainc.join.time_units import TimeUnit
@@ -33,7 +32,7 @@ from deltainc.pipeline.target.layout import default_partitioning
 from deltainc.settings import Settings, load_settings
 from deltainc.spark import job_session
 
-__all__ = ["PreparedJob", "load", "prepare_job", "open_job", "check_start"]
+__all__ = ["PreparedJob", "load", "prepare_job", "open_job"]
 
 
 @dataclass(frozen=True)
@@ -129,11 +128,3 @@ def open_job(
     if check_settings:
         check_unchanged(prepared.job, state.settings, command)
     return prepared, state
-
-
-def check_start(prepared: PreparedJob, first: int, command: str) -> None:
-    """Refuse a --start before the job's start_date: the target holds nothing before it."""
-    if first < prepared.start:
-        raise ConfigError(
-            f"{command}: --start {prepared.label(first)} is before the job's start_date {prepared.job.start_date}"
-        )

@@ -13,21 +13,12 @@ from pyspark.sql import functions as F
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import read_table
 from deltainc.pipeline.delta.sql import table_exists
-from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.prepared_job import PreparedJob
-from deltainc.pipeline.target.forward_only_write import FORWARD_ONLY
-from deltainc.pipeline.target.forward_write import FORWARD
 from deltainc.pipeline.target.layout import ensure_target, lay_out
 from deltainc.pipeline.target.schema import new_columns
 from deltainc.pipeline.target.write_mode import WriteMode, Written
 
-__all__ = ["forward_mode", "fitted", "shaped", "write_window"]
-
-
-def forward_mode(job: JobConfig) -> WriteMode:
-    """How a run writes a window right after the watermark: it replaces the two slices, which needs the sliding
-    join window to be exact; without it, the forward-only MERGE."""
-    return FORWARD if job.join.enforce_sliding_join_window else FORWARD_ONLY
+__all__ = ["fitted", "shaped", "write_window"]
 
 
 def fitted(prepared: PreparedJob, output: DataFrame, scans: Mapping[str, DataFrame]) -> DataFrame:

@@ -24,7 +24,8 @@ from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index, parse_point
 from deltainc.pipeline.delta.sources import read_table, scan_stats
 from deltainc.pipeline.job.config import JobConfig
-from deltainc.pipeline.prepared_job import check_start, open_job
+from deltainc.pipeline.plan import check_start
+from deltainc.pipeline.prepared_job import open_job
 from deltainc.pipeline.target.slice_writer import sql_literal
 from deltainc.pipeline.window_join import join_window
 from deltainc.settings import Settings
@@ -81,7 +82,7 @@ def verify(
         raise ConfigError(f"verify: job {config.name!r} has not run yet; there is nothing to verify")
     first = prepared.start if start is None else parse_point(start, "--start", uom)
     last = state.watermark if end is None else parse_point(end, "--end", uom)
-    check_start(prepared, first, "verify")
+    check_start(prepared.job, first, "verify")
     if last > state.watermark:
         raise ConfigError(
             f"verify: --end {prepared.label(last)} is after the watermark {prepared.label(state.watermark)}; "

@@ -29,7 +29,7 @@ from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state.lease import Lease
 from deltainc.pipeline.state.remembered_settings import built_with, encode
-from deltainc.pipeline.state.run_record import RunRecord
+from deltainc.pipeline.state.run_record import Command, RunRecord, RunStatus
 from deltainc.pipeline.state.store import append_run
 from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target.write_mode import WriteMode, Written
@@ -42,11 +42,24 @@ from deltainc.pipeline.too_late_writes import (
     too_late_found,
 )
 from deltainc.pipeline.window_join import SourceScan, join_window
+from deltainc.text_enum import TextEnum
 
 __all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]
 
 log = logging.getLogger("deltainc")
-StepHook = Callable[[str], None]
+
+
+class Step(TextEnum):
+    """The steps of one window, told to `on_step` as they begin or end (a hook compares them as strings)."""
+
+    START = "start"  # the window begins
+    READ = "read"  # joined, counted and checked: nothing written yet
+    WRITING = "writing"  # the target's commit begins
+    WRITTEN = "written"  # the target's commit is done; the run-log row that moves the watermark is not
+    WATERMARK = "watermark"  # the window's run-log row is committed
+
+
+StepHook = Callable[[Step], None]
 
 
 @dataclass(frozen=True)
@@ -54,13 +67,13 @@ class CommandRun:
     """What the windows of one command share: the job, the command, its hold on the lock, and more."""
 
     prepared: PreparedJob
-    command: str
+    command: Command
     lease: Lease
     null_counts: tuple[int, int]  # rows with a NULL inc_col in source_a, source_b: never joined
-    on_step: StepHook | None = None  # told each step of a window ("start", "read", "writing", ...)
+    on_step: StepHook | None = None  # told each Step of a window
 
 
-def begin(prepared: PreparedJob, command: str, lease: Lease, on_step: StepHook | None = None) -> CommandRun:
+def begin(prepared: PreparedJob, command: Command, lease: Lease, on_step: StepHook | None = None) -> CommandRun:
     """The run of `command` under `lease`; counts the sources' rows with a NULL inc_col (and warns of them)."""
     inc, job = prepared.job.join.inc_col, prepared.job
     frames = {"source_a": prepared.df_a} | {f"features[{f.name}]": f.df for f in prepared.features}
@@ -125,7 +138,7 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
     clock = time.monotonic()
     record = _started(run, window)
     step = run.on_step or (lambda _name: None)
-    step("start")
+    step(Step.START)
     output: DataFrame | None = None
     search: Future[LateRows | None] | None = None
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="deltainc-too-late")
@@ -148,20 +161,20 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
             output = fitted(prepared, output, scans)  # checked against the target before the join runs
         output = output.persist(StorageLevel.MEMORY_AND_DISK)
         found = count_and_check(output, prepared.identity)
-        step("read")
+        step(Step.READ)
 
         lease.check(job.name)
-        step("writing")
-        metadata = {"job": job.name, "run_id": lease.run_id, "command": run.command, "window": str(window)}
+        step(Step.WRITING)
+        metadata = {"job": job.name, "run_id": lease.run_id, "command": run.command.value, "window": str(window)}
         written = write_window(prepared, window, mode, output, metadata)
-        step("merged")
+        step(Step.WRITTEN)
         late = too_late_found(search)
         if late is not None:
             keep_too_late(prepared, window, mode, late, metadata)
         moves = mode.moves_watermark
         done = replace(
             record,
-            status="succeeded",
+            status=RunStatus.SUCCEEDED.value,
             duration_s=time.monotonic() - clock,
             **_read_fields(found, job.outcome_kind, reads),
             **_written_fields(written, None if late is None else late.count),
@@ -171,10 +184,10 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
         )
         append_run(prepared.paths, done)  # the one state commit: watermark, run log, lock release
         lease.released, lease.took_over = last, None
-        step("watermark")
+        step(Step.WATERMARK)
         report = WindowReport(window, done, job.outcome_kind)
         changed = done.rows_inserted, done.rows_updated, done.rows_deleted
-        log.info("%s %s %s: %s, +%d ~%d -%d rows", job.name, run.command, window, report.counts, *changed)
+        log.info("%s %s %s: %s, +%d ~%d -%d rows", job.name, run.command.value, window, report.counts, *changed)
         return report
     except BaseException as exc:
         _record_failure(run, record, exc, clock)
@@ -210,10 +223,10 @@ def _started(run: CommandRun, window: Window) -> RunRecord:
     return RunRecord(
         prepared.job.name,
         run.lease.run_id,
-        run.command,
+        run.command.value,
         prepared.label(window.start),
         prepared.label(window.end),
-        "failed",
+        RunStatus.FAILED.value,
         None,
         dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
         0.0,
@@ -268,7 +281,7 @@ def _record_failure(run: CommandRun, record: RunRecord, exc: BaseException, cloc
         cancelled = isinstance(exc, (KeyboardInterrupt, Cancelled))
         failed = replace(
             record,
-            status="cancelled" if cancelled else "failed",
+            status=(RunStatus.CANCELLED if cancelled else RunStatus.FAILED).value,
             error=f"{type(exc).__name__}: {exc}"[:4000],
             duration_s=time.monotonic() - clock,
         )

@@ -138,7 +138,7 @@ def test_rerun_of_any_processed_window_leaves_target_and_watermark_unchanged(
     assert DeltaTable.forPath(spark, job.target.path).history(1).first()["version"] == version
 
 
-@pytest.mark.parametrize("step", ["read", "merged", "watermark"])
+@pytest.mark.parametrize("step", ["read", "written", "watermark"])
 def test_a_run_that_fails_at_any_step_and_is_run_again_gives_the_uninterrupted_result(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str], step: str
 ) -> None:

@@ -130,7 +130,7 @@ def runs(spark: SparkSession, root: Path) -> list[dict[str, object]]:
     [
         ("start", "at"),  # before the join: the lock is taken, nothing else written
         pytest.param("writing", "during", marks=pytest.mark.smoke),  # during the target commit
-        ("merged", "at"),  # after the target commit, before the run-log row that moves the watermark
+        ("written", "at"),  # after the target commit, before the run-log row that moves the watermark
         ("watermark", "at"),  # after the run-log row (watermark and lock release), before the run returns
     ],
     ids=["before_the_join", "during_the_target_commit", "after_the_target_commit", "after_the_watermark"],

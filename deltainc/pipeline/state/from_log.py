@@ -20,6 +20,7 @@ from deltainc.pipeline.delta.log_tables import (
 )
 from deltainc.pipeline.state.lock_model import LockHolder
 from deltainc.pipeline.state.model import JobState, StatePaths
+from deltainc.pipeline.state.run_record import RunStatus
 
 __all__ = ["read_state_from_log", "read_runs_from_log"]
 
@@ -74,7 +75,7 @@ def read_state_from_log(paths: StatePaths, job: str) -> JobState:
         built = [
             row
             for row in rows
-            if row["status"] == "succeeded"
+            if row["status"] == RunStatus.SUCCEEDED
             and row["watermark_unit"] is not None
             and row["job_settings"] is not None
             and row["started_at"] is not None

@@ -13,7 +13,25 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["RunRecord", "RUN_SCHEMA", "run_document"]
+from deltainc.text_enum import TextEnum
+
+__all__ = ["Command", "RunStatus", "RunRecord", "RUN_SCHEMA", "run_document"]
+
+
+class Command(TextEnum):
+    """The commands that process windows, as the run log's `command` records them."""
+
+    RUN = "run"
+    RERUN = "rerun"
+    BACKFILL = "backfill"
+
+
+class RunStatus(TextEnum):
+    """How a window ended, as the run log's `status` records it."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"  # also the status a window's row starts with: a run killed before its row is written
+    CANCELLED = "cancelled"  # SIGTERM or Ctrl-C
 
 
 @dataclass(frozen=True)
@@ -23,10 +41,10 @@ class RunRecord:
 
     job: str
     run_id: str
-    command: str
+    command: str  # a Command
     window_start: str | None
     window_end: str | None
-    status: str
+    status: str  # a RunStatus
     error: str | None
     started_at: dt.datetime  # naive UTC
     duration_s: float

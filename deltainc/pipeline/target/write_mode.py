@@ -8,7 +8,6 @@ layout, and whether it may replace the target's columns. The modes themselves li
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,13 +23,14 @@ from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.target.commit_metrics import CommitResult
 from deltainc.pipeline.target.schema import new_columns
 from deltainc.pipeline.target.slice_writer import Destination
+from deltainc.text_enum import TextEnum
 
 __all__ = ["TargetWrite", "WriteInputs", "Written", "Write", "WriteMode", "current_target"]
 
 log = logging.getLogger("deltainc")
 
 
-class TargetWrite(str, enum.Enum):
+class TargetWrite(TextEnum):
     """How a window's commit changed the target, as the run log's `target_write` records it."""
 
     REPLACE_WHERE = "replace_where"  # the forward write's two slices, replaced (forward_write = "replace_where")

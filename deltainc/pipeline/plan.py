@@ -1,0 +1,148 @@
+"""The controller's plan, without Spark (docs/design.md#run-modes): which windows a command processes, in what
+order, under which write mode; and the refusals that need no data (a re-run past the watermark, a backfill
+that would leave a gap, a rebuild that would lose rows).
+
+The controller asks for a plan before taking the lock (to refuse early, or to find nothing pending) and again
+under it, from the watermark as of holding the lock; then it executes the plan window by window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from deltainc.errors import ConfigError
+from deltainc.join.windows import Window, chunk_windows, from_index, next_window, to_index
+from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.target.forward_only_write import FORWARD_ONLY, RERUN
+from deltainc.pipeline.target.forward_write import FORWARD
+from deltainc.pipeline.target.rebuild_write import REBUILD
+from deltainc.pipeline.target.recompute_write import RECOMPUTE
+from deltainc.pipeline.target.write_mode import WriteMode
+
+__all__ = [
+    "Planned",
+    "forward_mode",
+    "check_start",
+    "run_plan",
+    "rebuild_plan",
+    "rerun_plan",
+    "check_backfill_start",
+    "backfill_plan",
+    "to_do",
+]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One window of a command's plan, and the mode it is written in. A backfill's chunk already processed is
+    planned `done` (reported, not run); `number` is its chunk's place, from 1."""
+
+    window: Window
+    mode: WriteMode
+    number: int = 1
+    done: bool = False
+
+
+def to_do(plan: tuple[Planned, ...]) -> tuple[Planned, ...]:
+    """The windows of a plan that are processed (a backfill's processed chunks left out), in order."""
+    return tuple(planned for planned in plan if not planned.done)
+
+
+def forward_mode(job: JobConfig) -> WriteMode:
+    """How a window right after the watermark is written: it replaces the two slices, which needs the sliding
+    join window to be exact; without it, the forward-only MERGE."""
+    return FORWARD if job.join.enforce_sliding_join_window else FORWARD_ONLY
+
+
+def _start(job: JobConfig) -> int:
+    return to_index(job.start_date, job.join.time_uom)
+
+
+def _label(job: JobConfig, unit: int | None) -> str:
+    return "none" if unit is None else from_index(unit, job.join.time_uom).isoformat()
+
+
+def check_start(job: JobConfig, first: int, command: str) -> None:
+    """Refuse a --start before the job's start_date: the target holds nothing before it."""
+    if first < _start(job):
+        raise ConfigError(f"{command}: --start {_label(job, first)} is before the job's start_date {job.start_date}")
+
+
+def run_plan(job: JobConfig, watermark: int | None, latest: int | None, until: int | None) -> tuple[Planned, ...]:
+    """`run`: every pending window after the watermark, up to the latest unit in both sources (and `until`), each
+    at most `max_window` units; empty when nothing is pending."""
+    mode, plan = forward_mode(job), list[Planned]()
+    window = next_window(watermark, _start(job), latest, until, job.max_window, job.join.time_uom)
+    while window is not None:
+        plan.append(Planned(window, mode, len(plan) + 1))
+        window = next_window(window.end, _start(job), latest, until, job.max_window, job.join.time_uom)
+    return tuple(plan)
+
+
+def rebuild_plan(job: JobConfig, watermark: int | None, latest: int | None) -> tuple[Planned, ...]:
+    """`run --rebuild`: one window from start_date to the latest unit in both sources, over the whole target."""
+    if latest is None or latest < _start(job):
+        raise ConfigError(
+            f"--rebuild: nothing to rebuild from, the latest {job.join.inc_col} in both sources "
+            f"({_label(job, latest)}) is before start_date {job.start_date}"
+        )
+    if watermark is not None and latest < watermark:
+        raise ConfigError(
+            f"--rebuild: the sources now end at {_label(job, latest)}, before the watermark "
+            f"{_label(job, watermark)}: rows after it would be lost; backfill into a new target instead"
+        )
+    return (Planned(Window(_start(job), latest, job.join.time_uom), REBUILD),)
+
+
+def rerun_plan(job: JobConfig, first: int, last: int, watermark: int | None, last_arg: str) -> tuple[Planned, ...]:
+    """`rerun` of the processed units [first, last]: with the sliding join window and `corrections = "apply"`,
+    recomputed on to the watermark (rows from `first` on are that window's output whatever the schedule, so
+    every correction of the sources is applied); otherwise the forward-only MERGE of [first, last], which never
+    moves a row back. The watermark stays. `last_arg` names the argument that gave `last`."""
+    if watermark is None:
+        raise ConfigError(f"rerun: job {job.name!r} has not run yet; use run")
+    check_start(job, first, "rerun")
+    if last > watermark:
+        raise ConfigError(
+            f"rerun: {last_arg} {_label(job, last)} is after the watermark {_label(job, watermark)}; "
+            "only processed windows can be re-run (use run for the rest)"
+        )
+    uom = job.join.time_uom
+    if job.join.enforce_sliding_join_window and job.target.corrections == "apply":
+        return (Planned(Window(first, watermark, uom), RECOMPUTE),)
+    return (Planned(Window(first, last, uom), RERUN),)
+
+
+def check_backfill_start(job: JobConfig, first: int, watermark: int | None) -> None:
+    """Refuse a backfill --start before start_date, or after the unit the job needs next (a gap)."""
+    needed = _start(job) if watermark is None else watermark + 1
+    check_start(job, first, "backfill")
+    if first > needed:
+        raise ConfigError(
+            f"backfill: --start {_label(job, first)} would leave {_label(job, needed)}.."
+            f"{_label(job, first - 1)} unprocessed; start at {_label(job, needed)}"
+        )
+
+
+def backfill_plan(
+    job: JobConfig, first: int, last: int, chunk: str, watermark: int | None, latest: int | None
+) -> tuple[Planned, ...]:
+    """`backfill` of [first, last] in chunks (day, month, year, all), each a forward window of its own. Chunks
+    up to the watermark are planned done, and a chunk the watermark cuts goes on after it, so the same command
+    run again after a failure resumes where it stopped."""
+    chunks = chunk_windows(Window(first, last, job.join.time_uom), chunk)
+    check_backfill_start(job, first, watermark)
+    if latest is None or last > latest:
+        raise ConfigError(
+            f"backfill: --end {_label(job, last)} is after the latest RecDate present in both sources "
+            f"({_label(job, latest) if latest is not None else 'none'})"
+        )
+    mode, plan = forward_mode(job), list[Planned]()
+    for number, piece in enumerate(chunks, start=1):
+        if watermark is not None and piece.end <= watermark:
+            plan.append(Planned(piece, mode, number, done=True))
+        elif watermark is not None and piece.start <= watermark:
+            plan.append(Planned(Window(watermark + 1, piece.end, piece.time_uom), mode, number))
+        else:
+            plan.append(Planned(piece, mode, number))
+    return tuple(plan)

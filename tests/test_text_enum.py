@@ -1,0 +1,15 @@
+"""Closed sets of names are enums whose members are their own strings (run-log columns, JSON, log lines)."""
+
+from __future__ import annotations
+
+import json
+
+from deltainc.pipeline.state.run_record import RunStatus
+from deltainc.pipeline.window_run import Step
+
+
+def test_a_member_reads_stores_and_prints_as_its_string() -> None:
+    assert RunStatus.SUCCEEDED == "succeeded"
+    logged = "%s" % Step.WRITTEN  # noqa: UP031 (as logging formats its arguments)
+    assert (str(Step.WRITTEN), f"{Step.WRITTEN}", logged) == ("written",) * 3
+    assert json.dumps({"status": RunStatus.CANCELLED}) == '{"status": "cancelled"}'

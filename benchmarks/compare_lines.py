@@ -16,6 +16,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from benchmarks.timing import publish
+
 _SKIP_OPTIONS = ("out", "data")
 
 
@@ -98,10 +100,7 @@ def main() -> None:
         "|---|" + "---:|" * len(names),
         *_rows(results),
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text)
+    publish(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from benchmarks.status_ab import bench_env, prepare
+from benchmarks.timing import publish
 
 START_SPARK = """
 from deltainc.settings import load_settings
@@ -98,10 +99,7 @@ def main() -> None:
         "commands; `validate` of a job with a `join_cond` starts Spark to resolve it (no Spark job) and commits "
         "nothing.",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text)
+    publish(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.timing import publish
 from deltainc.tools.sample_job import left_job_toml
 
 # The same command, with the log reader refusing so that status reads with Spark.
@@ -126,10 +127,7 @@ def main() -> None:
         f"A/B per pair: median {statistics.median(ratios):.3f} (min {ratios[0]:.3f}, max {ratios[-1]:.3f}); "
         "Spark jobs: A 0, B the session start plus its reads; Delta commits: 0 on both sides.",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text)
+    publish(lines, args.out)
 
 
 if __name__ == "__main__":

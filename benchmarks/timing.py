@@ -6,9 +6,10 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Counter", "Measurement", "measure", "ratio", "fmt_s", "fmt_ratio"]
+__all__ = ["Counter", "Measurement", "measure", "ratio", "fmt_s", "fmt_ratio", "publish"]
 
 
 class Counter(Protocol):
@@ -129,3 +130,11 @@ def fmt_ratio(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:.2f}x" if value < 10 else f"{value:.1f}x"
+
+
+def publish(lines: list[str], out: Path | None) -> None:
+    """Print a benchmark's Markdown report, and write it to `out` when given."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out:
+        out.write_text(text)

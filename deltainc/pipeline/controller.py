@@ -33,11 +33,18 @@ from deltainc.pipeline.plan import (
 )
 from deltainc.pipeline.prepared_job import PreparedJob, load, open_job
 from deltainc.pipeline.results import PipelineResult, WindowReport
-from deltainc.pipeline.state.job_status import JobStatus, describe
-from deltainc.pipeline.state.lease import Lease, locked
-from deltainc.pipeline.state.remembered_settings import check_unchanged
-from deltainc.pipeline.state.run_record import Command
-from deltainc.pipeline.state.store import JobState, read_runs, read_state, state_paths
+from deltainc.pipeline.state import (
+    Command,
+    JobState,
+    JobStatus,
+    Lease,
+    check_unchanged,
+    describe,
+    locked,
+    read_runs,
+    read_state,
+    state_paths,
+)
 from deltainc.pipeline.window_run import StepHook, begin, process_window, record_stop
 from deltainc.settings import Settings
 from deltainc.spark import job_session

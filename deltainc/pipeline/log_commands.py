@@ -16,11 +16,7 @@ from deltainc.pipeline.delta.log_tables import LogUnreadable
 from deltainc.pipeline.job.config import JobConfig, load_job, resolve_job
 from deltainc.pipeline.log_status import latest_in_both
 from deltainc.pipeline.results import PipelineResult
-from deltainc.pipeline.state.from_log import read_state_from_log
-from deltainc.pipeline.state.lock import remove_lock
-from deltainc.pipeline.state.model import state_paths
-from deltainc.pipeline.state.remembered_settings import check_unchanged
-from deltainc.pipeline.state.store import read_state
+from deltainc.pipeline.state import check_unchanged, read_state, read_state_from_log, remove_lock, state_paths
 from deltainc.settings import Settings, load_settings
 
 __all__ = ["nothing_pending", "idle_run", "unlock"]

@@ -14,9 +14,7 @@ from typing import TYPE_CHECKING
 from deltainc.pipeline.delta.log_stats import latest_unit_from_log, source_location
 from deltainc.pipeline.delta.log_tables import LogUnreadable
 from deltainc.pipeline.job.config import JobConfig, TableRef
-from deltainc.pipeline.state.from_log import read_runs_from_log, read_state_from_log
-from deltainc.pipeline.state.job_status import JobStatus, describe
-from deltainc.pipeline.state.model import state_paths
+from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
 from deltainc.settings import Settings
 from deltainc.storage import is_s3
 

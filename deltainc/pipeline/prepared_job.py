@@ -26,8 +26,7 @@ from deltainc.pipeline.job.feature_plan import (
     reach,
 )
 from deltainc.pipeline.job.join_plan import Identity, plan_join
-from deltainc.pipeline.state.remembered_settings import check_unchanged
-from deltainc.pipeline.state.store import JobState, StatePaths, read_state, state_paths
+from deltainc.pipeline.state import JobState, StatePaths, check_unchanged, read_state, state_paths
 from deltainc.pipeline.target.layout import default_partitioning
 from deltainc.settings import Settings, load_settings
 from deltainc.spark import job_session

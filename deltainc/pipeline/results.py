@@ -7,7 +7,7 @@ from typing import Any
 
 from deltainc.join.join_types import counted_types
 from deltainc.join.windows import Window
-from deltainc.pipeline.state.run_record import RunRecord
+from deltainc.pipeline.state import RunRecord
 
 __all__ = ["WindowReport", "PipelineResult"]
 

@@ -17,8 +17,7 @@ from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.log_checks import check_from_logs
 from deltainc.pipeline.log_status import status_from_log
 from deltainc.pipeline.prepared_job import load
-from deltainc.pipeline.state.job_status import JobStatus
-from deltainc.pipeline.state.remembered_settings import refusal
+from deltainc.pipeline.state import JobStatus, refusal
 from deltainc.pipeline.target.layout import (
     CHANGE_DATA_FEED,
     DELETION_VECTORS,

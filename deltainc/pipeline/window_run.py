@@ -27,10 +27,7 @@ from deltainc.pipeline.delta.sources import ScanStats, count_null_inc, count_nul
 from deltainc.pipeline.job.config import SourceRef
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.results import WindowReport
-from deltainc.pipeline.state.lease import Lease
-from deltainc.pipeline.state.remembered_settings import built_with, encode
-from deltainc.pipeline.state.run_record import Command, RunRecord, RunStatus
-from deltainc.pipeline.state.store import append_run
+from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run, built_with, encode
 from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target.write_mode import WriteMode, Written
 from deltainc.pipeline.target_writes import fitted, shaped, write_window

@@ -1,4 +1,4 @@
-"""A local Delta table read through its log with delta-rs (the `deltalake` package), its values as pyspark returns them.
+"""A Delta table (local, or in S3) read through its log with delta-rs (the `deltalake` package), as pyspark reads it.
 
 Whatever delta-rs cannot read, or a value pyspark would give otherwise, is LogUnreadable: the caller asks Spark.
 deltalake is imported on first use, and nothing here imports pyspark.

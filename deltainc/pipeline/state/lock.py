@@ -1,6 +1,6 @@
 """The per-job lock, a lease: one row per job in the `locks` Delta table, renewed by a heartbeat.
 
-A run takes the lock with one compare and swap (`state_commits.swap`): it replaces the job's row only if the
+A run takes the lock with one compare and swap (`commits.swap`): it replaces the job's row only if the
 row is still the one the run saw, and its commit goes in only if nothing else committed to the table since
 the run read it. The run judged that row's run over before (it wrote its last run-log row, its process on
 this host is gone, or its heartbeat is older than the lease). Of two runs racing for it, one commit wins;

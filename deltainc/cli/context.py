@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,13 +17,9 @@ from deltainc.cli import spark_start
 from deltainc.cli.exit_codes import PROG, validation_message
 from deltainc.errors import ConfigError
 from deltainc.pipeline import JobConfig, load_job, resolve_job
+from deltainc.pipeline.job.toml_reader import TOMLDecodeError
 from deltainc.settings import Settings, load_settings, settings_file
 from deltainc.storage import use as use_storage
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -41,7 +36,7 @@ def command_settings(file: str | None, master: str | None, remote: str | None = 
     source = file if file is not None else str(settings_file())
     try:
         settings = load_settings(None if file is None else Path(file))
-    except tomllib.TOMLDecodeError as exc:
+    except TOMLDecodeError as exc:
         raise ConfigError(f"{source}: invalid TOML: {exc}") from None
     except ValidationError as exc:
         raise ConfigError(validation_message(exc, f"settings ({source} or DELTAINC_* variables)")) from None

@@ -13,11 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from deltainc.errors import AmbiguousRowsError, ConfigError, JobLockedError, SchemaError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from deltainc.pipeline.job.toml_reader import TOMLDecodeError
 
 __all__ = [
     "PROG",
@@ -60,7 +56,7 @@ def classify(exc: BaseException) -> tuple[int, str]:
         return EXIT_INVALID, str(exc)
     if isinstance(exc, ValidationError):
         return EXIT_INVALID, validation_message(exc, "input")
-    if isinstance(exc, tomllib.TOMLDecodeError):
+    if isinstance(exc, TOMLDecodeError):
         return EXIT_INVALID, f"invalid TOML: {exc}"
     if isinstance(exc, JobLockedError):
         return EXIT_LOCKED, str(exc)

@@ -11,7 +11,9 @@ from pyspark.sql import DataFrame
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.features import FeatureSource, check_features, feature_columns, spine_rec
 from deltainc.join.settings import IncJoinSettings
-from deltainc.pipeline.job.config import FeatureConfig, JobConfig
+from deltainc.pipeline.job.choices import FeatureHow
+from deltainc.pipeline.job.feature_config import FeatureConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
 
 __all__ = ["spine_settings", "feature_sources", "feature_identity", "feature_origins", "check_feature_job", "reach"]
@@ -31,7 +33,7 @@ def _source(feature: FeatureConfig, frame: DataFrame) -> FeatureSource:
     return FeatureSource(
         name=feature.name,
         df=frame,
-        how=feature.how,
+        how=str(feature.how),  # the engine takes the name
         join_cols=tuple(feature.join_cols),
         join_cond=feature.join_cond,
         look_back_time=feature.look_back_time,
@@ -55,7 +57,7 @@ def feature_identity(job: JobConfig) -> Identity:
     may match several rows, its keys and its row's RecDate."""
     inc = job.join.inc_col
     fanning = [(i, f) for i, f in enumerate(job.features) if f.keys]
-    lefts = [f.role for f in job.features if f.how == "left" and not f.keys]
+    lefts = [f.role for f in job.features if f.how == FeatureHow.LEFT and not f.keys]
     b_keys: tuple[str, ...] = ()
     b_rec = None
     b_setting = ("target.b_keys", "source_b")

@@ -13,7 +13,7 @@ from deltainc.join.join_spec import JoinSpec, check_join
 from deltainc.join.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
 from deltainc.join.settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join.unit_columns import did_you_mean
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 
 __all__ = ["Identity", "output_select", "plan_join"]
 

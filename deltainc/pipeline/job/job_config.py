@@ -1,0 +1,137 @@
+"""One job file as a whole: its name, first date and window cap, its sources, join, target and state, and the
+rules that span sections (a two-source job or a feature job, and what each may set)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from deltainc.join.join_types import How
+from deltainc.pipeline.job.choices import Corrections
+from deltainc.pipeline.job.feature_config import FeatureConfig
+from deltainc.pipeline.job.field_types import Name, NonNegativeInt, Section, absolute_location
+from deltainc.pipeline.job.join_config import JoinConfig
+from deltainc.pipeline.job.table_refs import SourceRef
+from deltainc.pipeline.job.target_config import StateConfig, TargetConfig
+from deltainc.storage import uses_s3
+
+__all__ = ["JobConfig"]
+
+
+class JobConfig(Section):
+    """One job file: its name, first date, window cap, the two sources, the join, the target and the state."""
+
+    name: Name
+    start_date: dt.date
+    max_window: NonNegativeInt = 0
+    source_a: SourceRef
+    source_b: SourceRef | None = None  # a two-source job; a feature job lists [[features]] instead
+    features: list[FeatureConfig] = Field(default_factory=list)
+    join: JoinConfig = Field(default_factory=JoinConfig)  # required of a two-source job (`_one_form`)
+    target: TargetConfig
+    state: StateConfig = Field(default_factory=StateConfig)
+
+    @property
+    def sources(self) -> tuple[tuple[str, SourceRef], ...]:
+        """Every source with the name messages give it: source_a, then source_b or each features[name]."""
+        others = [(f.role, f) for f in self.features] if self.features else [("source_b", self.source_b)]
+        return (("source_a", self.source_a), *[(role, ref) for role, ref in others if ref is not None])
+
+    @property
+    def locations(self) -> tuple[str, ...]:
+        """Every table location the job names by path: its sources, its target, its state and too-late rows."""
+        named = [ref.path for _, ref in self.sources] + [self.target.path, self.state.path, self.target.late_rows]
+        return tuple(location for location in named if location is not None)
+
+    @property
+    def on_s3(self) -> bool:
+        """Whether any of the job's tables is in S3: its Spark session then needs S3A (deltainc.storage)."""
+        return uses_s3(self.locations)
+
+    @property
+    def outcome_kind(self) -> How:
+        """The join kind whose outcomes the job's rows take (run log counts): a feature job's are an asof job's
+        (matched, waiting, timed out, provisional)."""
+        if self.join.how is None:
+            return "asof"
+        return self.join.how
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_form(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if "features" in data:
+            if data["features"] == []:
+                raise ValueError("features: give at least one feature source, or a [source_b] instead")
+            if "source_b" in data:
+                raise ValueError("give either [source_b] (a two-source job) or [[features]] (a feature job), not both")
+            return data
+        if "source_b" not in data:
+            raise ValueError("source_b: required key is missing (or list the feature sources as [[features]])")
+        join = data.get("join")
+        if join is None:
+            raise ValueError("join: required key is missing")
+        if isinstance(join, dict) and "how" not in join:
+            raise ValueError("join.how: required key is missing")
+        return data
+
+    @model_validator(mode="after")
+    def _check_features(self) -> JobConfig:
+        if not self.features:
+            return self
+        spine_only = ("how", "join_cols", "join_cond", "look_back_time", "max_waiting_time", "late_horizon",
+                      "output_select", "alias_b", "asof_strategy", "asof_col", "asof_col_b",
+                      "enforce_sliding_join_window")  # fmt: skip
+        for name in spine_only:
+            if name in self.join.model_fields_set:
+                raise ValueError(
+                    f"join.{name}: a job with [[features]] sets it per feature source; [join] holds the spine's "
+                    "inc_col, time_uom, alias_a and include_waiting"
+                )
+        seen: dict[str, int] = {}
+        for index, feature in enumerate(self.features):
+            if feature.name.lower() in seen:
+                raise ValueError(
+                    f"features[{index}].name: {feature.name!r} is used twice (features[{seen[feature.name.lower()]}]"
+                    " has it); give each feature source its own name"
+                )
+            seen[feature.name.lower()] = index
+        fanning = [(i, f) for i, f in enumerate(self.features) if f.keys]
+        if len(fanning) > 1:
+            (_, first), (index, second) = fanning[:2]
+            raise ValueError(
+                f"features[{index}].keys: only one feature source may match several rows of a spine row "
+                f"({first.name!r} already does); with two, each spine row would get every combination of their "
+                "matches. Join the other one as asof, or give it a join that matches one row"
+            )
+        refused = {"b_keys": bool(self.target.b_keys), "late_rows": self.target.late_rows is not None,
+                   "corrections": self.target.corrections != Corrections.APPLY}  # fmt: skip
+        for name, given in refused.items():
+            if given:
+                raise ValueError(
+                    f"target.{name}: not available for a job with [[features]]"
+                    + (" (a source that matches several rows lists its own keys)" if name == "b_keys" else "")
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _check_b_side(self) -> JobConfig:
+        if self.join.how == "full_outer" and not self.target.b_keys:
+            raise ValueError(
+                "target.b_keys: a full_outer job outputs B rows without an A row; list the columns that identify "
+                "a B row (with B's RecDate they are such a row's identity)"
+            )
+        if self.join.how in ("full_outer", "asof") and self.target.corrections == Corrections.KEEP:
+            raise ValueError(
+                f'target.corrections: "keep" is not available for {self.join.how} jobs (their rows are revised when '
+                'a source changes); use "apply"'
+            )
+        return self
+
+    def state_path(self, default: Path) -> str:
+        """The state location: the job's own `state.path`, else `default`."""
+        return self.state.path if self.state.path is not None else absolute_location(str(default))

@@ -1,0 +1,71 @@
+"""Loading a job: find its file by name or path, read its TOML and validate it, each problem a ConfigError line
+naming the file and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from deltainc.errors import ConfigError
+from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.toml_reader import TOMLDecodeError, read_toml
+
+__all__ = ["load_job", "resolve_job"]
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text.lstrip(".")
+
+
+def _describe(error: Any) -> str:
+    kind, ctx, got = error["type"], error.get("ctx", {}), error.get("input")
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "greater_than_equal":
+        return f"must be >= {ctx['ge']} (got {got!r})"
+    if kind in ("value_error", "assertion_error"):
+        return str(ctx["error"])
+    return f"{error['msg']} (got {got!r})"
+
+
+def load_job(path: str | Path) -> JobConfig:
+    """Read and validate a job file; every problem becomes a ConfigError naming the file and the field."""
+    path = Path(path)
+    try:
+        data = read_toml(path)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: job file not found") from None
+    except TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read job file: {exc.strerror or exc}") from None
+    try:
+        return JobConfig.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            where = _where(error["loc"])
+            lines.append(f"{path}: {where + ': ' if where else ''}{_describe(error)}")
+        raise ConfigError("\n".join(lines)) from None
+
+
+def resolve_job(name_or_path: str, job_dir: Path) -> Path:
+    """An existing .toml path as is, else `job_dir/<name>.toml`; a ConfigError lists the jobs available."""
+    given = Path(name_or_path)
+    if given.suffix == ".toml" and given.is_file():
+        return given
+    name = name_or_path.removesuffix(".toml")
+    by_name = job_dir / f"{name}.toml"
+    if by_name.is_file():
+        return by_name
+    available = sorted(p.stem for p in job_dir.glob("*.toml")) if job_dir.is_dir() else []
+    raise ConfigError(
+        f"job {name_or_path!r}: no such job file and no {by_name} (jobs in {job_dir}: {', '.join(available) or 'none'})"
+    )

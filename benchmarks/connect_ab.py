@@ -10,7 +10,6 @@ work. Pairs alternate (A B A B ...) after one warm-up of each. Prints a Markdown
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.status_ab import bench_env, job_file
+from benchmarks.timing import publish, report_args
 
 DAYS, ROWS_PER_DAY = 10, 2000
 PROCESSED = "2025-03-09"  # the snapshot's watermark: one day (2025-03-10) pending
@@ -167,16 +167,9 @@ def render(measured: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--data", type=Path, default=Path("bench-data/connect"))
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+    args = report_args(__doc__, "--pairs", "bench-data/connect")
     lines = [f"# A command as a Spark Connect client vs with its own JVM ({dt.date.today()})", ""]
-    text = "\n".join(lines + render(measure(args.data, args.pairs))) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text)
+    publish(lines + render(measure(args.data, args.pairs)), args.out)
 
 
 if __name__ == "__main__":

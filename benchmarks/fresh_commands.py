@@ -13,7 +13,6 @@ files an earlier start resolved (what deltainc does) against one that resolves `
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import os
 import statistics
@@ -24,7 +23,7 @@ import time
 from pathlib import Path
 
 from benchmarks.status_ab import bench_env, prepare
-from benchmarks.timing import publish
+from benchmarks.timing import publish, report_args
 
 START_SPARK = """
 from deltainc.settings import load_settings
@@ -47,11 +46,7 @@ def _row(name: str, times: list[float], jvm: str) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--data", type=Path, default=Path("bench-data/fresh"))
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+    args = report_args(__doc__, "--repeat", "bench-data/fresh")
     root = args.data.absolute()
     prepare(root, until=None)
     job = (root / "jobs" / "trx.toml").read_text()

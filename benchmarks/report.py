@@ -9,7 +9,7 @@ import platform
 import statistics
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -345,60 +345,63 @@ def _phase_table(points: list[DailyPoint]) -> list[str]:
     ]
 
 
-def _intro(text: str, body: list[str]) -> list[str]:
-    """A section: what it measured, then its tables (or only that it was not run)."""
-    if body and body[0].startswith("_Not run"):
-        return body
-    return [text, "", *body]
+def _per_size(points: list[DailyPoint], columns: dict[str, Callable[[DailyPoint], str]]) -> list[str]:
+    """A table with a row per history size D: `D (days)`, then a column per header of `columns`, each point's cell."""
+    return _table(["D (days)", *columns], [[str(p.days), *(cell(p) for cell in columns.values())] for p in points])
+
+
+def _one_row(cells: dict[str, str]) -> list[str]:
+    """A table of one row: a column per header of `cells`, with its cell."""
+    return _table(list(cells), [list(cells.values())])
+
+
+def _jobs_cell(point: DailyPoint) -> str:
+    naive = point.naive.count_cell() if point.naive else "-"
+    return f"{point.daily.count_cell()} / {naive}"
+
+
+def _commits_cell(point: DailyPoint) -> str:
+    return " / ".join(map(str, point.commits)) or "-"
+
+
+def _write_cell(point: DailyPoint) -> str:
+    r = point.report.record
+    return (
+        f"{r.rows_inserted} / {r.rows_deleted}, {r.target_files_added} / {r.target_files_removed}, "
+        f"{r.target_rows_copied}, {r.target_deletion_vectors} ({r.target_write})"
+    )
 
 
 def daily_section(results: Results) -> list[str]:
-    return _intro(
+    """The daily run against the naive full recompute, per history size, and whether their targets agree."""
+    points = [p for p in results.daily or [] if p.naive is not None]
+    if not points:
+        return ["_Not run._"]
+    lines = [
         "The naive job reads every row with RecDate <= day D of A and B, joins them with a plain left join on "
         "TrxId with B.RecDate in [A.RecDate - lb, A.RecDate + mw], computes the outcome columns as of day D and "
         "overwrites a Delta target. The deltainc daily run is `pipeline.run(job, until=day D)` with the watermark "
         "at day D - 1 (first-time runs; the target, the run log and the lock table are restored with Delta "
         "RESTORE between repetitions; one untimed warm-up run precedes the first size). Commits are counted on "
         "one more untimed first-time run; `nothing pending` is `pipeline.run` again once day D is processed.",
-        _daily_tables(results),
-    )
-
-
-def _daily_tables(results: Results) -> list[str]:
-    points = [p for p in results.daily or [] if p.naive is not None]
-    if not points:
-        return ["_Not run._"]
-    rows = []
-    for p in points:
-        rows.append(
-            [
-                str(p.days),
-                p.daily.cell(),
-                p.naive.cell() if p.naive else "-",
-                fmt_ratio(ratio(p.naive, p.daily)),
-                _read_cell(p),
-                _scans_cell(p.naive_stats),
-                f"{p.daily.count_cell()} / {p.naive.count_cell() if p.naive else '-'}",
-                " / ".join(map(str, p.commits)) or "-",
-                _write_cell(p),
-                p.nothing_pending.cell() if p.nothing_pending else "-",
-            ]
-        )
-    lines = _table(
-        [
-            "D (days)",
-            "deltainc daily run",
-            "naive full recompute",
-            "naive / daily",
-            "files read deltainc A / B / target",
-            "files read naive A / B",
-            "Spark jobs deltainc / naive",
-            "Delta commits per daily run: target / run log / lock",
-            "target write: rows inserted / deleted, files added / removed, rows copied, deletion vectors",
-            "run with nothing pending",
-        ],
-        rows,
-    )
+        "",
+        *_per_size(
+            points,
+            {
+                "deltainc daily run": lambda p: p.daily.cell(),
+                "naive full recompute": lambda p: p.naive.cell() if p.naive else "-",
+                "naive / daily": lambda p: fmt_ratio(ratio(p.naive, p.daily)),
+                "files read deltainc A / B / target": _read_cell,
+                "files read naive A / B": lambda p: _scans_cell(p.naive_stats),
+                "Spark jobs deltainc / naive": _jobs_cell,
+                "Delta commits per daily run: target / run log / lock": _commits_cell,
+                "target write: rows inserted / deleted, files added / removed, rows copied, deletion vectors": (
+                    _write_cell
+                ),
+                "run with nothing pending": lambda p: p.nothing_pending.cell() if p.nothing_pending else "-",
+            },
+        ),
+    ]
     for p in points:
         c = p.naive_check
         if c is None:
@@ -413,45 +416,29 @@ def _daily_tables(results: Results) -> list[str]:
 
 
 def growth_section(results: Results) -> list[str]:
-    return _intro(
-        "The same daily run at every history size. `rerun of day D` is `pipeline.rerun(job, day D)` after the "
-        "day was processed: the same reads and the forward-only MERGE's planning, but nothing to write.",
-        _growth_tables(results),
-    )
-
-
-def _growth_tables(results: Results) -> list[str]:
+    """The daily run at every history size, where its time goes, and how it grows."""
     points = results.daily or []
     if not points:
         return ["_Not run._"]
-    rows = []
-    for p in points:
-        rows.append(
-            [
-                str(p.days),
-                p.daily.cell(),
-                _window_s(p.daily),
-                p.rerun.cell(),
-                f"{p.daily.count_cell()} / {p.rerun.count_cell()}",
-                _read_cell(p),
-                str(sum(p.counts.values())),
-                fmt_s(p.build_s),
-            ]
-        )
-    lines = _table(
-        [
-            "D (days)",
-            "daily run (first time)",
-            "of which the window",
-            "rerun of day D",
-            "Spark jobs daily / rerun",
-            "files read A / B / target",
-            "target rows after day D",
-            "set-up (untimed)",
-        ],
-        rows,
-    )
-    lines += ["", *_phase_table(points)]
+    lines = [
+        "The same daily run at every history size. `rerun of day D` is `pipeline.rerun(job, day D)` after the "
+        "day was processed: the same reads and the forward-only MERGE's planning, but nothing to write.",
+        "",
+        *_per_size(
+            points,
+            {
+                "daily run (first time)": lambda p: p.daily.cell(),
+                "of which the window": lambda p: _window_s(p.daily),
+                "rerun of day D": lambda p: p.rerun.cell(),
+                "Spark jobs daily / rerun": lambda p: f"{p.daily.count_cell()} / {p.rerun.count_cell()}",
+                "files read A / B / target": _read_cell,
+                "target rows after day D": lambda p: str(sum(p.counts.values())),
+                "set-up (untimed)": lambda p: fmt_s(p.build_s),
+            },
+        ),
+        "",
+        *_phase_table(points),
+    ]
     reach = int(results.options.get("look_back", 0)) + int(results.options.get("max_wait", 0))
     clipped = [p.days for p in points if p.days <= reach]
     if clipped:
@@ -476,42 +463,28 @@ def _median_int(values: list[int]) -> str:
 
 
 def reload_section(results: Results) -> list[str]:
-    return _intro(
-        "Days 1..R in one `pipeline.run` (max_window = 0) into target X vs. R separate `pipeline.run` calls "
-        "(max_window = 1, one day each) into target Y, each from an empty target and state.",
-        _reload_tables(results),
-    )
-
-
-def _reload_tables(results: Results) -> list[str]:
+    """One reload against the daily runs of the same days, and whether their targets agree."""
     r = results.reload
     if r is None:
         return ["_Not run._"]
     per_run = sorted(r.per_run)
     median_run = per_run[len(per_run) // 2] if per_run else None
-    rows = [
-        [
-            str(r.days),
-            r.reload.cell(),
-            r.daily.cell(),
-            f"{fmt_s(median_run)} [{fmt_s(per_run[0], False)}-{fmt_s(per_run[-1], False)}]" if per_run else "-",
-            fmt_ratio(ratio(r.daily, r.reload)),
-            f"{r.reload.count_cell()} / {_median_int(r.jobs_per_run)}",
-        ]
-    ]
+    one_run = f"{fmt_s(median_run)} [{fmt_s(per_run[0], False)}-{fmt_s(per_run[-1], False)}]" if per_run else "-"
     c = r.comparison
-    lines = _table(
-        [
-            "days reloaded",
-            "one run (max_window = 0)",
-            "daily runs, total",
-            "one daily run (last set)",
-            "daily / reload",
-            "Spark jobs reload / one daily run",
-        ],
-        rows,
-    )
-    lines += [
+    return [
+        "Days 1..R in one `pipeline.run` (max_window = 0) into target X vs. R separate `pipeline.run` calls "
+        "(max_window = 1, one day each) into target Y, each from an empty target and state.",
+        "",
+        *_one_row(
+            {
+                "days reloaded": str(r.days),
+                "one run (max_window = 0)": r.reload.cell(),
+                "daily runs, total": r.daily.cell(),
+                "one daily run (last set)": one_run,
+                "daily / reload": fmt_ratio(ratio(r.daily, r.reload)),
+                "Spark jobs reload / one daily run": f"{r.reload.count_cell()} / {_median_int(r.jobs_per_run)}",
+            }
+        ),
         "",
         f"Targets identical (exceptAll both ways, counts): {_yes(c.equal)}: {c.rows_left} rows in the reload target, "
         f"{c.rows_right} in the daily target, {c.only_left} only in the reload, {c.only_right} only in the daily.",
@@ -521,50 +494,34 @@ def _reload_tables(results: Results) -> list[str]:
             [[name, str(r.counts_x[name]), str(r.counts_y[name])] for name in OUTCOMES.values()],
         ),
     ]
-    return lines
 
 
 def stream_section(results: Results) -> list[str]:
-    return _intro(
-        "`readStream` of copies of A and B (days 1..D-1, then day D appended as one load), event time = RecDate, "
-        "`withWatermark` on both, stream-stream left outer join on TrxId with B's time in [A's - lb, A's + mw], "
-        "`trigger(availableNow=True)`, foreachBatch MERGE (insert if absent, pruned to the batch's RecDate_A "
-        "range) into a Delta target. Timed: the AvailableNow run that processes day D (checkpoint and target "
-        "restored between repetitions). deltainc: its daily run for day D on the same copies.",
-        _stream_tables(results),
-    )
-
-
-def _stream_tables(results: Results) -> list[str]:
+    """Structured Streaming against deltainc's daily run for the same day, and how their outputs differ."""
     s = results.stream
     if s is None:
         return ["_Not run._"]
     progress = s.progress or {}
     report = s.daily.last.record if s.daily.last else None
     deltainc_read = f"{report.files_read_a} / {report.files_read_b} / {report.files_read_target}" if report else "-"
-    lines = _table(
-        [
-            "day",
-            "stream (AvailableNow + foreachBatch MERGE)",
-            "deltainc daily run",
-            "stream / deltainc",
-            "stream batches / input rows",
-            "deltainc files read A / B / target",
-            "deltainc Spark jobs",
-        ],
-        [
-            [
-                str(s.day),
-                s.stream.cell(),
-                s.daily.cell(),
-                fmt_ratio(ratio(s.stream, s.daily)),
-                f"{progress.get('batches', '-')} / {progress.get('input_rows', '-')}",
-                deltainc_read,
-                s.daily.count_cell(),
-            ]
-        ],
-    )
-    lines += [
+    return [
+        "`readStream` of copies of A and B (days 1..D-1, then day D appended as one load), event time = RecDate, "
+        "`withWatermark` on both, stream-stream left outer join on TrxId with B's time in [A's - lb, A's + mw], "
+        "`trigger(availableNow=True)`, foreachBatch MERGE (insert if absent, pruned to the batch's RecDate_A "
+        "range) into a Delta target. Timed: the AvailableNow run that processes day D (checkpoint and target "
+        "restored between repetitions). deltainc: its daily run for day D on the same copies.",
+        "",
+        *_one_row(
+            {
+                "day": str(s.day),
+                "stream (AvailableNow + foreachBatch MERGE)": s.stream.cell(),
+                "deltainc daily run": s.daily.cell(),
+                "stream / deltainc": fmt_ratio(ratio(s.stream, s.daily)),
+                "stream batches / input rows": f"{progress.get('batches', '-')} / {progress.get('input_rows', '-')}",
+                "deltainc files read A / B / target": deltainc_read,
+                "deltainc Spark jobs": s.daily.count_cell(),
+            }
+        ),
         "",
         f"Outputs after day {s.day} (watermark delay {s.watermark_delay!r} on both sides):",
         "",
@@ -581,63 +538,35 @@ def _stream_tables(results: Results) -> list[str]:
         f"Rows the stream emitted as timed out (final, it cannot revise them) whose A row deltainc matched: "
         f"{s.cannot_revise}.",
     ]
-    return lines
-
-
-def _write_cell(point: DailyPoint) -> str:
-    r = point.report.record
-    return (
-        f"{r.rows_inserted} / {r.rows_deleted}, {r.target_files_added} / {r.target_files_removed}, "
-        f"{r.target_rows_copied}, {r.target_deletion_vectors} ({r.target_write})"
-    )
 
 
 def floor_section(results: Results) -> list[str]:
-    return _intro(
+    """The daily run against reading only what it needs, and against joining its window and appending it."""
+    points = [p for p in results.daily or [] if p.floor is not None]
+    if not points:
+        return ["_Not run._"]
+    return [
         '`spark.read.format("delta")` of A with RecDate in [D - mw, D] and B in [D - lb - mw, D], read in full '
         "(every column of every row). `floor + the target slice` also reads the waiting rows at D - 1 that a daily "
         "run replaces. `join the window, append` is what any incremental job must do at least: the engine's join "
         "of day D's window over the pruned sources, appended to a Delta table (no lock, no state, no replacement "
         "of waiting rows).",
-        _floor_tables(results),
-    )
-
-
-def _floor_tables(results: Results) -> list[str]:
-    points = [p for p in results.daily or [] if p.floor is not None]
-    if not points:
-        return ["_Not run._"]
-    rows = []
-    for p in points:
-        rows.append(
-            [
-                str(p.days),
-                p.floor.cell() if p.floor else "-",
-                p.floor_target.cell() if p.floor_target else "-",
-                p.floor_append.cell() if p.floor_append else "-",
-                p.daily.cell(),
-                fmt_ratio(ratio(p.daily, p.floor)),
-                fmt_ratio(ratio(p.daily, p.floor_target)),
-                fmt_ratio(ratio(p.daily, p.floor_append)),
-                _scans_cell(p.floor_stats),
-                f"{p.report.record.files_read_a} / {p.report.record.files_read_b}",
-            ]
-        )
-    return _table(
-        [
-            "D (days)",
-            "floor: read A, B partitions",
-            "floor + the target slice",
-            "floor: join the window, append to Delta",
-            "deltainc daily run",
-            "daily / floor",
-            "daily / (floor + target)",
-            "daily / (join + append)",
-            "floor files A / B",
-            "deltainc files A / B",
-        ],
-        rows,
-    )
+        "",
+        *_per_size(
+            points,
+            {
+                "floor: read A, B partitions": lambda p: p.floor.cell() if p.floor else "-",
+                "floor + the target slice": lambda p: p.floor_target.cell() if p.floor_target else "-",
+                "floor: join the window, append to Delta": lambda p: p.floor_append.cell() if p.floor_append else "-",
+                "deltainc daily run": lambda p: p.daily.cell(),
+                "daily / floor": lambda p: fmt_ratio(ratio(p.daily, p.floor)),
+                "daily / (floor + target)": lambda p: fmt_ratio(ratio(p.daily, p.floor_target)),
+                "daily / (join + append)": lambda p: fmt_ratio(ratio(p.daily, p.floor_append)),
+                "floor files A / B": lambda p: _scans_cell(p.floor_stats),
+                "deltainc files A / B": lambda p: f"{p.report.record.files_read_a} / {p.report.record.files_read_b}",
+            },
+        ),
+    ]
 
 
 def fixed_cost_section(results: Results) -> list[str]:
@@ -645,11 +574,12 @@ def fixed_cost_section(results: Results) -> list[str]:
         return ["_Not run._"]
     from benchmarks.session_ab import render as render_sessions
 
-    return _intro(
+    return [
         "`python -m benchmarks.session_ab`: a small daily run in a warm session, on deltainc's session and on a "
         "session built only with Delta's defaults (`configure_spark_with_delta_pip`), each in its own process.",
-        render_sessions(results.sessions, *results.sessions_size),
-    )
+        "",
+        *render_sessions(results.sessions, *results.sessions_size),
+    ]
 
 
 def connect_section(results: Results) -> list[str]:

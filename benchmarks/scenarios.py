@@ -25,9 +25,11 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from benchmarks.data import Sources, append_day, copy_days, table_version
-from benchmarks.timing import Measurement, measure
+from benchmarks.timing import Counter, Measurement, measure
 from deltainc import pipeline
 from deltainc.join.join_types import counted_types
+from deltainc.join.output_layout import plan_layout
+from deltainc.join.settings import IncJoinSettings
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.sources import ScanStats, scan_stats
 from deltainc.pipeline.job.config import JobConfig
@@ -35,6 +37,7 @@ from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state.store import state_paths
 from deltainc.pipeline.window_join import join_window
 from deltainc.settings import Settings
+from deltainc.tools.sample_data import A_SCHEMA, B_SCHEMA
 
 __all__ = [
     "Bench",
@@ -53,22 +56,11 @@ __all__ = [
 # JoinType code -> name, as in docs/design.md#outcomes-of-a-row.
 OUTCOMES: dict[int, str] = {code: code.outcome for code in counted_types("left")}
 _MATCHED = (1, 2, 3)
-# The target's columns, in the order deltainc's default output_select gives them.
-OUTPUT_COLUMNS = (
-    "TrxId",
-    "RecDate",
-    "TrxDT",
-    "CreditDebit",
-    "AmountEuro",
-    "AccountName",
-    "RecDate_A",
-    "SepaId",
-    "CountryCode",
-    "RecDate_B",
-    "DiffArrivalTime",
-    "WaitingTime",
-    "JoinType",
-)
+# The target's columns, in the order deltainc's default output_select gives them to the benchmark's left join
+# (waiting rows included) of the sample sources.
+OUTPUT_COLUMNS: tuple[str, ...] = plan_layout(
+    A_SCHEMA.fieldNames(), B_SCHEMA.fieldNames(), ["TrxId"], "left", IncJoinSettings(include_waiting=True)
+).selected
 
 
 @dataclass(frozen=True)
@@ -116,6 +108,16 @@ class Bench:
                 "state": {"path": str(self.work / name / "state")},
             }
         )
+
+    def measure(
+        self,
+        name: str,
+        call: Callable[[], Any],
+        setup: Callable[[int], None] | None = None,
+        counter: Counter | None = None,
+    ) -> Measurement:
+        """`timing.measure` of `call` with the bench's repetitions, time budget and echo."""
+        return measure(name, call, self.repeat, self.budget_s, setup=setup, echo=self.echo, counter=counter)
 
     def run(self, job: JobConfig, until: int, on_step: Callable[[str], None] | None = None) -> tuple[WindowReport, ...]:
         """pipeline.run(job, until=day `until`); the windows it processed."""
@@ -385,24 +387,14 @@ def daily_phase(bench: Bench, sizes: list[int], naive: bool, floor: bool, check_
             bench.daily(job, number)
             echo(f"    warm-up: one untimed daily run, {time.perf_counter() - started:.2f} s")
         phases: list[dict[str, float]] = []
-        daily = measure(
+        daily = bench.measure(
             f"deltainc daily run, day {number}",
             partial(profiled_daily, bench, job, number, phases),
-            bench.repeat,
-            bench.budget_s,
             setup=_restorer(bench, before),
-            echo=echo,
             counter=jobs,
         )
         rerun_day = bench.sources.day(number)
-        rerun = measure(
-            f"deltainc rerun, day {number}",
-            partial(_rerun, bench, job, rerun_day),
-            bench.repeat,
-            bench.budget_s,
-            echo=echo,
-            counter=jobs,
-        )
+        rerun = bench.measure(f"deltainc rerun, day {number}", partial(_rerun, bench, job, rerun_day), counter=jobs)
         point = DailyPoint(number, build_s, daily, rerun, phases=phases)
         # One more first-time run, untimed, to count its Delta commits per table; then runs with nothing pending.
         restore(bench, before)
@@ -410,13 +402,8 @@ def daily_phase(bench: Bench, sizes: list[int], naive: bool, floor: bool, check_
         versions = [table_version(spark, p) for p in tables]
         bench.daily(job, number)
         point.commits = [table_version(spark, p) - v for p, v in zip(tables, versions, strict=True)]
-        point.nothing_pending = measure(
-            f"deltainc run with nothing pending, day {number}",
-            partial(bench.run, job, number),
-            bench.repeat,
-            bench.budget_s,
-            echo=echo,
-            counter=jobs,
+        point.nothing_pending = bench.measure(
+            f"deltainc run with nothing pending, day {number}", partial(bench.run, job, number), counter=jobs
         )
         target = _read(spark, str(job.target.path))
         point.counts = outcome_counts(target)
@@ -424,33 +411,18 @@ def daily_phase(bench: Bench, sizes: list[int], naive: bool, floor: bool, check_
         if floor:
             scan_a, scan_b = floor_scans(bench, number)
             point.floor_stats = (scan_stats(spark, scan_a), scan_stats(spark, scan_b))
-            point.floor = measure(
-                f"floor read, day {number}",
-                partial(_noop, scan_a, scan_b),
-                bench.repeat,
-                bench.budget_s,
-                echo=echo,
-                counter=jobs,
-            )
-            point.floor_append = measure(
+            point.floor = bench.measure(f"floor read, day {number}", partial(_noop, scan_a, scan_b), counter=jobs)
+            point.floor_append = bench.measure(
                 f"floor: join day {number} and append, day {number}",
                 partial(_join_append, bench, job, number, str(bench.work / "floor_append")),
-                bench.repeat,
-                bench.budget_s,
-                echo=echo,
                 counter=jobs,
             )
             last = bench.sources.day(number)
             rows = _read(spark, str(job.target.path)).where(  # the slice a daily run replaces: waiting rows at D-1
                 (F.col("RecDate") == F.lit(last - dt.timedelta(days=1))) & (F.col("JoinType") == 5)
             )
-            point.floor_target = measure(
-                f"floor read + target, day {number}",
-                partial(_noop, scan_a, scan_b, rows),
-                bench.repeat,
-                bench.budget_s,
-                echo=echo,
-                counter=jobs,
+            point.floor_target = bench.measure(
+                f"floor read + target, day {number}", partial(_noop, scan_a, scan_b, rows), counter=jobs
             )
 
         if naive:
@@ -459,12 +431,9 @@ def daily_phase(bench: Bench, sizes: list[int], naive: bool, floor: bool, check_
                 spark, bench.sources.path_a, bench.sources.path_b, last, bench.look_back, bench.max_wait
             )
             point.naive_stats = (scan_stats(spark, scan_a), scan_stats(spark, scan_b))
-            point.naive = measure(
+            point.naive = bench.measure(
                 f"naive full recompute, days 1..{number}",
                 partial(_overwrite, output, naive_path, bench.target_partitioning),
-                bench.repeat,
-                bench.budget_s,
-                echo=echo,
                 counter=jobs,
             )
             if number in check_sizes:
@@ -519,23 +488,13 @@ def reload_phase(bench: Bench, days: int) -> ReloadResult:
                 echo(f"      daily run {number}/{days}: {runs[-1][0]:.2f} s, {runs[-1][1]} Spark jobs")
         return runs
 
-    reload = measure(
+    reload = bench.measure(
         f"reload of days 1..{days} in one run",
         reload_once,
-        bench.repeat,
-        bench.budget_s,
         setup=lambda _i: _fresh(bench.work / one_shot.name),
-        echo=echo,
         counter=jobs,
     )
-    runs = measure(
-        f"{days} daily runs",
-        daily_runs,
-        bench.repeat,
-        bench.budget_s,
-        setup=lambda _i: _fresh(bench.work / daily.name),
-        echo=echo,
-    )
+    runs = bench.measure(f"{days} daily runs", daily_runs, setup=lambda _i: _fresh(bench.work / daily.name))
     x, y = _read(spark, str(one_shot.target.path)), _read(spark, str(daily.target.path))
     comparison = compare(x, y)
     echo(f"    reload target equals daily target: {comparison.equal} {comparison}")
@@ -677,23 +636,17 @@ def stream_phase(bench: Bench, number: int, delay: str = "0 seconds") -> StreamR
         if table_version(spark, str(target)) != stream_version:
             DeltaTable.forPath(spark, str(target)).restoreToVersion(stream_version)
 
-    stream = measure(
+    stream = bench.measure(
         f"stream AvailableNow, day {number}",
         lambda: _start_stream(bench, path_a, path_b, str(target), str(checkpoint), delay),
-        bench.repeat,
-        bench.budget_s,
         setup=reset_stream,
-        echo=echo,
     )
     echo(f"    stream over day {number}: {stream.last}")
     before = snapshot(bench, job)
-    daily = measure(
+    daily = bench.measure(
         f"deltainc daily run on the copies, day {number}",
         lambda: bench.daily(job, number),
-        bench.repeat,
-        bench.budget_s,
         setup=_restorer(bench, before),
-        echo=echo,
         counter=SparkJobs(spark),
     )
 

@@ -10,7 +10,6 @@ checked to be the same. Prints a Markdown table; `--out` also writes it.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
@@ -20,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.timing import publish
+from benchmarks.timing import publish, report_args
 from deltainc.tools.sample_job import left_job_toml
 
 # The same command, with the log reader refusing so that status reads with Spark.
@@ -90,11 +89,7 @@ def _time(command: list[str], root: Path) -> tuple[float, dict[str, object]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--data", type=Path, default=Path("bench-data/status"))
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+    args = report_args(__doc__, "--pairs", "bench-data/status")
     root = args.data.absolute()
     prepare(root)
     log_side = [sys.executable, "-m", "deltainc", "status", "trx", "--json"]

@@ -1,7 +1,9 @@
-"""Repeated wall-clock measurements: median and spread, with a per-measurement time budget. No Spark here."""
+"""Repeated wall-clock measurements: median and spread, with a per-measurement time budget; and the command line
+and the output of the modules that print a Markdown report. No Spark here."""
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 from collections.abc import Callable
@@ -9,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Counter", "Measurement", "measure", "ratio", "fmt_s", "fmt_ratio", "publish"]
+__all__ = ["Counter", "Measurement", "measure", "ratio", "fmt_s", "fmt_ratio", "report_args", "publish"]
 
 
 class Counter(Protocol):
@@ -130,6 +132,16 @@ def fmt_ratio(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:.2f}x" if value < 10 else f"{value:.1f}x"
+
+
+def report_args(doc: str, count: str, data: str) -> argparse.Namespace:
+    """The command line of a module that measures a small job and prints its Markdown report (`doc` its help): `count`
+    (`--pairs` or `--repeat`, default 5), `--data` (its folder, default `data`) and `--out` (write the report too)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(count, type=int, default=5)
+    parser.add_argument("--data", type=Path, default=Path(data))
+    parser.add_argument("--out", type=Path)
+    return parser.parse_args()
 
 
 def publish(lines: list[str], out: Path | None) -> None:

@@ -715,7 +715,7 @@ def test_rerun_past_the_watermark_names_the_argument_given(
     assert "rerun: --end 2025-03-04 is after the watermark 2025-03-02" in capsys.readouterr().err
 
 
-# --- profile and demo ----------------------------------------------------------------------------------------------
+# --- profile (the demo runs once, through the command line, in tests/tools/test_demo.py) ---------------------------
 
 
 def test_profile_prints_the_delay_profile_and_draws_the_chart(
@@ -729,15 +729,6 @@ def test_profile_prints_the_delay_profile_and_draws_the_chart(
     assert main(["profile", "trx", "--start", "2025-03-02"]) == 0
     assert capsys.readouterr().out.startswith("Delay profile of job trx:")
     assert nothing_written(tmp_path)
-
-
-def test_demo_loads_days_one_at_a_time_and_shows_rerun_and_reload_agree(
-    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["demo", "--root", "demo", "--days", "2", "--rows-per-day", "3"]) == 0
-    out = capsys.readouterr().out
-    assert re.search(r"target rows unchanged: yes", out) and re.search(r"equal to the daily target: yes", out)
-    assert (tmp_path / "demo" / "target_demo_daily").is_dir()
 
 
 # --- the example job and the spark-submit entry point ----------------------------------------------------------------

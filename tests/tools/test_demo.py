@@ -1,14 +1,19 @@
-"""The demo end to end on a tiny size: a daily schedule, a re-run that changes nothing, an equal reload."""
+"""The demo end to end on a tiny size, run once through the command line (`deltainc demo`): a daily schedule, a
+re-run that changes nothing, an equal reload."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import io
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
+from deltainc.cli.app import main
 from deltainc.errors import ConfigError
+from deltainc.tools import demo as demo_module
 from deltainc.tools.demo import COUNT_NAMES, DemoResult, run_demo
 from deltainc.tools.demo_jobs import DEMO_START
 
@@ -21,9 +26,20 @@ def demo(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple
     root.mkdir()
     (root / ".deltainc-demo").write_text("left by an earlier demo\n")
     (root / "stale-table").mkdir()  # an earlier demo's leftovers are removed first
-    lines: list[str] = []
-    result = run_demo(root, spark, days=DAYS, rows_per_day=10, echo=lines.append)
-    return result, lines, root
+    results: list[DemoResult] = []
+
+    def kept(*args: object, **kwargs: object) -> DemoResult:  # the real demo; its result kept for the tests below
+        results.append(run_demo(*args, **kwargs))  # type: ignore[arg-type]
+        return results[-1]
+
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out):
+        patch.chdir(root.parent)  # the command's settings come from the folder it runs in: none here
+        patch.setattr(demo_module, "run_demo", kept)
+        code = main(["demo", "--root", root.name, "--days", str(DAYS), "--rows-per-day", "10"])
+    assert code == 0, out.getvalue()[-3000:]  # exit 0: every promise of the demo held
+    (result,) = results
+    return result, out.getvalue().splitlines(), root
 
 
 def test_the_schedule_runs_one_window_per_day(demo: tuple[DemoResult, list[str], Path]) -> None:

@@ -10,6 +10,7 @@ import contextlib
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -111,12 +112,12 @@ def run(
     latest = _latest_available(prepared)
     if rebuild:
         rebuild_plan(prepared.job, state.watermark, latest)  # refused before the lock
-        planned = lambda watermark: rebuild_plan(prepared.job, watermark, latest)  # noqa: E731
+        planned = partial(rebuild_plan, prepared.job, latest=latest)  # planned again from the watermark once locked
     elif not run_plan(prepared.job, state.watermark, latest, until_unit):
         message = nothing_pending(prepared.job, state.watermark, latest, until_unit)
         return _result(prepared, Command.RUN, None, [], message, state.watermark)
     else:
-        planned = lambda watermark: run_plan(prepared.job, watermark, latest, until_unit)  # noqa: E731
+        planned = partial(run_plan, prepared.job, latest=latest, until=until_unit)
     done = _execute(prepared, state, Command.RUN, planned, on_step, _each(on_window), check=not rebuild)
     if rebuild:
         message = f"rebuilt the target in {done.reports[0].window}"

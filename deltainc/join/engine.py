@@ -22,8 +22,8 @@ W = [s, e] in `time_uom` units:
 - A is read in [s - mw, e] (with `b_waits_for_a`: [s - lb - mw, e], every A row that can match a B row
   output in W) and B in [s - lb - mw, e]: never a row after e (`deltainc.join.windows.open_read_bounds`).
 
-The modules: `join_spec` validates the arguments, `matched_rows` and `asof` derive the rows, this one reads
-the sources and puts the output together.
+The modules: `join_spec` validates the arguments, `match_condition` says when a B row matches an A row,
+`matched_rows` and `asof` derive the rows, this one reads the sources and puts the output together.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from pyspark.sql import functions as F
 from deltainc.join.asof import A_ROW_ID, asof_rows
 from deltainc.join.join_spec import JoinSpec, prepare_join
 from deltainc.join.join_types import WAITING_TYPES
+from deltainc.join.match_condition import match_condition, side_column
 from deltainc.join.matched_rows import matched_rows
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.join.settings import IncJoinSettings
@@ -49,14 +50,16 @@ __all__ = [
     "prepare_join",
     "join_prepared",
     "read_sources",
+    "read_units",
     "source_filter",
     "unit_index",
     "unit_time",
 ]
 
 
-def _read(df: DataFrame, spec: JoinSpec, first: int | None, last: int | None) -> DataFrame:
-    """A source pruned to units [first, last] (None = open), with its unit index column."""
+def read_units(df: DataFrame, spec: JoinSpec, first: int | None, last: int | None) -> DataFrame:
+    """A source pruned to units [first, last] (None = open), with its unit index column `UNIT`: the engine's and the
+    too-late rows' reads alike."""
     inc, uom = spec.settings.inc_col_name, spec.settings.time_uom
     data_type = column_type(df.schema, inc, "source", "inc_col_name")
     pruned = df.where(source_filter(df, inc, uom, first, last))
@@ -66,7 +69,7 @@ def _read(df: DataFrame, spec: JoinSpec, first: int | None, last: int | None) ->
 def read_sources(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> tuple[DataFrame, DataFrame]:
     """The pruned scans the join reads: A in [s - mw, e] ([s - lb - mw, e] when B waits), B in [s - lb - mw, e]."""
     bounds = open_read_bounds(spec.start, spec.end, spec.look_back_time, spec.max_waiting_time, spec.b_waits)
-    return _read(df_a, spec, bounds.a_start, bounds.a_end), _read(df_b, spec, bounds.b_start, bounds.b_end)
+    return read_units(df_a, spec, bounds.a_start, bounds.a_end), read_units(df_b, spec, bounds.b_start, bounds.b_end)
 
 
 def _with_latest_end(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> tuple[DataFrame, DataFrame, Column]:
@@ -111,7 +114,7 @@ def inc_join(
 def join_prepared(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> DataFrame:
     """The join for an already validated spec (the pipeline validates once, then joins)."""
     settings, layout = spec.settings, spec.layout
-    lb, mw, s = spec.look_back_time, spec.max_waiting_time, spec.start
+    s = spec.start
     alias_a, alias_b = settings.alias_a, settings.alias_b
 
     a_src, b_src = read_sources(df_a, df_b, spec)
@@ -124,20 +127,14 @@ def join_prepared(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> DataFrame
     a, b = a_src.alias(alias_a), b_src.alias(alias_b)
 
     def col_a(name: str) -> Column:
-        return F.col(f"{alias_a}.`{name}`")
+        return side_column(alias_a, name)
 
     def col_b(name: str) -> Column:
-        return F.col(f"{alias_b}.`{name}`")
+        return side_column(alias_b, name)
 
-    a_t, b_t = col_a(UNIT), col_b(UNIT)
-    condition = F.lit(True)
-    for key in spec.join_cols:
-        condition = condition & (col_a(key) == col_b(key))
-    if spec.join_cond is not None:
-        condition = condition & (F.expr(spec.join_cond) if isinstance(spec.join_cond, str) else spec.join_cond)
-    if settings.enforce_sliding_join_window:
-        condition = condition & b_t.between(a_t - F.lit(lb), a_t + F.lit(mw))
-    # Without it the seed library adds no time condition: the read bounds [s - lb - mw, e] alone limit B.
+    # Without the sliding join window the seed library adds no time condition: the read bounds [s - lb - mw, e]
+    # alone limit B.
+    condition = match_condition(spec, UNIT if settings.enforce_sliding_join_window else None)
 
     rows = asof_rows if spec.how == "asof" else matched_rows
     joined, diff, waiting, out_t, join_type = rows(a, b, condition, spec, e)

@@ -17,7 +17,16 @@ from deltainc.join.settings import ASOF_NEEDS_SLIDING_WINDOW, IncJoinSettings
 from deltainc.join.time_units import TimeUnit, from_index, parse_point
 from deltainc.join.unit_columns import TIME_TYPES, column_type
 
-__all__ = ["JoinSpec", "check_join", "prepare_join", "resolve_join_cond", "JoinColumns", "JoinCondition", "Point"]
+__all__ = [
+    "JoinSpec",
+    "check_join",
+    "prepare_join",
+    "condition_column",
+    "resolve_join_cond",
+    "JoinColumns",
+    "JoinCondition",
+    "Point",
+]
 
 JoinColumns = str | Sequence[str] | None
 JoinCondition = str | Column | None
@@ -94,10 +103,15 @@ def _check_sources(
             )
 
 
+def condition_column(join_cond: str | Column) -> Column:
+    """A `join_cond` as a Column: SQL text parsed with F.expr, a Column as is (one rule for checking and joining)."""
+    return F.expr(join_cond) if isinstance(join_cond, str) else join_cond
+
+
 def resolve_join_cond(df_a: DataFrame, df_b: DataFrame, join_cond: str | Column, settings: IncJoinSettings) -> None:
     """Resolve the condition against the aliased sources (analysis only, no Spark job)."""
     try:
-        condition = F.expr(join_cond) if isinstance(join_cond, str) else join_cond
+        condition = condition_column(join_cond)
         df_a.alias(settings.alias_a).join(df_b.alias(settings.alias_b), condition, "inner").schema  # noqa: B018
     except Exception as exc:  # pyspark raises ParseException / AnalysisException here
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -135,8 +149,8 @@ def _check_asof(
 
 
 def check_join(
-    schema_a: T.StructType,
-    schema_b: T.StructType,
+    source_a: T.StructType | DataFrame,
+    source_b: T.StructType | DataFrame,
     how: str,
     join_cols: JoinColumns,
     join_cond: JoinCondition,
@@ -146,8 +160,11 @@ def check_join(
     output_window_end: Point,
     other_settings: IncJoinSettings | None,
 ) -> JoinSpec:
-    """Everything `prepare_join` checks but the join condition's resolution, from the sources' schemas alone:
-    so that a job can be checked from the Delta logs before Spark starts."""
+    """Validate a join's arguments (all given: `inc_join` has the defaults) against its two sources; raise before
+    anything is computed. Given the DataFrames, the join condition is also resolved by Spark's analyzer; given
+    their schemas, everything but that, so that a job can be checked from the Delta logs before Spark starts."""
+    schema_a = source_a if isinstance(source_a, T.StructType) else source_a.schema
+    schema_b = source_b if isinstance(source_b, T.StructType) else source_b.schema
     settings = other_settings if other_settings is not None else IncJoinSettings()
     if not isinstance(settings, IncJoinSettings):
         raise ConfigError(f"other_settings: expected IncJoinSettings, got {type(settings).__name__}")
@@ -176,25 +193,10 @@ def check_join(
         )
     _check_sources(schema_a, schema_b, cols, settings.inc_col_name, TimeUnit.parse(uom))
     layout = plan_layout(schema_a.fieldNames(), schema_b.fieldNames(), cols, canonical, settings)
-    return JoinSpec(canonical, cols, join_cond, lb, mw, start, end, settings, layout)
-
-
-def prepare_join(
-    a_columns_df: DataFrame,
-    b_columns_df: DataFrame,
-    how: str,
-    join_cols: JoinColumns,
-    join_cond: JoinCondition,
-    look_back_time: int,
-    max_waiting_time: int,
-    output_window_start: Point,
-    output_window_end: Point,
-    other_settings: IncJoinSettings | None,
-) -> JoinSpec:
-    """Validate `inc_join`'s arguments (all given: the defaults are inc_join's) against the two sources' schemas
-    (`check_join`), the join condition resolved by Spark's analyzer; raise before anything is computed."""
-    spec = check_join(a_columns_df.schema, b_columns_df.schema, how, join_cols, join_cond, look_back_time,
-                      max_waiting_time, output_window_start, output_window_end, other_settings)  # fmt: skip
-    if join_cond is not None:
-        resolve_join_cond(a_columns_df, b_columns_df, join_cond, spec.settings)
+    spec = JoinSpec(canonical, cols, join_cond, lb, mw, start, end, settings, layout)
+    if join_cond is not None and not isinstance(source_a, T.StructType) and not isinstance(source_b, T.StructType):
+        resolve_join_cond(source_a, source_b, join_cond, settings)
     return spec
+
+
+prepare_join = check_join  # the name `inc_join` validates its DataFrames with: `check_join` given them

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError, InternalError
 from deltainc.join.join_spec import prepare_join
+from deltainc.join.match_condition import match_condition
 from deltainc.join.time_units import TimeUnit, day_units
 from deltainc.join.unit_columns import source_filter, unit_index
 from deltainc.pipeline.delta.sources import read_table
@@ -196,7 +197,7 @@ def profile_job(
     df_a = read_table(spark, job.source_a, "source_a")
     df_b = read_table(spark, job.source_b, "source_b")
     settings = join.engine_settings()
-    prepare_join(
+    spec = prepare_join(
         df_a,
         df_b,
         join.how,
@@ -212,11 +213,7 @@ def profile_job(
     last = None if end is None else day_units(end, uom)[1]
     a = df_a.where(source_filter(df_a, inc, uom, first, last)).alias(join.alias_a)
     b = df_b.where(F.col(f"`{inc}`").isNotNull()).alias(join.alias_b)
-    condition = F.lit(True)
-    for key in join.join_cols:
-        condition = condition & (F.col(f"{join.alias_a}.`{key}`") == F.col(f"{join.alias_b}.`{key}`"))
-    if join.join_cond is not None:
-        condition = condition & F.expr(join.join_cond)
+    condition = match_condition(spec, None)  # the job's keys and join_cond, as its join matches rows
     a_rec, b_rec = F.col(f"{join.alias_a}.`{inc}`"), F.col(f"{join.alias_b}.`{inc}`")
     a_type, b_type = df_a.schema[inc].dataType, df_b.schema[inc].dataType
     delay = unit_index(b_rec, b_type, uom) - unit_index(a_rec, a_type, uom)

@@ -57,7 +57,7 @@ def local_file_path(location: str) -> str | None:
 
 
 def quote_name(column: str) -> str:
-    """A column name as a SQL identifier: in backticks, a backtick in it doubled."""
+    """A name (a column, a Delta path) as a SQL identifier: in backticks, a backtick in it doubled."""
     return "`" + column.replace("`", "``") + "`"
 
 
@@ -81,7 +81,7 @@ def path_ref(path: str) -> TableRef:
 def table_name(ref: TableRef) -> str:
     """The table as SQL names it: delta.`path` or the catalog name."""
     if ref.path is not None:
-        return "delta.`" + ref.path.replace("`", "``") + "`"
+        return "delta." + quote_name(ref.path)
     return ref.table or ""
 
 

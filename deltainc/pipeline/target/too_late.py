@@ -14,19 +14,14 @@ from collections.abc import Sequence
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from deltainc.join.engine import JoinSpec, source_filter, unit_index, unit_time
+from deltainc.join.engine import JoinSpec, read_units, unit_time
+from deltainc.join.match_condition import match_condition, side_column
+from deltainc.join.unit_columns import UNIT
 from deltainc.pipeline.job.join_plan import Identity
 
 __all__ = ["TOO_LATE_BY", "too_late_rows"]
 
 TOO_LATE_BY = "TooLateBy"  # units between the A row's timeout (A.RecDate + mw) and the B row's arrival
-_T = "__di_t"
-
-
-def _read(df: DataFrame, spec: JoinSpec, first: int, last: int) -> DataFrame:
-    inc, uom = spec.settings.inc_col_name, spec.settings.time_uom
-    pruned = df.where(source_filter(df, inc, uom, first, last))
-    return pruned.withColumn(_T, unit_index(F.col(f"`{inc}`"), df.schema[inc].dataType, uom))
 
 
 def too_late_rows(
@@ -45,29 +40,22 @@ def too_late_rows(
         raise ValueError("too_late_rows needs a window with a start and an end")
     s, e, lb, mw = spec.start, spec.end, spec.look_back_time, spec.max_waiting_time
     alias_a, alias_b = spec.settings.alias_a, spec.settings.alias_b
-    a = _read(df_a, spec, s - horizon, e - mw - 1).alias(alias_a)
-    b_all = _read(df_b, spec, s - horizon - lb, e)
+    a = read_units(df_a, spec, s - horizon, e - mw - 1).alias(alias_a)
+    b_all = read_units(df_b, spec, s - horizon - lb, e)
 
     def col_a(name: str) -> Column:
-        return F.col(f"{alias_a}.`{name}`")
+        return side_column(alias_a, name)
 
     def col_b(name: str) -> Column:
-        return F.col(f"{alias_b}.`{name}`")
+        return side_column(alias_b, name)
 
-    def keys_match() -> Column:
-        condition = F.lit(True)
-        for key in spec.join_cols:
-            condition = condition & (col_a(key) == col_b(key))
-        if spec.join_cond is not None:
-            condition = condition & (F.expr(spec.join_cond) if isinstance(spec.join_cond, str) else spec.join_cond)
-        return condition
-
-    a_t, b_t = col_a(_T), col_b(_T)
-    in_window = b_t.between(a_t - F.lit(lb), a_t + F.lit(mw))
-    timed_out = a.join(b_all.alias(alias_b), keys_match() & in_window, "left_anti").alias(alias_a)
-    arrived = b_all.where(F.col(_T) >= F.lit(s)).alias(alias_b)
+    # The engine's condition, with the sliding join window whatever enforce_sliding_join_window says: the A rows
+    # that matched no B row in it timed out.
+    a_t, b_t = col_a(UNIT), col_b(UNIT)
+    timed_out = a.join(b_all.alias(alias_b), match_condition(spec, UNIT), "left_anti").alias(alias_a)
+    arrived = b_all.where(F.col(UNIT) >= F.lit(s)).alias(alias_b)
     delay = b_t - a_t
-    pairs = timed_out.join(arrived, keys_match() & (delay > F.lit(mw)) & (delay <= F.lit(horizon)))
+    pairs = timed_out.join(arrived, match_condition(spec, None) & (delay > F.lit(mw)) & (delay <= F.lit(horizon)))
     columns: dict[str, Column] = {}
     for source, name in zip(a_keys, identity.a_keys, strict=True):
         columns[name] = col_a(source)

@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 import deltainc.spark
 from deltainc.cli.app import build_parser
 from deltainc.pipeline.job.config import FeatureConfig, JobConfig, JoinConfig, StateConfig, TableRef, TargetConfig
+from deltainc.pipeline.target.write_mode import TargetWrite
 from deltainc.settings import Settings, SparkSettings, StorageSettings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,3 +105,9 @@ def test_the_reference_tables_name_every_key() -> None:
         assert f"spark.{name}" in text, name
     for name in StorageSettings.model_fields:
         assert f"storage.{name}" in text, name
+
+
+def test_the_run_log_reference_names_every_way_a_window_is_written() -> None:
+    text = README.read_text(encoding="utf-8")
+    listed = text[text.index("how it wrote (`target_write`:") :].split(")", 1)[0]
+    assert [way for way in TargetWrite if f"`{way}`" not in listed] == []

@@ -264,18 +264,8 @@ def test_unmatched_a_rows_keep_their_key_through_the_coalesce(spark: SparkSessio
 
 def test_output_select_takes_tokens_and_explicit_columns_in_order(spark: SparkSession) -> None:
     df_a, df_b = sources(spark, [(1, 0)], [(1, 0)])
-    out = inc_join(
-        df_a,
-        df_b,
-        "left",
-        ["k"],
-        None,
-        0,
-        0,
-        day(0),
-        day(0),
-        IncJoinSettings(output_select="JoinType, vb, inc_col_b, inc_col_a, join_cols, k"),
-    )
+    options = IncJoinSettings(output_select="JoinType, vb, inc_col_b, inc_col_a, join_cols, k")
+    out = inc_join(df_a, df_b, "left", ["k"], None, 0, 0, day(0), day(0), options)
     assert out.columns == ["JoinType", "vb", "RecDate_B", "RecDate_A", "k"]
 
 
@@ -333,18 +323,8 @@ def test_minute_time_uom_counts_in_minutes(spark: SparkSession) -> None:
 
 def test_without_a_window_end_the_latest_recdate_in_both_sources_is_the_end(spark: SparkSession) -> None:
     df_a, df_b = sources(spark, [(1, 0), (2, 4)], [(1, 2), (9, 6)])
-    out = inc_join(
-        df_a,
-        df_b,
-        "left",
-        ["k"],
-        None,
-        0,
-        5,
-        None,
-        None,
-        IncJoinSettings(include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType"),
-    )
+    options = IncJoinSettings(include_waiting=True, output_select="k, RecDate, WaitingTime, JoinType")
+    out = inc_join(df_a, df_b, "left", ["k"], None, 0, 5, None, None, options)
     rows = sorted((r.k, (r.RecDate - DAY0).days, r.WaitingTime, r.JoinType) for r in out.collect())
     # latest in A = 4, in B = 6: the end is 4; B of day 6 is not seen.
     assert rows == [(1, 2, None, JoinType.B_LATE), (2, 4, 0, JoinType.A_WAITING)]

@@ -203,36 +203,39 @@ def _full_expected(spark: SparkSession, rows: list[tuple]) -> DataFrame:
     )
 
 
-def test_full_outer_seed_rule_outputs_b_only_rows_at_their_recdate(
-    spark: SparkSession, seed_b_only: tuple[DataFrame, DataFrame]
+@pytest.mark.parametrize(
+    ("settings", "b_only"),
+    [
+        pytest.param(
+            {},
+            [
+                (8, D(2025, 3, 5), None, D(2025, 3, 5), None, None, int(JoinType.NOT_MATCHED)),
+                (9, D(2025, 3, 30), None, D(2025, 3, 30), None, None, int(JoinType.NOT_MATCHED)),
+            ],
+            id="seed_rule_outputs_them_at_their_recdate",
+        ),
+        pytest.param(
+            {"b_waits_for_a": True},
+            [
+                (8, D(2025, 3, 7), None, D(2025, 3, 5), None, 2, int(JoinType.NOT_MATCHED)),  # waited lb = 2: final
+                (9, D(2025, 3, 31), None, D(2025, 3, 30), None, 1, int(JoinType.B_WAITING)),  # waited 1 of 2
+            ],
+            id="b_waits_for_a_finalises_trx_8_at_b_plus_2_and_keeps_trx_9_waiting",
+        ),
+    ],
+)
+def test_full_outer_outputs_the_b_only_rows_by_its_rule(
+    spark: SparkSession, seed_b_only: tuple[DataFrame, DataFrame], settings: dict[str, object], b_only: list[tuple]
 ) -> None:
     a, b = seed_b_only
-    expected = _full_expected(
-        spark,
-        SEVEN_MATCHED
-        + [
-            (8, D(2025, 3, 5), None, D(2025, 3, 5), None, None, int(JoinType.NOT_MATCHED)),
-            (9, D(2025, 3, 30), None, D(2025, 3, 30), None, None, int(JoinType.NOT_MATCHED)),
-        ],
-    )
-    out = _full(a, b, "2025-03-01", "2025-03-31")
-    assert_df_equality(out, expected, ignore_row_order=True, ignore_nullable=True)
+    out = _full(a, b, "2025-03-01", "2025-03-31", **settings)
+    assert_df_equality(out, _full_expected(spark, SEVEN_MATCHED + b_only), ignore_row_order=True, ignore_nullable=True)
 
 
-def test_full_outer_b_waits_for_a_finalises_trx_8_at_b_plus_2_and_keeps_trx_9_waiting(
-    spark: SparkSession, seed_b_only: tuple[DataFrame, DataFrame]
+def test_full_outer_b_waits_for_a_without_include_waiting_drops_the_still_waiting_trx_9(
+    seed_b_only: tuple[DataFrame, DataFrame],
 ) -> None:
     a, b = seed_b_only
-    expected = _full_expected(
-        spark,
-        SEVEN_MATCHED
-        + [
-            (8, D(2025, 3, 7), None, D(2025, 3, 5), None, 2, int(JoinType.NOT_MATCHED)),  # waited lb = 2: final
-            (9, D(2025, 3, 31), None, D(2025, 3, 30), None, 1, int(JoinType.B_WAITING)),  # waited 1 of 2
-        ],
-    )
-    out = _full(a, b, "2025-03-01", "2025-03-31", b_waits_for_a=True)
-    assert_df_equality(out, expected, ignore_row_order=True, ignore_nullable=True)
     no_waiting = IncJoinSettings(output_select=OUT, b_waits_for_a=True)
     final = inc_join(a, b, "full_outer", ["TrxId"], None, 2, 11, "2025-03-01", "2025-03-31", no_waiting)
     assert sorted(r.TrxId for r in final.collect()) == [1, 2, 3, 4, 5, 6, 7, 8]  # trx 9 still waits: dropped

@@ -254,22 +254,29 @@ def test_a_join_cond_that_does_not_resolve_is_rejected_naming_the_field(a: DataF
 # --- output column collisions ------------------------------------------------------------------------------------
 
 
-def test_a_column_named_join_type_collides_with_the_computed_column(spark: SparkSession, b: DataFrame) -> None:
-    a = spark.createDataFrame([(1, 3, D1)], "TrxId long, JoinType int, RecDate date")
-    with pytest.raises(
-        SchemaError,
-        match=r"^output column collision: 'JoinType' from a computed column collides with source_a column 'JoinType'; ",
-    ):
-        _join(a, b)
-
-
-def test_a_column_rec_date_b_collides_with_b_suffixed_rec_date(spark: SparkSession, b: DataFrame) -> None:
-    a = spark.createDataFrame([(1, D1, D1)], "TrxId long, RecDate_B date, RecDate date")
-    with pytest.raises(
-        SchemaError,
-        match=r"^output column collision: 'RecDate_B' from source_b column 'RecDate' collides with "
-        r"source_a column 'RecDate_B'; rename one of them or change alias_a/alias_b$",
-    ):
+@pytest.mark.parametrize(
+    ("row", "schema", "message"),
+    [
+        pytest.param(
+            (1, 3, D1),
+            "TrxId long, JoinType int, RecDate date",
+            r"^output column collision: 'JoinType' from a computed column collides with source_a column 'JoinType'; ",
+            id="a_column_named_join_type_collides_with_the_computed_column",
+        ),
+        pytest.param(
+            (1, D1, D1),
+            "TrxId long, RecDate_B date, RecDate date",
+            r"^output column collision: 'RecDate_B' from source_b column 'RecDate' collides with "
+            r"source_a column 'RecDate_B'; rename one of them or change alias_a/alias_b$",
+            id="a_column_rec_date_b_collides_with_b_suffixed_rec_date",
+        ),
+    ],
+)
+def test_a_source_column_named_like_an_output_column_is_rejected_naming_both(
+    spark: SparkSession, b: DataFrame, row: tuple[object, ...], schema: str, message: str
+) -> None:
+    a = spark.createDataFrame([row], schema)
+    with pytest.raises(SchemaError, match=message):
         _join(a, b)
 
 
@@ -345,18 +352,18 @@ def test_inc_join_settings_validation_error_is_a_value_error() -> None:
 # --- NULL semantics ----------------------------------------------------------------------------------------------
 
 
+def _same_day_join(df_a: DataFrame, df_b: DataFrame, how: str, start: dt.date | None, end: dt.date | None) -> DataFrame:
+    """`how` over [start, end], a row matching only a partner of its own day (look_back_time = max_waiting_time
+    = 0), in the OUT columns."""
+    window = {"output_window_start": start, "output_window_end": end}
+    settings = IncJoinSettings(output_select=OUT)
+    return _join(df_a, df_b, how=how, look_back_time=0, max_waiting_time=0, other_settings=settings, **window)
+
+
 def test_null_keys_never_match(spark: SparkSession) -> None:
     a = spark.createDataFrame([(None, 10.0, D1), (1, 20.0, D1)], A_SCHEMA)
     b = spark.createDataFrame([(None, "NL", D1), (1, "UK", D1)], B_SCHEMA)
-    out = _join(
-        a,
-        b,
-        look_back_time=0,
-        max_waiting_time=0,
-        output_window_start=D1,
-        output_window_end=D1,
-        other_settings=IncJoinSettings(output_select=OUT),
-    )
+    out = _same_day_join(a, b, "left", D1, D1)
     expected = spark.createDataFrame(
         [
             (None, D1, D1, None, None, int(JoinType.A_TIMED_OUT)),
@@ -367,7 +374,10 @@ def test_null_keys_never_match(spark: SparkSession) -> None:
     assert_df_equality(out, expected, ignore_row_order=True, ignore_nullable=True)
 
 
-def test_rows_with_a_null_rec_date_are_never_joined_nor_output(spark: SparkSession) -> None:
+@pytest.mark.parametrize("window", [(D1, D1), (None, None)], ids=["windowed", "unbounded"])
+def test_rows_with_a_null_rec_date_are_never_joined_nor_output(
+    spark: SparkSession, window: tuple[dt.date | None, dt.date | None]
+) -> None:
     a = spark.createDataFrame([(1, 10.0, None), (2, 20.0, D1), (3, 30.0, D1)], A_SCHEMA)
     b = spark.createDataFrame([(1, "NL", D1), (2, "UK", None), (3, "DE", D1)], B_SCHEMA)
     expected = spark.createDataFrame(
@@ -378,29 +388,8 @@ def test_rows_with_a_null_rec_date_are_never_joined_nor_output(spark: SparkSessi
         ],
         OUT_SCHEMA,
     )
-    settings = IncJoinSettings(output_select=OUT)
-    windowed = _join(
-        a,
-        b,
-        how="full_outer",
-        look_back_time=0,
-        max_waiting_time=0,
-        output_window_start=D1,
-        output_window_end=D1,
-        other_settings=settings,
-    )
-    assert_df_equality(windowed, expected, ignore_row_order=True, ignore_nullable=True)
-    unbounded = _join(
-        a,
-        b,
-        how="full_outer",
-        look_back_time=0,
-        max_waiting_time=0,
-        output_window_start=None,
-        output_window_end=None,
-        other_settings=settings,
-    )
-    assert_df_equality(unbounded, expected, ignore_row_order=True, ignore_nullable=True)
+    out = _same_day_join(a, b, "full_outer", *window)
+    assert_df_equality(out, expected, ignore_row_order=True, ignore_nullable=True)
 
 
 # --- nothing is computed when the input is invalid ---------------------------------------------------------------

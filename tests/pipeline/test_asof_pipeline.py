@@ -16,40 +16,22 @@ from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.tools.sample_data import SampleSpec, write_sources
+from jobs import days_from, job_config
 
 START = dt.date(2025, 3, 1)
 TRX_SCHEMA = "TrxId long, CustomerId long, Amount double, EventTime timestamp, RecDate date"
 SCORE_SCHEMA = "ScoreId long, CustomerId long, Risk double, EventTime timestamp, RecDate date"
 
 
-def day(n: int) -> dt.date:
-    return START + dt.timedelta(days=n)
-
-
-def at(n: int, hour: int) -> dt.datetime:
-    return dt.datetime(START.year, START.month, START.day) + dt.timedelta(days=n, hours=hour)
+day, at = days_from(START)
 
 
 def feature_job(root: Path, name: str = "features", max_window: int = 1) -> JobConfig:
     """Transactions with the customer's risk score as of the transaction: a score may arrive up to 2 days late."""
-    return JobConfig.model_validate(
-        {
-            "name": name,
-            "start_date": day(9),
-            "max_window": max_window,
-            "source_a": {"path": str(root / "trx")},
-            "source_b": {"path": str(root / "scores")},
-            "join": {
-                "how": "asof",
-                "join_cols": ["CustomerId"],
-                "asof_col": "EventTime",
-                "look_back_time": 30,
-                "max_waiting_time": 2,
-            },
-            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"], "b_keys": ["ScoreId"]},
-            "state": {"path": str(root / "state")},
-        }
-    )
+    join = {"how": "asof", "join_cols": ["CustomerId"], "asof_col": "EventTime", "look_back_time": 30,
+            "max_waiting_time": 2}  # fmt: skip
+    return job_config(root, name, day(9), join, keys=["TrxId"], b_keys=["ScoreId"], sources=("trx", "scores"),
+                      max_window=max_window)  # fmt: skip
 
 
 def target_rows(spark: SparkSession, job: JobConfig) -> list[tuple[Any, ...]]:
@@ -98,24 +80,9 @@ def test_asof_daily_monthly_and_one_run_give_the_engine_output(spark: SparkSessi
     write_sources(spark, spec, str(tmp_path / "a"), str(tmp_path / "b"))
 
     def job(name: str, max_window: int) -> JobConfig:
-        return JobConfig.model_validate(
-            {
-                "name": name,
-                "start_date": START,
-                "max_window": max_window,
-                "source_a": {"path": str(tmp_path / "a")},
-                "source_b": {"path": str(tmp_path / "b")},
-                "join": {
-                    "how": "asof",
-                    "asof_strategy": "nearest",
-                    "join_cols": ["TrxId"],
-                    "look_back_time": 2,
-                    "max_waiting_time": 2,
-                },  # fmt: skip
-                "target": {"path": str(tmp_path / f"target_{name}"), "keys": ["TrxId"], "b_keys": ["SepaId"]},
-                "state": {"path": str(tmp_path / "state")},
-            }
-        )
+        join = {"how": "asof", "asof_strategy": "nearest", "join_cols": ["TrxId"], "look_back_time": 2,
+                "max_waiting_time": 2}  # fmt: skip
+        return job_config(tmp_path, name, START, join, keys=["TrxId"], b_keys=["SepaId"], max_window=max_window)
 
     daily, monthly, once = job("daily", 1), job("monthly", 0), job("once", 0)
     last = day(7)

@@ -15,6 +15,7 @@ from deltainc.pipeline.controller import backfill, rerun, run
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.tools.sample_data import SampleSpec, write_sources
+from jobs import job_config
 
 START = dt.date(2025, 3, 27)
 D = [START + dt.timedelta(days=i) for i in range(8)]
@@ -23,19 +24,8 @@ B_SCHEMA = "TrxId long, SepaId long, RecDate date"
 
 
 def make_job(root: Path, name: str = "rec", how: str = "full_outer", **overrides: Any) -> JobConfig:
-    config: dict[str, Any] = {
-        "name": name,
-        "start_date": START,
-        "max_window": 1,
-        "source_a": {"path": str(root / "a")},
-        "source_b": {"path": str(root / "b")},
-        "join": {"how": how, "join_cols": ["TrxId"], "look_back_time": 2, "max_waiting_time": 2},
-        "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"], "b_keys": ["SepaId"]},
-        "state": {"path": str(root / "state")},
-    }
-    for key, value in overrides.items():
-        config[key] = {**config[key], **value} if isinstance(value, dict) else value
-    return JobConfig.model_validate(config)
+    join = {"how": how, "join_cols": ["TrxId"], "look_back_time": 2, "max_waiting_time": 2}
+    return job_config(root, name, START, join, keys=["TrxId"], b_keys=["SepaId"], **overrides)
 
 
 def write(spark: SparkSession, root: Path, a: list[tuple[Any, ...]], b: list[tuple[Any, ...]]) -> None:

@@ -76,25 +76,27 @@ def test_a_missing_source_is_named_with_its_path(sources: tuple[str, str], tmp_p
         check_from_logs(_job(sources[0], str(tmp_path / "missing")))
 
 
-def test_a_missing_join_key_is_named_with_the_columns_there_are(sources: tuple[str, str]) -> None:
-    with pytest.raises(SchemaError, match=r"^join_cols: column 'Id' missing from source_a \(columns: TrxId, RecDate\)"):
-        check_from_logs(_job(*sources, join_cols=["Id"]))
-
-
-def test_an_hour_job_on_a_date_column_is_refused(sources: tuple[str, str]) -> None:
-    with pytest.raises(SchemaError, match=r"^time_uom: 'hour' needs a timestamp 'RecDate'"):
-        check_from_logs(_job(*sources, time_uom="hour"))
-
-
 def test_a_source_given_by_catalog_name_is_left_to_spark(sources: tuple[str, str]) -> None:
     assert check_from_logs(_job(sources[0], {"table": "shop.payments"})) is None
 
 
-def test_a_misspelt_column_is_answered_with_the_closest_name(sources: tuple[str, str]) -> None:
-    with pytest.raises(SchemaError, match=r"^join_cols: column 'TrxID' missing from .*; did you mean 'TrxId'\?$"):
-        check_from_logs(_job(*sources, join_cols=["TrxID"]))
-
-
-def test_a_missing_rec_date_names_the_job_files_key_inc_col(sources: tuple[str, str]) -> None:
-    with pytest.raises(SchemaError, match=r"^join\.inc_col: column 'BookedOn' missing from source_a"):
-        check_from_logs(_job(*sources, inc_col="BookedOn"))
+@pytest.mark.parametrize(
+    ("join", "message"),
+    [
+        ({"join_cols": ["Id"]}, r"^join_cols: column 'Id' missing from source_a \(columns: TrxId, RecDate\)"),
+        ({"time_uom": "hour"}, r"^time_uom: 'hour' needs a timestamp 'RecDate'"),
+        ({"join_cols": ["TrxID"]}, r"^join_cols: column 'TrxID' missing from .*; did you mean 'TrxId'\?$"),
+        ({"inc_col": "BookedOn"}, r"^join\.inc_col: column 'BookedOn' missing from source_a"),
+    ],
+    ids=[
+        "a_missing_join_key_is_named_with_the_columns_there_are",
+        "an_hour_job_on_a_date_column_is_refused",
+        "a_misspelt_column_is_answered_with_the_closest_name",
+        "a_missing_rec_date_names_the_job_files_key_inc_col",
+    ],
+)
+def test_a_join_its_sources_cannot_serve_is_refused_naming_the_setting(
+    sources: tuple[str, str], join: dict[str, object], message: str
+) -> None:
+    with pytest.raises(SchemaError, match=message):
+        check_from_logs(_job(*sources, **join))

@@ -20,18 +20,14 @@ from deltainc.pipeline.controller import run
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.state.store import read_runs, state_paths
+from jobs import days_from, job_config
 
 START = dt.date(2025, 4, 1)
 ORDERS = "Id long, OrderId long, Amount double, EventTime timestamp, RecDate date"
 PAYMENTS = "PayId long, OrderId long, Paid double, EventTime timestamp, RecDate date"
 
 
-def day(n: int) -> dt.date:
-    return START + dt.timedelta(days=n)
-
-
-def at(n: int, hour: int) -> dt.datetime:
-    return dt.datetime(START.year, START.month, START.day) + dt.timedelta(days=n, hours=hour)
+day, at = days_from(START)
 
 
 def write(spark: SparkSession, root: Path, orders: list[tuple[Any, ...]], payments: list[tuple[Any, ...]],
@@ -43,19 +39,8 @@ def write(spark: SparkSession, root: Path, orders: list[tuple[Any, ...]], paymen
 
 def job(root: Path, how: str = "left", name: str = "orders", **changes: Any) -> JobConfig:
     """Orders joined with payments on OrderId (a payment up to a day late); a row's identity is its own id."""
-    document: dict[str, Any] = {
-        "name": name,
-        "start_date": START,
-        "max_window": 1,
-        "source_a": {"path": str(root / "orders")},
-        "source_b": {"path": str(root / "payments")},
-        "join": {"how": how, "join_cols": ["OrderId"], "max_waiting_time": 1},
-        "target": {"path": str(root / f"target_{name}"), "keys": ["Id"], "b_keys": ["PayId"]},
-        "state": {"path": str(root / "state")},
-    }
-    for section, values in changes.items():
-        document[section] = {**document[section], **values}
-    return JobConfig.model_validate(document)
+    join = {"how": how, "join_cols": ["OrderId"], "max_waiting_time": 1}
+    return job_config(root, name, START, join, keys=["Id"], b_keys=["PayId"], sources=("orders", "payments"), **changes)
 
 
 def null_counts(config: JobConfig) -> list[tuple[str | None, int | None, int | None]]:

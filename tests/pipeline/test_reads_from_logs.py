@@ -230,13 +230,18 @@ def test_deletion_vectors_make_the_log_unreadable(spark: SparkSession, tmp_path:
         latest_unit_from_log(location, "RecDate", "day")
 
 
-def test_a_file_without_statistics_makes_the_log_unreadable(spark: SparkSession, tmp_path: Path) -> None:
-    location = str(tmp_path / "a")
+def without_rec_date_statistics(spark: SparkSession, location: str, rec_date: str) -> str:
+    """A table of one row (1, rec_date) whose file keeps statistics of its first column, id, only."""
     spark.sql(
         f"CREATE TABLE delta.`{location}` (id INT, RecDate DATE) USING delta "
         "TBLPROPERTIES ('delta.dataSkippingNumIndexedCols' = '1')"
     )
-    spark.sql(f"INSERT INTO delta.`{location}` VALUES (1, DATE'2025-02-01')")
+    spark.sql(f"INSERT INTO delta.`{location}` VALUES (1, {rec_date})")
+    return location
+
+
+def test_a_file_without_statistics_makes_the_log_unreadable(spark: SparkSession, tmp_path: Path) -> None:
+    location = without_rec_date_statistics(spark, str(tmp_path / "a"), "DATE'2025-02-01'")
     with pytest.raises(LogUnreadable, match="no max statistic"):
         latest_unit_from_log(location, "RecDate", "day")
 
@@ -266,12 +271,7 @@ def test_the_null_count_of_recdate_comes_from_the_log_as_spark_counts_it(spark: 
         frame.repartition(2).write.format("delta").partitionBy(*partitioning).save(location)
         expected = count_null_inc(spark.read.format("delta").load(location), "RecDate")
         assert null_count_from_log(location, "recdate") == expected == 3
-    location = str(tmp_path / "no_stats")
-    spark.sql(
-        f"CREATE TABLE delta.`{location}` (id INT, RecDate DATE) USING delta "
-        "TBLPROPERTIES ('delta.dataSkippingNumIndexedCols' = '1')"
-    )
-    spark.sql(f"INSERT INTO delta.`{location}` VALUES (1, NULL)")
+    location = without_rec_date_statistics(spark, str(tmp_path / "no_stats"), "NULL")
     with pytest.raises(LogUnreadable, match="null count|no null_count"):
         null_count_from_log(location, "RecDate")
 

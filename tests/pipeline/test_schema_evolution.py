@@ -17,6 +17,7 @@ from deltainc.pipeline.controller import rerun, run
 from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.state.store import read_state, state_paths
+from jobs import job_config
 
 D1, D2, D3 = dt.date(2025, 3, 1), dt.date(2025, 3, 2), dt.date(2025, 3, 3)
 A_SCHEMA = "TrxId long, Amount double, RecDate date"
@@ -24,18 +25,8 @@ B_SCHEMA = "SepaId long, TrxId long, RecDate date"
 
 
 def make_job(root: Path, name: str = "trx", max_window: int = 1, **target: Any) -> JobConfig:
-    return JobConfig.model_validate(
-        {
-            "name": name,
-            "start_date": D1,
-            "max_window": max_window,
-            "source_a": {"path": str(root / "a")},
-            "source_b": {"path": str(root / "b")},
-            "join": {"how": "left", "join_cols": ["TrxId"], "look_back_time": 1, "max_waiting_time": 2},
-            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"], "b_keys": ["SepaId"], **target},
-            "state": {"path": str(root / "state")},
-        }
-    )
+    join = {"how": "left", "join_cols": ["TrxId"], "look_back_time": 1, "max_waiting_time": 2}
+    return job_config(root, name, D1, join, keys=["TrxId"], b_keys=["SepaId"], max_window=max_window, target=target)
 
 
 def append(spark: SparkSession, path: Path, rows: list[tuple[Any, ...]], schema: str, **options: str) -> None:

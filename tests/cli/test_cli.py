@@ -77,20 +77,15 @@ def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the real entry point ---------------------------------------------------------------------------------------
 
 
-def subprocess_env(root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DELTAINC_")}
-    return {**env, **settings_env(root)}
+def deltainc_process(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m deltainc *args` in a process of its own, in `root`, with the settings of `root` only."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("DELTAINC_")}, **settings_env(root)}
+    return subprocess.run([sys.executable, "-m", "deltainc", *args], capture_output=True, text=True, env=env, cwd=root,
+                          timeout=600, check=False)  # fmt: skip
 
 
 def test_python_m_deltainc_help_lists_every_command(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "deltainc", "--help"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(tmp_path),
-        cwd=tmp_path,
-        timeout=120,
-    )
+    done = deltainc_process(tmp_path, "--help")
     assert done.returncode == 0, done.stderr
     for command in ("run", "rerun", "backfill", "status", "validate", "unlock", "profile", "demo"):
         assert re.search(rf"^\s+{command}\s", done.stdout, re.M), command
@@ -101,14 +96,7 @@ def test_validate_as_a_process_shows_pending_window_and_read_bounds_with_no_spar
     tmp_path: Path, sources: Sources
 ) -> None:
     write_job(tmp_path, sources)
-    done = subprocess.run(
-        [sys.executable, "-m", "deltainc", "validate", "trx"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(tmp_path),
-        cwd=tmp_path,
-        timeout=600,
-    )
+    done = deltainc_process(tmp_path, "validate", "trx")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # no log4j WARN, no Ivy banner
     assert done.stdout.startswith("trx: valid")

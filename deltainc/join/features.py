@@ -26,6 +26,7 @@ from functools import reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.engine import join_prepared
@@ -36,7 +37,7 @@ from deltainc.join.settings import AsofStrategy, IncJoinSettings
 from deltainc.join.time_units import parse_point
 from deltainc.join.unit_columns import column_type, source_filter, unit_index
 
-__all__ = ["FeatureSource", "feature_join", "check_features", "feature_columns", "spine_rec"]
+__all__ = ["FeatureSource", "feature_join", "check_features", "resolve_feature_conds", "feature_columns", "spine_rec"]
 
 _OUT = f"{RESERVED_PREFIX}out"  # a component's output RecDate
 _ID = f"{RESERVED_PREFIX}id_"  # a later component's copy of the spine identity
@@ -44,10 +45,12 @@ _ID = f"{RESERVED_PREFIX}id_"  # a later component's copy of the spine identity
 
 @dataclass(frozen=True)
 class FeatureSource:
-    """One feature source: its rows, how it joins the spine, and the columns it adds (named `prefix` + column)."""
+    """One feature source: its rows, how it joins the spine, and the columns it adds (named `prefix` + column).
+    Given its schema instead of its rows, it can be checked (`check_features`, e.g. from a Delta log before Spark
+    starts) but not joined."""
 
     name: str
-    df: DataFrame
+    df: DataFrame | T.StructType
     how: str  # "left" or "asof"
     join_cols: tuple[str, ...] = ()
     join_cond: str | None = None
@@ -65,6 +68,18 @@ class FeatureSource:
     def out_prefix(self) -> str:
         return f"{self.name}_" if self.prefix is None else self.prefix
 
+    @property
+    def schema(self) -> T.StructType:
+        """The source's schema: what every check but resolving `join_cond` reads."""
+        return self.df if isinstance(self.df, T.StructType) else self.df.schema
+
+    @property
+    def rows(self) -> DataFrame:
+        """The source's rows; ConfigError when it was given by its schema only."""
+        if isinstance(self.df, T.StructType):
+            raise ConfigError(f"features[{self.name}]: given its schema only, it can be checked but not joined")
+        return self.df
+
 
 def spine_rec(settings: IncJoinSettings) -> str:
     """The output name of the spine row's own RecDate (e.g. RecDate_A): the output RecDate is the row's."""
@@ -72,12 +87,13 @@ def spine_rec(settings: IncJoinSettings) -> str:
 
 
 def _contributed(source: FeatureSource, inc: str) -> tuple[str, ...]:
+    schema = source.schema
     if source.columns is not None:
         for column in source.columns:
-            column_type(source.df.schema, column, f"features[{source.name}]", "columns")
+            column_type(schema, column, f"features[{source.name}]", "columns")
         return source.columns
     skip = {c.lower() for c in (*source.join_cols, inc)}
-    return tuple(c for c in source.df.columns if c.lower() not in skip)
+    return tuple(c for c in schema.fieldNames() if c.lower() not in skip)
 
 
 def feature_columns(source: FeatureSource, inc: str) -> dict[str, str]:
@@ -90,13 +106,15 @@ def feature_columns(source: FeatureSource, inc: str) -> dict[str, str]:
     return names
 
 
-def _check(spine: DataFrame, features: Sequence[FeatureSource], keys: Sequence[str], settings: IncJoinSettings) -> None:
+def _check(
+    spine: T.StructType, features: Sequence[FeatureSource], keys: Sequence[str], settings: IncJoinSettings
+) -> None:
     """The sources' names and hows, the spine keys, and every output name once (ignoring case)."""
     if not features:
         raise ConfigError("features: give at least one feature source")
     inc = settings.inc_col_name
     for key in keys:
-        column_type(spine.schema, key, "the spine (source_a)", "target.keys")
+        column_type(spine, key, "the spine (source_a)", "target.keys")
     owners: dict[str, str] = {}
 
     def claim(name: str, owner: str) -> None:
@@ -112,7 +130,7 @@ def _check(spine: DataFrame, features: Sequence[FeatureSource], keys: Sequence[s
     for name in (inc, WAITING_TIME, JOIN_TYPE):
         claim(name, "the output's own column")
     claim(spine_rec(settings), "the spine's RecDate")
-    for column in spine.columns:
+    for column in spine.fieldNames():
         if column != inc:
             claim(column, f"source_a column {column!r}")
     seen: set[str] = set()
@@ -144,45 +162,60 @@ def _settings(source: FeatureSource, settings: IncJoinSettings, select: str) -> 
     )
 
 
-def _probe(spine: DataFrame, source: FeatureSource, settings: IncJoinSettings) -> JoinSpec:
-    """The single-source join's checks (schema only) with the messages naming the source; its join condition is
-    resolved against the spine and the source (analysis, no Spark job)."""
-    alias = f"features[{source.name}]"
+def _probe(spine: T.StructType, source: FeatureSource, settings: IncJoinSettings) -> JoinSpec:
+    """The single-source join's checks on the schemas (all but resolving its join condition), with the messages
+    naming the source."""
     options = _settings(source, settings, "inc_col")
     try:
-        probe = check_join(spine.schema, source.df.schema, source.how, source.join_cols, source.join_cond,
-                           source.look_back_time, source.max_waiting_time, None, None, options)  # fmt: skip
+        return check_join(spine, source.schema, source.how, source.join_cols, source.join_cond,
+                          source.look_back_time, source.max_waiting_time, None, None, options)  # fmt: skip
     except (ConfigError, SchemaError) as exc:
-        raise type(exc)(f"{alias}: {str(exc).replace('source_b', 'the feature source')}") from None
-    if source.join_cond is not None:
+        raise type(exc)(f"features[{source.name}]: {str(exc).replace('source_b', 'the feature source')}") from None
+
+
+def resolve_feature_conds(
+    spine: DataFrame, features: Sequence[FeatureSource], settings: IncJoinSettings | None = None
+) -> None:
+    """Each source's join condition resolved against the spine and the source by Spark's analyzer (no Spark job):
+    the one check that needs DataFrames, so a source given by its schema only is left out. ConfigError naming
+    the source."""
+    settings = settings if settings is not None else IncJoinSettings()
+    for source in features:
+        if source.join_cond is None or isinstance(source.df, T.StructType):
+            continue
         try:
-            resolve_join_cond(spine, source.df, source.join_cond, probe.settings)
+            resolve_join_cond(spine, source.df, source.join_cond, _settings(source, settings, "inc_col"))
         except ConfigError as exc:
-            raise ConfigError(f"{alias}.{exc}") from None
-    return probe
+            raise ConfigError(f"features[{source.name}].{exc}") from None
 
 
-def _output_names(spine: DataFrame, features: Sequence[FeatureSource], settings: IncJoinSettings) -> list[str]:
+def _output_names(spine: T.StructType, features: Sequence[FeatureSource], settings: IncJoinSettings) -> list[str]:
     """The combined rows' columns in order: RecDate, the spine's, each source's block, WaitingTime, JoinType."""
     inc = settings.inc_col_name
-    spine_out = [spine_rec(settings) if c == inc else c for c in spine.columns]
+    spine_out = [spine_rec(settings) if c == inc else c for c in spine.fieldNames()]
     blocks = [name for source in features for name in feature_columns(source, inc)]
     return [inc, *spine_out, *blocks, WAITING_TIME, JOIN_TYPE]
 
 
 def check_features(
-    spine: DataFrame,
+    spine: DataFrame | T.StructType,
     features: Sequence[FeatureSource],
     spine_keys: Sequence[str],
     settings: IncJoinSettings | None = None,
 ) -> list[str]:
-    """Everything `feature_join` checks, without building its plan (the schemas and each join condition's
-    analysis only): raises ConfigError or SchemaError naming the source; returns the output's columns."""
+    """Everything `feature_join` checks, without building its plan: raises ConfigError or SchemaError naming the
+    source; returns the output's columns. Every check on the schemas comes first; then, given the spine's and the
+    sources' DataFrames, each join condition is resolved (`resolve_feature_conds`). Given the spine's schema (or a
+    source's), everything but that, as `check_join` does, so that a job can be checked from the Delta logs before
+    Spark starts."""
     settings = settings if settings is not None else IncJoinSettings()
-    _check(spine, features, spine_keys, settings)
+    schema = spine if isinstance(spine, T.StructType) else spine.schema
+    _check(schema, features, spine_keys, settings)
     for source in features:
-        _probe(spine, source, settings)
-    return _output_names(spine, features, settings)
+        _probe(schema, source, settings)
+    if not isinstance(spine, T.StructType):
+        resolve_feature_conds(spine, features, settings)
+    return _output_names(schema, features, settings)
 
 
 def _component(
@@ -198,9 +231,10 @@ def _component(
     inc, uom = settings.inc_col_name, settings.time_uom
     first, end = window
     lb, mw = source.look_back_time, source.max_waiting_time
-    probe = _probe(spine, source, settings)
+    probe = _probe(spine.schema, source, settings)
+    frame = source.rows
     a = spine.where(source_filter(spine, inc, uom, first, end))
-    b = source.df.where(source_filter(source.df, inc, uom, None if first is None else first - lb, end))
+    b = frame.where(source_filter(frame, inc, uom, None if first is None else first - lb, end))
     layout = probe.layout
     spine_columns = [c for c in spine.columns if c in keys or c == inc] if index else list(spine.columns)
     renames = {layout.a_name(c): (spine_rec(settings) if c == inc else c) for c in spine_columns}
@@ -235,7 +269,7 @@ def feature_join(
     time unit, `alias_a` and whether open rows are output (`include_waiting`).
     """
     settings = settings if settings is not None else IncJoinSettings()
-    _check(spine, features, spine_keys, settings)
+    check_features(spine, features, spine_keys, settings)
     inc, uom = settings.inc_col_name, settings.time_uom
     end = parse_point(output_window_end, "output_window_end", uom)
     start = None if output_window_start is None else parse_point(output_window_start, "output_window_start", uom)
@@ -266,7 +300,7 @@ def feature_join(
         rows = rows.where(unit_index(F.col(f"`{inc}`"), rec_type, uom) >= F.lit(start))
     if not settings.include_waiting:
         rows = rows.where(~F.col(JOIN_TYPE).isin(int(JoinType.A_WAITING), int(JoinType.PROVISIONAL)))
-    return rows.select(*[F.col(f"`{c}`") for c in _output_names(spine, features, settings)])
+    return rows.select(*[F.col(f"`{c}`") for c in _output_names(spine.schema, features, settings)])
 
 
 def _any(codes: Sequence[Column], code: JoinType) -> Column:

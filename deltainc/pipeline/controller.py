@@ -68,7 +68,7 @@ def _latest_available(prepared: PreparedJob) -> int | None:
     except (LogUnreadable, FileNotFoundError) as exc:
         asking_spark(f"{prepared.job.name}: the latest {prepared.job.join.inc_col} in the sources", exc)
     inc, uom = prepared.job.join.inc_col, prepared.uom
-    frames = [prepared.df_a, *([] if prepared.df_b is None else [prepared.df_b]), *(f.df for f in prepared.features)]
+    frames = [prepared.df_a, *([] if prepared.df_b is None else [prepared.df_b]), *(f.rows for f in prepared.features)]
     units = [latest_unit(frame, inc, uom) for frame in frames]
     return None if None in units else min(u for u in units if u is not None)
 

@@ -1,15 +1,17 @@
 """A job checked against its sources' schemas read from their Delta logs, before Spark starts.
 
 A missing source, a missing or mistyped column, an hour job on a DATE column: Spark would say the same after
-its start (half a minute on a busy machine); the logs say it in milliseconds. The checks are `plan_join`'s, the
-ones `prepare_job` runs again once Spark is up. A source the logs cannot describe (a catalog table, a remote
-path, a table delta-rs cannot read) is left to Spark, and so is resolving a `join_cond`.
+its start (half a minute on a busy machine); the logs say it in milliseconds. The checks are `plan_join`'s (a
+feature job's: `check_feature_job`'s), the ones `prepare_job` runs again once Spark is up. A source the logs
+cannot describe (a catalog table, a remote path, a table delta-rs cannot read) is left to Spark, and so is
+resolving a `join_cond` (of the join or of a feature source): both paths run every check on the schemas before
+it, so the logs refuse a job only where Spark would, with the same message.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pyspark.sql import types as T
@@ -18,6 +20,7 @@ from deltainc.errors import ConfigError
 from deltainc.pipeline.delta.log_stats import source_location
 from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark, open_table, reading
 from deltainc.pipeline.job.config import JobConfig, TableRef
+from deltainc.pipeline.job.feature_plan import check_feature_job, feature_identity, feature_sources
 from deltainc.pipeline.job.join_plan import Identity, plan_join
 
 if TYPE_CHECKING:
@@ -31,9 +34,10 @@ class CheckedJob:
     """A job whose join fits its sources' schemas as their Delta logs give them."""
 
     schema_a: T.StructType
-    schema_b: T.StructType
-    spec: JoinSpec
+    schema_b: T.StructType | None  # None for a feature job, whose sources are `features`
+    spec: JoinSpec | None  # the two-source join; None for a feature job
     identity: Identity
+    features: dict[str, T.StructType] = field(default_factory=dict)  # a feature job's sources' schemas, by role
 
 
 def log_schema(location: str) -> T.StructType:
@@ -62,13 +66,14 @@ def source_schema(ref: TableRef, role: str) -> T.StructType:
 def check_from_logs(job: JobConfig) -> CheckedJob | None:
     """The job checked against its sources' logs (raises ConfigError or SchemaError naming the setting, as
     `prepare_job` would); None when a source's log cannot tell, so Spark checks it."""
-    if job.source_b is None:  # a feature job is checked by Spark (prepare_job), before anything is written
-        return None
-    try:
-        schema_a = source_schema(job.source_a, "source_a")
-        schema_b = source_schema(job.source_b, "source_b")
+    try:  # in the order prepare_job reads them, so that a missing source is named as it would name it
+        schemas = {role: source_schema(ref, role) for role, ref in job.sources}
     except LogUnreadable as exc:
         asking_spark(f"{job.name}: the sources' schemas", exc)
         return None
-    spec, identity = plan_join(job, schema_a, schema_b)
-    return CheckedJob(schema_a, schema_b, spec, identity)
+    schema_a = schemas.pop("source_a")
+    if job.features:
+        check_feature_job(job, schema_a, feature_sources(job, schemas))
+        return CheckedJob(schema_a, None, None, feature_identity(job), schemas)
+    spec, identity = plan_join(job, schema_a, schemas["source_b"])
+    return CheckedJob(schema_a, schemas["source_b"], spec, identity)

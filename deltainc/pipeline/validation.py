@@ -72,11 +72,15 @@ def validate_job(
 def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = None) -> JobValidation | None:
     """`validate_job` answered from the Delta logs alone, without starting Spark: the sources' schemas, the
     state and the target's layout. None when the logs cannot answer (a catalog table, a remote path, a
-    `join_cond` or a source's `where`, which only Spark's analyzer resolves): then `validate_job` answers with
-    Spark."""
+    `join_cond` of the join or of a feature source, or a source's `where`, which only Spark's analyzer resolves):
+    then `validate_job` answers with Spark."""
     config, settings = load(job, settings)
     target = config.target.path
-    conditions = (config.join.join_cond, *(ref.where for _, ref in config.sources))
+    conditions = (
+        config.join.join_cond,
+        *(f.join_cond for f in config.features),
+        *(ref.where for _, ref in config.sources),
+    )
     if any(c is not None for c in conditions) or target is None or "://" in target or target.startswith("file:"):
         return None
     try:

@@ -55,7 +55,7 @@ def join_window(prepared: PreparedJob, first: int, last: int) -> WindowJoin:
     job, inc, uom = prepared.job, prepared.job.join.inc_col, prepared.uom
     if prepared.spec is None:
         ranges = read_ranges(job, first, last)
-        frames = {"source_a": prepared.df_a} | {f"features[{s.name}]": s.df for s in prepared.features}
+        frames = {"source_a": prepared.df_a} | {f"features[{s.name}]": s.rows for s in prepared.features}
         scans = tuple(
             SourceScan(role, frame.where(source_filter(frame, inc, uom, *ranges[role])), *ranges[role])
             for role, frame in frames.items()

@@ -73,7 +73,7 @@ class CommandRun:
 def begin(prepared: PreparedJob, command: Command, lease: Lease, on_step: StepHook | None = None) -> CommandRun:
     """The run of `command` under `lease`; counts the sources' rows with a NULL inc_col (and warns of them)."""
     inc, job = prepared.job.join.inc_col, prepared.job
-    frames = {"source_a": prepared.df_a} | {f"features[{f.name}]": f.df for f in prepared.features}
+    frames = {"source_a": prepared.df_a} | {f"features[{f.name}]": f.rows for f in prepared.features}
     if prepared.df_b is not None:
         frames["source_b"] = prepared.df_b
     found = {role: _null_inc(ref, role, frames[role], inc) for role, ref in job.sources}

@@ -1,6 +1,7 @@
 """A job is checked against its sources' schemas from their Delta logs, before Spark starts (log_checks).
 
-The tables here are written with delta-rs (no JVM), and Spark reads them as the oracle of what a schema is."""
+The tables here are written with delta-rs (no JVM), and Spark reads them as the oracle of what a schema is (and
+of what a job that does not fit is refused with)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.log_checks import check_from_logs, log_schema
+from deltainc.pipeline.prepared_job import prepare_job
+from deltainc.pipeline.validation import validate_from_logs
+from deltainc.settings import load_settings
 
 D1 = dt.date(2025, 3, 1)
 
@@ -36,6 +41,63 @@ def _job(a: str, b: str | dict[str, str], **join: object) -> JobConfig:
             "target": {"path": "/nowhere/target", "keys": ["TrxId"], "b_keys": ["SepaId"]},
         }
     )
+
+
+@pytest.fixture()
+def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if anything starts Spark, or uses the session an earlier test of this process started."""
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", refuse)
+    monkeypatch.setattr(SparkSession, "_instantiatedSession", None)
+    monkeypatch.setattr(SparkSession, "_activeSession", None)
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
+
+
+def _feature_job(root: Path, **pay: object) -> JobConfig:
+    """A feature job: the spine root/trx with a `left` source root/pay (that may match several rows: keys PayId)
+    and an `asof` source root/risk; `pay` changes the pay source's settings."""
+    return JobConfig.model_validate(
+        {
+            "name": "trx_features",
+            "start_date": D1,
+            "source_a": {"path": str(root / "trx")},
+            "features": [
+                {
+                    "name": "pay",
+                    "path": str(root / "pay"),
+                    "how": "left",
+                    "join_cols": ["TrxId"],
+                    "keys": ["PayId"],
+                    "look_back_time": 1,
+                    "max_waiting_time": 2,
+                    **pay,
+                },
+                {
+                    "name": "risk",
+                    "path": str(root / "risk"),
+                    "how": "asof",
+                    "join_cols": ["CustomerId"],
+                    "look_back_time": 3,
+                    "max_waiting_time": 1,
+                    "columns": ["Risk"],
+                },
+            ],  # fmt: skip
+            "target": {"path": str(root / "target"), "keys": ["TrxId"]},
+            "state": {"path": str(root / "state")},
+        }
+    )
+
+
+def _feature_tables(root: Path, pay: dict[str, pa.Array] | None = None) -> Path:
+    """The feature job's three sources under `root`, one row each; `pay` replaces the pay source's columns."""
+    one, day = pa.array([1], pa.int64()), pa.array([D1], pa.date32())
+    _table(root / "trx", {"TrxId": one, "CustomerId": pa.array([7], pa.int64()), "RecDate": day})
+    _table(root / "pay", pay or {"PayId": pa.array([70], pa.int64()), "TrxId": one, "RecDate": day})
+    _table(root / "risk", {"CustomerId": pa.array([7], pa.int64()), "Risk": pa.array([0.5]), "RecDate": day})
+    return root
 
 
 @pytest.fixture()
@@ -100,3 +162,57 @@ def test_a_join_its_sources_cannot_serve_is_refused_naming_the_setting(
 ) -> None:
     with pytest.raises(SchemaError, match=message):
         check_from_logs(_job(*sources, **join))
+
+
+def test_a_feature_job_that_fits_its_sources_is_checked_from_the_logs_without_spark(
+    tmp_path: Path, no_spark: None
+) -> None:
+    checked = check_from_logs(_feature_job(_feature_tables(tmp_path)))
+    assert checked is not None
+    assert {role: schema.fieldNames() for role, schema in checked.features.items()} == {
+        "features[pay]": ["PayId", "TrxId", "RecDate"],
+        "features[risk]": ["CustomerId", "Risk", "RecDate"],
+    }
+    assert checked.identity.columns == ["TrxId", "RecDate_A", "pay_PayId", "pay_RecDate"]
+
+
+def test_validate_answers_a_feature_job_from_the_logs_without_spark(tmp_path: Path, no_spark: None) -> None:
+    validation = validate_from_logs(_feature_job(_feature_tables(tmp_path)), load_settings())
+    assert validation is not None
+    assert validation.next_read_labels() == {
+        "source_a": ("2025-02-27", "2025-03-01"),
+        "features[pay]": ("2025-02-26", "2025-03-01"),
+        "features[risk]": ("2025-02-24", "2025-03-01"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("pay", "message"),
+    [
+        (
+            {"PayId": pa.array([70], pa.int64()), "RecDate": pa.array([D1], pa.date32())},
+            r"^features\[pay\]: join_cols: column 'TrxId' missing from the feature source \(columns: PayId, RecDate\)$",
+        ),
+        (
+            {"PayId": pa.array([70], pa.int64()), "TrxId": pa.array([1], pa.int64()), "LoadDate": pa.array([D1])},
+            r"^features\[pay\]: join\.inc_col: column 'RecDate' missing from the feature source "
+            r"\(columns: PayId, TrxId, LoadDate\)$",
+        ),
+    ],
+    ids=["its_join_column", "its_rec_date"],
+)
+def test_a_feature_source_missing_a_column_is_refused_from_the_logs_as_spark_refuses_it(
+    spark: SparkSession, tmp_path: Path, pay: dict[str, pa.Array], message: str
+) -> None:
+    job = _feature_job(_feature_tables(tmp_path, pay))
+    with pytest.raises(SchemaError, match=message) as from_logs:
+        check_from_logs(job)
+    with pytest.raises(SchemaError) as from_spark:
+        prepare_job(job, spark, load_settings())
+    assert str(from_logs.value) == str(from_spark.value)
+
+
+def test_a_feature_sources_join_cond_is_left_to_spark(tmp_path: Path, no_spark: None) -> None:
+    job = _feature_job(_feature_tables(tmp_path), join_cond="B.NoSuchColumn > 0")
+    assert check_from_logs(job) is not None  # every other check passed; resolving the condition needs Spark
+    assert validate_from_logs(job, load_settings()) is None  # so validate asks Spark

@@ -1,15 +1,20 @@
 """A feature job planned from its sources: the engine's FeatureSources, the target's identity, where each output
 column comes from. A feature job (`[[features]]`) joins one spine (source_a) with several sources, each as a
-single-source `left` or `asof` join (README "Feature tables from several sources", `join.features`)."""
+single-source `left` or `asof` join (README "Feature tables from several sources", `join.features`).
+
+The sources may be given as DataFrames (`prepare_job`) or as their schemas (`log_checks`, from the Delta logs
+before Spark starts): `check_feature_job` runs the same checks on both, and resolves the join conditions only
+given DataFrames."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from pyspark.sql import DataFrame
+from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.features import FeatureSource, check_features, feature_columns, spine_rec
+from deltainc.join.features import FeatureSource, check_features, feature_columns, resolve_feature_conds, spine_rec
 from deltainc.join.settings import IncJoinSettings
 from deltainc.pipeline.job.choices import FeatureHow
 from deltainc.pipeline.job.feature_config import FeatureConfig
@@ -29,7 +34,7 @@ def reach(job: JobConfig) -> int:
     return max(f.max_waiting_time for f in job.features)
 
 
-def _source(feature: FeatureConfig, frame: DataFrame) -> FeatureSource:
+def _source(feature: FeatureConfig, frame: DataFrame | T.StructType) -> FeatureSource:
     return FeatureSource(
         name=feature.name,
         df=frame,
@@ -47,8 +52,9 @@ def _source(feature: FeatureConfig, frame: DataFrame) -> FeatureSource:
     )
 
 
-def feature_sources(job: JobConfig, frames: Mapping[str, DataFrame]) -> tuple[FeatureSource, ...]:
-    """The job's feature sources for the engine, each with its rows (`frames` by role, features[name])."""
+def feature_sources(job: JobConfig, frames: Mapping[str, DataFrame | T.StructType]) -> tuple[FeatureSource, ...]:
+    """The job's feature sources for the engine, each with its rows or only its schema (`frames` by role,
+    features[name])."""
     return tuple(_source(feature, frames[feature.role]) for feature in job.features)
 
 
@@ -88,16 +94,21 @@ def feature_origins(df_a: DataFrame, sources: tuple[FeatureSource, ...], job: Jo
     for source in sources:
         for name in feature_columns(source, inc):
             column = name[len(source.out_prefix) :]
-            if column in source.df.columns:
+            if column in source.schema.fieldNames():
                 origins[name] = (f"features[{source.name}]", column)
     return origins
 
 
-def check_feature_job(job: JobConfig, df_a: DataFrame, sources: tuple[FeatureSource, ...]) -> None:
+def check_feature_job(job: JobConfig, spine: DataFrame | T.StructType, sources: tuple[FeatureSource, ...]) -> None:
     """Everything `feature_join` checks (names, collisions, columns, join conditions), and that the target's
-    identity and partitioning are output columns; raises ConfigError or SchemaError naming the source."""
+    identity and partitioning are output columns; raises ConfigError or SchemaError naming the source.
+
+    Every check on the schemas comes first, so that the Delta logs (given the schemas) and Spark (given the
+    DataFrames) refuse a job with the same message; then, given DataFrames, the join conditions are resolved."""
+    settings = spine_settings(job)
+    schema = spine if isinstance(spine, T.StructType) else spine.schema
     try:
-        output = check_features(df_a, sources, job.target.keys, spine_settings(job))
+        output = check_features(schema, sources, job.target.keys, settings)
     except (ConfigError, SchemaError) as exc:
         text = str(exc).replace("inc_col_name:", "join.inc_col:")
         raise type(exc)(text) from None
@@ -112,3 +123,5 @@ def check_feature_job(job: JobConfig, df_a: DataFrame, sources: tuple[FeatureSou
     for column in job.target.partition_by or ():
         if column not in columns:
             raise ConfigError(f"target.partition_by: {column!r} is not an output column (output: {', '.join(output)})")
+    if not isinstance(spine, T.StructType):  # only Spark's analyzer resolves them (the logs leave them to it)
+        resolve_feature_conds(spine, sources, settings)

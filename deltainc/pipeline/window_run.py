@@ -170,11 +170,11 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
             keep_too_late(prepared, window, mode, late, metadata)
         moves = mode.moves_watermark
         done = replace(
-            record,
+            _with_writes(
+                _with_reads(record, found, job.outcome_kind, reads), written, None if late is None else late.count
+            ),
             status=RunStatus.SUCCEEDED.value,
             duration_s=time.monotonic() - clock,
-            **_read_fields(found, job.outcome_kind, reads),
-            **_written_fields(written, None if late is None else late.count),
             watermark=prepared.label(window.end) if moves else None,
             watermark_unit=window.end if moves else None,
             releases_lock=last,
@@ -236,40 +236,43 @@ def _started(run: CommandRun, window: Window) -> RunRecord:
     )
 
 
-def _read_fields(found: dict[int, int], how: str, reads: dict[str, ScanStats]) -> dict[str, Any]:
-    """The run-log fields of what the window read: its output rows by JoinType (of the types a job of this kind
+def _with_reads(record: RunRecord, found: dict[int, int], how: str, reads: dict[str, ScanStats]) -> RunRecord:
+    """The run-log row with what the window read: its output rows by JoinType (of the types a job of this kind
     outputs), the files and bytes of A and of B (of the feature sources together), and for a feature job each
-    source's own (`source_reads`, JSON)."""
+    source's own (`source_reads`, JSON). Named arguments: mypy checks each against RunRecord's fields."""
     others = [read for role, read in reads.items() if role != "source_a"]
     features = {role: {"files": r.files, "bytes": r.bytes} for role, r in reads.items() if role.startswith("features")}
-    return {
-        **{f"rows_{code.outcome}": found.get(int(code), 0) for code in counted_types(how)},
-        "files_read_a": reads["source_a"].files,
-        "bytes_read_a": reads["source_a"].bytes,
-        "files_read_b": sum(r.files for r in others),
-        "bytes_read_b": sum(r.bytes for r in others),
-        "source_reads": json.dumps(features) if features else None,
-    }
+    counted: dict[str, Any] = {f"rows_{code.outcome}": found.get(int(code), 0) for code in counted_types(how)}
+    return replace(
+        record,
+        files_read_a=reads["source_a"].files,
+        bytes_read_a=reads["source_a"].bytes,
+        files_read_b=sum(r.files for r in others),
+        bytes_read_b=sum(r.bytes for r in others),
+        source_reads=json.dumps(features) if features else None,
+        **counted,  # one column per JoinType outcome (RunRecord.rows names them the same way)
+    )
 
 
-def _written_fields(written: Written, late: int | None) -> dict[str, Any]:
-    """The run-log fields of what the window wrote: the target's commit, what of the target it read, and the
+def _with_writes(record: RunRecord, written: Written, late: int | None) -> RunRecord:
+    """The run-log row with what the window wrote: the target's commit, what of the target it read, and the
     too-late B rows (those a re-run kept out of the target, and those `write_too_late` found)."""
     commit = written.commit
-    return {
-        "rows_inserted": commit.inserted,
-        "rows_updated": commit.updated,
-        "rows_deleted": commit.deleted,
-        "rows_too_late": None if late is None and not written.too_late else (late or 0) + written.too_late,
-        "files_read_target": written.read.files,
-        "bytes_read_target": written.read.bytes,
-        "target_write": written.how.value if commit.version is not None else None,
-        "target_version": commit.version,
-        "target_files_added": commit.files_added,
-        "target_files_removed": commit.files_removed,
-        "target_rows_copied": commit.rows_copied,
-        "target_deletion_vectors": commit.deletion_vectors,
-    }
+    return replace(
+        record,
+        rows_inserted=commit.inserted,
+        rows_updated=commit.updated,
+        rows_deleted=commit.deleted,
+        rows_too_late=None if late is None and not written.too_late else (late or 0) + written.too_late,
+        files_read_target=written.read.files,
+        bytes_read_target=written.read.bytes,
+        target_write=written.how.value if commit.version is not None else None,
+        target_version=commit.version,
+        target_files_added=commit.files_added,
+        target_files_removed=commit.files_removed,
+        target_rows_copied=commit.rows_copied,
+        target_deletion_vectors=commit.deletion_vectors,
+    )
 
 
 def _record_failure(run: CommandRun, record: RunRecord, exc: BaseException, clock: float) -> None:

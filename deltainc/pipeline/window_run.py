@@ -95,24 +95,42 @@ def _null_inc(ref: SourceRef, role: str, frame: DataFrame, inc: str) -> int:
         return count_null_inc(frame, inc)
 
 
+def _key_sources(prepared: PreparedJob) -> list[tuple[str, SourceRef, DataFrame, tuple[str, ...]]]:
+    """Each source with the join keys its rows need to match (role, table, rows, keys): A with every key a source
+    joins it on, then B or each feature source joined on keys; empty when no source is joined on keys."""
+    job, others = prepared.job, list[tuple[str, SourceRef, DataFrame, tuple[str, ...]]]()
+    if job.features:
+        joined = [(f, s) for f, s in zip(job.features, prepared.features, strict=True) if f.join_cols]
+        others = [(f.role, f, s.rows, tuple(f.join_cols)) for f, s in joined]
+        spine_keys = tuple(dict.fromkeys(key for *_, keys in others for key in keys))
+    elif job.join.join_cols and job.source_b is not None and prepared.df_b is not None:
+        keys = tuple(job.join.join_cols)
+        others, spine_keys = [("source_b", job.source_b, prepared.df_b, keys)], keys
+    else:
+        return []
+    return [("source_a", job.source_a, prepared.df_a, spine_keys), *others] if others else []
+
+
 def _null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int | None]:
-    """The window's rows of A and of B with a NULL join key, which never match (None for a join_cond job): from
-    the Delta logs' statistics where they are exact (one key column, no `where`), else in one Spark job."""
-    job = prepared.job
-    keys, inc = job.join.join_cols, job.join.inc_col
-    if not keys or job.source_b is None or prepared.df_b is None:  # a feature job: not counted (README)
+    """The window's rows of A and of B (of the feature sources together) with a NULL join key, which never match
+    (None when no source is joined on keys): from the Delta logs' statistics where they are exact (one key
+    column, no `where`), the others in one Spark job."""
+    inc, uom = prepared.job.join.inc_col, prepared.uom
+    sources = _key_sources(prepared)
+    if not sources:
         return None, None
-    sources = ((job.source_a, "source_a"), (job.source_b, "source_b"))
-    if len(keys) == 1 and all(ref.where is None for ref, _ in sources):
-        try:
-            a, b = (
-                null_keys_in_units(source_location(ref, role), keys[0], inc, prepared.uom, window.start, window.end)
-                for ref, role in sources
-            )
-            return a, b
-        except (LogUnreadable, FileNotFoundError) as exc:
-            asking_spark(f"{window}'s NULL {keys[0]} counts", exc)
-    return count_null_keys(prepared.df_a, prepared.df_b, keys, inc, prepared.uom, window.start, window.end)
+    counts: dict[str, int] = {}
+    for role, ref, _, keys in sources:
+        if len(keys) == 1 and ref.where is None:
+            try:
+                location = source_location(ref, role)
+                counts[role] = null_keys_in_units(location, keys[0], inc, uom, window.start, window.end)
+            except (LogUnreadable, FileNotFoundError) as exc:
+                asking_spark(f"{window}'s NULL {keys[0]} counts in {role}", exc)
+    rest = [(role, df, keys) for role, _, df, keys in sources if role not in counts]
+    counted = count_null_keys([(df, keys) for _, df, keys in rest], inc, uom, window.start, window.end)
+    counts |= {role: n for (role, _, _), n in zip(rest, counted, strict=True)}
+    return counts["source_a"], sum(n for role, n in counts.items() if role != "source_a")
 
 
 def _scanned(prepared: PreparedJob, read: SourceScan) -> ScanStats:
@@ -145,10 +163,11 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
         record = replace(record, null_key_a=null_keys[0], null_key_b=null_keys[1])
         if any(null_keys):
             log.warning(
-                "%s %s: rows with a NULL join key never match (SQL semantics): %s in source_a, %s in source_b",
+                "%s %s: rows with a NULL join key never match (SQL semantics): %s in source_a, %s in %s",
                 job.name,
                 window,
                 *null_keys,
+                "the feature sources" if job.features else "source_b",
             )
         joined = join_window(prepared, window.start, window.end)
         reads = {read.role: _scanned(prepared, read) for read in joined.scans}

@@ -311,6 +311,20 @@ def test_a_left_source_without_keys_that_matches_two_rows_is_refused_naming_it(
     assert not (tmp_path / "target").exists()
 
 
+def test_rows_with_a_null_join_key_are_counted_per_window_in_the_spine_and_the_feature_sources(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    spine = [(1, 7, at(0, 60), day(0)), (None, 7, at(0, 90), day(0)), (2, 7, at(1, 60), day(1))]
+    write(spark, spine, TRX, tmp_path / "trx")  # not partitioned: Spark counts
+    pay = [(100, 1, 5.0, day(0)), (101, None, 6.0, day(0)), (102, None, 7.0, day(1)), (103, 2, 8.0, day(1))]
+    frame = spark.createDataFrame(pay, PAY)
+    frame.write.format("delta").partitionBy("RecDate").save(str(tmp_path / "pay"))  # the log's null counts
+    job = small_job(tmp_path, {"keys": ["PayId"]})
+    first = run(job, until=day(0), spark=spark).windows[0].record
+    second = run(job, spark=spark).windows[0].record
+    assert [(r.null_key_a, r.null_key_b) for r in (first, second)] == [(1, 1), (0, 1)]
+
+
 def test_a_column_added_to_one_feature_source_is_added_like_any_other(spark: SparkSession, tmp_path: Path) -> None:
     write(spark, [(1, 7, at(0, 60), day(0)), (2, 7, at(1, 60), day(1))], TRX, tmp_path / "trx")
     write(spark, [(100, 1, 5.0, day(0))], PAY, tmp_path / "pay")

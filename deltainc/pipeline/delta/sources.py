@@ -73,18 +73,21 @@ def latest_unit(df: DataFrame, inc_col: str, time_uom: str) -> int | None:
 
 
 def count_null_keys(
-    df_a: DataFrame, df_b: DataFrame, keys: Sequence[str], inc: str, uom: TimeUnit | str, first: int, last: int
-) -> tuple[int, int]:
-    """The rows of units [first, last] with a NULL in any of `keys`, in A and in B, in one Spark job: such rows
-    never match (SQL semantics)."""
+    frames: Sequence[tuple[DataFrame, Sequence[str]]], inc: str, uom: TimeUnit | str, first: int, last: int
+) -> list[int]:
+    """For each (source, its join keys): its rows of units [first, last] with a NULL in any of the keys, in one
+    Spark job; such rows never match (SQL semantics)."""
 
-    def no_key(df: DataFrame, side: int) -> DataFrame:
+    def no_key(df: DataFrame, keys: Sequence[str], side: int) -> DataFrame:
         missing = functools.reduce(operator.or_, [F.col(f"`{key}`").isNull() for key in keys])
         return df.where(source_filter(df, inc, uom, first, last) & missing).select(F.lit(side).alias("side"))
 
-    rows = no_key(df_a, 0).unionByName(no_key(df_b, 1)).groupBy("side").count().collect()
+    if not frames:
+        return []
+    sides = [no_key(df, keys, side) for side, (df, keys) in enumerate(frames)]
+    rows = functools.reduce(DataFrame.unionByName, sides).groupBy("side").count().collect()
     found = {int(row["side"]): int(row["count"]) for row in rows}
-    return found.get(0, 0), found.get(1, 0)
+    return [found.get(side, 0) for side in range(len(frames))]
 
 
 def count_null_inc(df: DataFrame, inc_col: str) -> int:

@@ -1,5 +1,6 @@
-"""Pipeline jobs over two Delta sources in one folder, with their target and state there, and the days they run
-on: shared by the pipeline tests that build their jobs in Python (asof, B side, NULL keys, schema evolution)."""
+"""Pipeline jobs over Delta sources in one folder, with their target and state there, and the days they run on:
+shared by the pipeline tests that build their jobs in Python (asof, B side, NULL keys, schema evolution, feature
+jobs, checks from the logs)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,24 @@ def job_config(
     for section, value in changes.items():
         document[section] = {**document[section], **value} if isinstance(value, dict) else value
     return JobConfig.model_validate(document)
+
+
+def feature_job_config(
+    root: Path, name: str, start_date: dt.date, features: list[dict[str, Any]], /, *, max_window: int = 1
+) -> JobConfig:
+    """The feature job `name`: the spine root/trx (identified by TrxId) with `features`, its [[features]]
+    entries; its target root/target_<name>, its state root/state."""
+    return JobConfig.model_validate(
+        {
+            "name": name,
+            "start_date": start_date,
+            "max_window": max_window,
+            "source_a": {"path": str(root / "trx")},
+            "features": features,
+            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"]},
+            "state": {"path": str(root / "state")},
+        }
+    )
 
 
 def days_from(start: dt.date) -> tuple[Callable[[int], dt.date], Callable[[int, int], dt.datetime]]:

@@ -31,6 +31,7 @@ from deltainc.pipeline.log_status import status_from_log
 from deltainc.pipeline.state.model import state_paths
 from deltainc.pipeline.state.store import read_runs
 from deltainc.settings import load_settings
+from jobs import feature_job_config
 
 START = dt.date(2025, 3, 1)
 DAYS, LAST = 8, 7  # spine rows on days 0..7; the sources' rows reach day 9, the runs end at day 7
@@ -70,38 +71,12 @@ def random_sources(seed: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ..
 
 
 def feature_job(root: Path, name: str, max_window: int = 1) -> JobConfig:
-    return JobConfig.model_validate(
-        {
-            "name": name,
-            "start_date": START,
-            "max_window": max_window,
-            "source_a": {"path": str(root / "trx")},
-            "features": [
-                {
-                    "name": "pay",
-                    "path": str(root / "pay"),
-                    "how": "left",
-                    "join_cols": ["TrxId"],
-                    "keys": ["PayId"],
-                    "look_back_time": PAY_LB,
-                    "max_waiting_time": PAY_MW,
-                    "columns": ["PayId", "Amount"],
-                },
-                {
-                    "name": "risk",
-                    "path": str(root / "scores"),
-                    "how": "asof",
-                    "join_cols": ["CustomerId"],
-                    "asof_col": "EventTime",
-                    "look_back_time": RISK_LB,
-                    "max_waiting_time": RISK_MW,
-                    "columns": ["ScoreId", "Risk"],
-                },
-            ],  # fmt: skip
-            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"]},
-            "state": {"path": str(root / "state")},
-        }
-    )
+    pay = {"name": "pay", "path": str(root / "pay"), "how": "left", "join_cols": ["TrxId"], "keys": ["PayId"],
+           "look_back_time": PAY_LB, "max_waiting_time": PAY_MW, "columns": ["PayId", "Amount"]}  # fmt: skip
+    risk = {"name": "risk", "path": str(root / "scores"), "how": "asof", "join_cols": ["CustomerId"],
+            "asof_col": "EventTime", "look_back_time": RISK_LB, "max_waiting_time": RISK_MW,
+            "columns": ["ScoreId", "Risk"]}  # fmt: skip
+    return feature_job_config(root, name, START, [pay, risk], max_window=max_window)
 
 
 def target_rows(spark: SparkSession, job: JobConfig) -> Counter[tuple[Any, ...]]:

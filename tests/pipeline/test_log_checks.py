@@ -21,6 +21,7 @@ from deltainc.pipeline.log_checks import check_from_logs, log_schema
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.validation import validate_from_logs
 from deltainc.settings import load_settings
+from jobs import feature_job_config
 
 D1 = dt.date(2025, 3, 1)
 
@@ -59,36 +60,11 @@ def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
 def _feature_job(root: Path, **pay: object) -> JobConfig:
     """A feature job: the spine root/trx with a `left` source root/pay (that may match several rows: keys PayId)
     and an `asof` source root/risk; `pay` changes the pay source's settings."""
-    return JobConfig.model_validate(
-        {
-            "name": "trx_features",
-            "start_date": D1,
-            "source_a": {"path": str(root / "trx")},
-            "features": [
-                {
-                    "name": "pay",
-                    "path": str(root / "pay"),
-                    "how": "left",
-                    "join_cols": ["TrxId"],
-                    "keys": ["PayId"],
-                    "look_back_time": 1,
-                    "max_waiting_time": 2,
-                    **pay,
-                },
-                {
-                    "name": "risk",
-                    "path": str(root / "risk"),
-                    "how": "asof",
-                    "join_cols": ["CustomerId"],
-                    "look_back_time": 3,
-                    "max_waiting_time": 1,
-                    "columns": ["Risk"],
-                },
-            ],  # fmt: skip
-            "target": {"path": str(root / "target"), "keys": ["TrxId"]},
-            "state": {"path": str(root / "state")},
-        }
-    )
+    left = {"name": "pay", "path": str(root / "pay"), "how": "left", "join_cols": ["TrxId"], "keys": ["PayId"],
+            "look_back_time": 1, "max_waiting_time": 2, **pay}  # fmt: skip
+    asof = {"name": "risk", "path": str(root / "risk"), "how": "asof", "join_cols": ["CustomerId"],
+            "look_back_time": 3, "max_waiting_time": 1, "columns": ["Risk"]}  # fmt: skip
+    return feature_job_config(root, "trx_features", D1, [left, asof], max_window=0)
 
 
 def _feature_tables(root: Path, pay: dict[str, pa.Array] | None = None) -> Path:

@@ -35,7 +35,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from deltainc.join.asof import A_ROW_ID, asof_rows
-from deltainc.join.join_spec import JoinSpec, prepare_join
+from deltainc.join.join_spec import JoinSpec, check_join
 from deltainc.join.join_types import WAITING_TYPES
 from deltainc.join.match_condition import match_condition, side_column
 from deltainc.join.matched_rows import matched_rows
@@ -47,7 +47,6 @@ from deltainc.join.windows import open_read_bounds
 __all__ = [
     "inc_join",
     "JoinSpec",
-    "prepare_join",
     "join_prepared",
     "read_sources",
     "read_units",
@@ -96,7 +95,7 @@ def inc_join(
     other_settings: IncJoinSettings | None = None,
 ) -> DataFrame:
     """Join A with B incrementally for the output window; see the module docstring for the rules."""
-    spec = prepare_join(
+    spec = check_join(
         df_a,
         df_b,
         how,

@@ -20,7 +20,6 @@ from deltainc.join.unit_columns import TIME_TYPES, column_type
 __all__ = [
     "JoinSpec",
     "check_join",
-    "prepare_join",
     "condition_column",
     "resolve_join_cond",
     "JoinColumns",
@@ -197,6 +196,3 @@ def check_join(
     if join_cond is not None and not isinstance(source_a, T.StructType) and not isinstance(source_b, T.StructType):
         resolve_join_cond(source_a, source_b, join_cond, settings)
     return spec
-
-
-prepare_join = check_join  # the name `inc_join` validates its DataFrames with: `check_join` given them

@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError, InternalError
-from deltainc.join.join_spec import prepare_join
+from deltainc.join.join_spec import check_join
 from deltainc.join.match_condition import match_condition
 from deltainc.join.time_units import TimeUnit, day_units
 from deltainc.join.unit_columns import source_filter, unit_index
@@ -197,7 +197,7 @@ def profile_job(
     df_a = read_table(spark, job.source_a, "source_a")
     df_b = read_table(spark, job.source_b, "source_b")
     settings = join.engine_settings()
-    spec = prepare_join(
+    spec = check_join(
         df_a,
         df_b,
         join.how,

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from deltainc import IncJoinSettings, JoinType, inc_join
 from deltainc.join.engine import read_sources
-from deltainc.join.join_spec import prepare_join
+from deltainc.join.join_spec import check_join
 
 D = dt.date
 DAY0 = D(2025, 3, 10)
@@ -235,7 +235,7 @@ def test_with_b_waits_for_a_a_is_read_from_s_minus_lb_minus_mw(
 ) -> None:
     # W = [10, 12], lb = 2, mw = 3: B in [5, 12]; A in [7, 12], or [5, 12] when unmatched B rows wait (full_outer).
     df_a, df_b = sources(spark, [(i, i) for i in range(20)], [(i, i) for i in range(20)])
-    spec = prepare_join(df_a, df_b, how, ["k"], None, 2, 3, day(10), day(12), IncJoinSettings(b_waits_for_a=b_waits))
+    spec = check_join(df_a, df_b, how, ["k"], None, 2, 3, day(10), day(12), IncJoinSettings(b_waits_for_a=b_waits))
     scan_a, scan_b = read_sources(df_a, df_b, spec)
     assert sorted(r.k for r in scan_a.collect()) == list(range(a_first, 13))
     assert sorted(r.k for r in scan_b.collect()) == list(range(5, 13))

@@ -46,11 +46,12 @@ def spark(tmp_path_factory: pytest.TempPathFactory, ansi_conf: dict[str, str]) -
         warehouse_dir=warehouse,
         state_dir=warehouse / "_deltainc",
     )
-    # One JVM serves the whole suite: a heap above the 1 GB default, and the UI's history of jobs, stages
-    # and SQL executions (kept even with the UI off) bounded, so that it does not fill that heap.
+    # One JVM serves the whole suite: a heap well above the 1 GB default (2 GB once ran out while building
+    # broadcasts), and the UI's history of jobs, stages and SQL executions (kept even with the UI off) bounded,
+    # so that it does not fill that heap.
     extra = {
         "spark.default.parallelism": "2",
-        "spark.driver.memory": "2g",
+        "spark.driver.memory": "4g",
         "spark.ui.retainedJobs": "100",
         "spark.ui.retainedStages": "100",
         "spark.ui.retainedTasks": "2000",

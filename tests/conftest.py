@@ -6,12 +6,16 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from jvm_options import process_options, worker_options
 from pyspark.sql import SparkSession
 from s3_server import S3Server, start, stop
 
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 from deltainc.storage import slim_s3_jars
+
+# Every process a test starts gets the short-lived JVM's options (tests/jvm_options.py).
+os.environ["SPARK_SUBMIT_OPTS"] = process_options()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,7 +63,11 @@ def spark(tmp_path_factory: pytest.TempPathFactory, ansi_conf: dict[str, str]) -
         **ansi_conf,
     }
     # S3A's jars too where they are small (the main line): tests/pipeline/test_object_storage.py runs jobs on S3.
-    session = get_spark(settings, extra_conf=extra, s3=slim_s3_jars())
+    os.environ["SPARK_SUBMIT_OPTS"] = worker_options()  # this JVM serves the whole run
+    try:
+        session = get_spark(settings, extra_conf=extra, s3=slim_s3_jars())
+    finally:
+        os.environ["SPARK_SUBMIT_OPTS"] = process_options()
     yield session
     session.stop()
 

@@ -1,0 +1,105 @@
+"""JVM options for the suite's Spark JVMs: each worker's, and every process a test starts (a killed run, the CLI, a
+Connect server). All map Spark's classes from a class-data archive made once per installation (`python
+tests/jvm_options.py`, which `make test` runs); the processes, which live seconds, also skip the optimising compiler.
+
+Test set-up only: the product's JVM options are the user's. Passed as SPARK_SUBMIT_OPTS, which spark-submit adds to
+the driver's java command line; tests/conftest.py sets it for this process, so every process a test starts has it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+# C1 only, for the processes: a JVM of seconds spends less on compiling than C2 would win back on tiny data.
+_COMPILER = "-XX:TieredStopAtLevel=1"
+# An archive that does not fit this JVM or class path is skipped without a word on stderr (tests read stderr).
+_QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
+_KEPT = 3  # archives kept in ~/.cache/deltainc/cds, the newest
+
+
+def archive_path() -> Path:
+    """The archive for this pyspark and this java: CDS checks the class path's jars, so it is one per installation."""
+    import pyspark
+
+    home = Path(pyspark.__file__).resolve().parent
+    java = Path(shutil.which("java") or "java").resolve()
+    stamp = "|".join([str(home), pyspark.__version__, str((home / "jars").stat().st_mtime_ns), str(java), _mtime(java)])
+    digest = hashlib.sha256(stamp.encode()).hexdigest()[:16]
+    return Path.home() / ".cache" / "deltainc" / "cds" / f"spark-{pyspark.__version__}-{digest}.jsa"
+
+
+def _mtime(path: Path) -> str:
+    return str(path.stat().st_mtime_ns) if path.exists() else "-"
+
+
+def worker_options() -> str:
+    """SPARK_SUBMIT_OPTS for a worker's own JVM, which lives the whole run: the archive only (C1 alone made a
+    two-minute test file 1.2x slower)."""
+    archive = archive_path()
+    return f"-XX:SharedArchiveFile={archive} {' '.join(_QUIET)}" if archive.is_file() else ""
+
+
+def process_options() -> str:
+    """SPARK_SUBMIT_OPTS for the processes the tests start, each a JVM of seconds: C1 too."""
+    return f"{worker_options()} {_COMPILER}".strip()
+
+
+# A job's daily runs on sample data, in a JVM that writes the classes it loaded when it exits; the script waits
+# for that JVM (pyspark would leave it behind still writing).
+_WARM = """
+import datetime as dt, sys, tempfile
+from pathlib import Path
+from pyspark import SparkContext
+from deltainc.pipeline.controller import run
+from deltainc.pipeline.job.config import load_job
+from deltainc.settings import Settings, SparkSettings
+from deltainc.spark import get_spark
+from deltainc.tools.sample_data import SampleSpec, write_sources
+from deltainc.tools.sample_job import left_job_toml
+
+start = dt.date(2025, 1, 1)
+settings = Settings(spark=SparkSettings(master="local[1]", shuffle_partitions=2, log_level="ERROR"))
+spark = get_spark(settings)
+with tempfile.TemporaryDirectory() as tmp:
+    write_sources(spark, SampleSpec(start=start, days=4, rows_per_day=5, seed=1), f"{tmp}/a", f"{tmp}/b")
+    job = Path(tmp, "job.toml")
+    places = {"max_window": 2, "state": f"{tmp}/state"}
+    job.write_text(left_job_toml("warm", f"{tmp}/a", f"{tmp}/b", f"{tmp}/t", start=start, look_back_time=1,
+                                 max_waiting_time=2, **places))
+    run(load_job(job), spark=spark, settings=settings)
+    spark.stop()
+gateway = SparkContext._gateway
+gateway.shutdown()
+gateway.proc.stdin.close()
+sys.exit(gateway.proc.wait(timeout=300))
+"""
+
+
+def build_archive() -> Path | None:
+    """Make the archive (about half a minute, once per installation); None, and the suite runs without it, if
+    that fails."""
+    archive = archive_path()
+    if archive.is_file():
+        return archive
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    partial = archive.with_suffix(f".{os.getpid()}.partial")
+    environment = {**os.environ, "SPARK_SUBMIT_OPTS": f"-XX:ArchiveClassesAtExit={partial} {' '.join(_QUIET)}"}
+    warm = subprocess.run([sys.executable, "-c", _WARM], env=environment, capture_output=True, timeout=600)
+    if warm.returncode != 0 or not partial.is_file():
+        sys.stderr.write(warm.stderr.decode(errors="replace")[-2000:])
+        partial.unlink(missing_ok=True)
+        return None
+    partial.replace(archive)
+    for stale in sorted(archive.parent.glob("spark-*.jsa"), key=lambda p: p.stat().st_mtime)[:-_KEPT]:
+        stale.unlink(missing_ok=True)  # each is about 200 MB, one per installation (a fresh clone is one)
+    return archive
+
+
+if __name__ == "__main__":
+    made = build_archive()
+    print(f"tests/jvm_options.py: {'class-data archive ' + str(made) if made else 'no class-data archive'}")

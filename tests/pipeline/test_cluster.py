@@ -17,6 +17,7 @@ from pathlib import Path
 import pyspark
 import pytest
 from chispa import assert_df_equality
+from jvm_options import worker_options
 from pyspark.sql import SparkSession
 
 from deltainc.pipeline.controller import run
@@ -58,6 +59,7 @@ def _spark_env(tmp: Path) -> dict[str, str]:
         SPARK_WORKER_DIR=str(tmp / "work"),
         PYSPARK_PYTHON=sys.executable,
         PYSPARK_DRIVER_PYTHON=sys.executable,
+        SPARK_SUBMIT_OPTS=worker_options(),  # the job's driver lives the whole test: C2 pays off
     )
     return env
 

@@ -28,14 +28,14 @@ $(VENV)/.jars: $(VENV)/.installed
 	touch $@
 
 # Two workers, one SparkSession each; a test file stays on one worker (its module fixtures are built once).
-# The whole suite runs on the main line with Spark's default ANSI mode (on); the smoke subset (-m smoke: the seed
-# example, ANSI parity, daily = monthly = one run, a rerun, a kill -9 recovery) runs again with ANSI off (less the
-# kill -9 test, whose processes keep Spark's default), then on Spark 3.5. tests/jvm_options.py first makes the
-# class-data archive that the suite's JVMs start from (once per installation, about 50 s).
+# The whole suite runs on the main line with Spark's default ANSI mode (on), and the smoke subset (-m smoke: the
+# seed example, ANSI parity, daily = monthly = one run, a rerun) a second time in the same run with ANSI off, in a
+# session of its own (tests/conftest.py); then the smoke subset, a kill -9 recovery too, on Spark 3.5.
+# tests/jvm_options.py first makes the class-data archive that the suite's JVMs start from (once per
+# installation, about 50 s).
 test: lint jars
 	$(PY) tests/jvm_options.py
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25
-	$(PY) -m pytest -n 2 --dist loadfile -m smoke -k "not killed" --ansi off -q
 	$(MAKE) smoke-spark35
 
 # The Spark 3.5 line (constraints/spark-3.5.txt) in a venv of its own: the smoke subset, ANSI off as 3.5 has it.

@@ -12,26 +12,19 @@ from s3_server import S3Server, start, stop
 
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
+from deltainc.spark_compat import spark_major
 from deltainc.storage import slim_s3_jars
 
 # Every process a test starts gets the short-lived JVM's options (tests/jvm_options.py).
 os.environ["SPARK_SUBMIT_OPTS"] = process_options()
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--ansi",
-        choices=["default", "on", "off"],
-        default="default",
-        help="spark.sql.ansi.enabled for the suite's session (default: the Spark line's own: on from Spark 4)",
-    )
-
-
-@pytest.fixture(scope="session")
-def ansi_conf(request: pytest.FixtureRequest) -> dict[str, str]:
-    """The suite's ANSI SQL setting as Spark conf: `make test` runs the smoke subset with the other setting."""
-    choice = request.config.getoption("--ansi")
-    return {} if choice == "default" else {"spark.sql.ansi.enabled": "true" if choice == "on" else "false"}
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """On Spark 4, whose ANSI SQL mode is on by default, the smoke tests that take `spark` run a second time with
+    ANSI off (Spark 3.5's default), in a session of their own on the same JVM (the setting is the session's)."""
+    smoke = metafunc.definition.get_closest_marker("smoke") is not None
+    if smoke and "spark" in metafunc.fixturenames and spark_major() >= 4:
+        metafunc.parametrize("spark", ["ansi_default", "ansi_off"], indirect=True, scope="session")
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +36,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory, ansi_conf: dict[str, str]) -> Iterator[SparkSession]:
+def worker_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    """The worker's one JVM and its session, with the Spark line's default ANSI setting."""
     warehouse = tmp_path_factory.mktemp("warehouse")
     settings = Settings(
         spark=SparkSettings(master="local[2]", shuffle_partitions=2, ui_enabled=False, log_level="ERROR"),
@@ -60,7 +54,6 @@ def spark(tmp_path_factory: pytest.TempPathFactory, ansi_conf: dict[str, str]) -
         "spark.ui.retainedStages": "100",
         "spark.ui.retainedTasks": "2000",
         "spark.sql.ui.retainedExecutions": "20",
-        **ansi_conf,
     }
     # S3A's jars too where they are small (the main line): tests/pipeline/test_object_storage.py runs jobs on S3.
     os.environ["SPARK_SUBMIT_OPTS"] = worker_options()  # this JVM serves the whole run
@@ -70,6 +63,18 @@ def spark(tmp_path_factory: pytest.TempPathFactory, ansi_conf: dict[str, str]) -
         os.environ["SPARK_SUBMIT_OPTS"] = process_options()
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(request: pytest.FixtureRequest, worker_spark: SparkSession) -> SparkSession:
+    """The session a test runs in: the worker's, or for a smoke test's `ansi_off` case a new session on the same
+    JVM with ANSI SQL mode off (Delta's extension and catalog come with it, from the JVM's configuration)."""
+    if getattr(request, "param", "ansi_default") == "ansi_default":
+        return worker_spark
+    session = worker_spark.newSession()
+    session.conf.set("spark.sql.ansi.enabled", "false")
+    assert session.sql("SELECT CAST('x' AS INT) AS n").first()[0] is None  # off here, as 3.5 has it: NULL, no error
+    return session
 
 
 @pytest.fixture(scope="session")

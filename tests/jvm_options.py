@@ -89,9 +89,12 @@ def build_archive() -> Path | None:
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_suffix(f".{os.getpid()}.partial")
     environment = {**os.environ, "SPARK_SUBMIT_OPTS": f"-XX:ArchiveClassesAtExit={partial} {' '.join(_QUIET)}"}
-    warm = subprocess.run([sys.executable, "-c", _WARM], env=environment, capture_output=True, timeout=600)
-    if warm.returncode != 0 or not partial.is_file():
-        sys.stderr.write(warm.stderr.decode(errors="replace")[-2000:])
+    try:
+        warm = subprocess.run([sys.executable, "-c", _WARM], env=environment, capture_output=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        warm = None
+    if warm is None or warm.returncode != 0 or not partial.is_file():
+        sys.stderr.write(warm.stderr.decode(errors="replace")[-2000:] if warm else "the warm-up timed out\n")
         partial.unlink(missing_ok=True)
         return None
     partial.replace(archive)

@@ -59,7 +59,7 @@ def _spark_env(tmp: Path) -> dict[str, str]:
         SPARK_WORKER_DIR=str(tmp / "work"),
         PYSPARK_PYTHON=sys.executable,
         PYSPARK_DRIVER_PYTHON=sys.executable,
-        SPARK_SUBMIT_OPTS=worker_options(),  # the job's driver lives the whole test: C2 pays off
+        SPARK_SUBMIT_OPTS=worker_options(),  # the driver lives the whole test, as a worker does
     )
     return env
 

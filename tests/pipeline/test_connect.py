@@ -37,7 +37,7 @@ def _env(root: Path) -> dict[str, str]:
         "DELTAINC_STATE_DIR": str(root / "state"),
         "DELTAINC_SPARK__MASTER": "local[1]",
         "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
-        "SPARK_SUBMIT_OPTS": worker_options(),  # the server's JVM serves the whole module: C2 pays off
+        "SPARK_SUBMIT_OPTS": worker_options(),  # the server lives the whole module, as a worker does
     }
 
 

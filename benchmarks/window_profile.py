@@ -43,20 +43,14 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+import deltainc
 from benchmarks.data import ensure_sources, table_version
 from benchmarks.scenarios import Bench, restore, snapshot
 from deltainc.join.engine import inc_join
-from deltainc.pipeline import (
-    controller,
-    lease,
-    lock,
-    prepared_job,
-    slice_writer,
-    state,
-    target_writes,
-    window_run,
-)
+from deltainc.pipeline import controller, prepared_job, target_writes, window_join, window_run
 from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.state import lease, lock, store
+from deltainc.pipeline.target import forward_write, slice_writer
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 from deltainc.tools.sample_data import SampleSpec
@@ -66,6 +60,7 @@ ROOT = "pipeline.run (self)"
 FLOOR_ROOT = "floor (self)"
 _REPO = str(Path(__file__).resolve().parent.parent) + os.sep
 _LIBRARIES = (f"{os.sep}pyspark{os.sep}", f"{os.sep}py4j{os.sep}", f"{os.sep}delta{os.sep}")
+_OWN = os.path.dirname(deltainc.__file__) + os.sep  # its pipeline/delta/ is deltainc's code, not delta-spark's
 
 
 # --- Spark's jobs --------------------------------------------------------------------------------------------
@@ -187,10 +182,10 @@ class Timeline:
         self._stack.pop()
 
     def step(self, name: str) -> None:
-        """The pipeline's on_step hook."""
+        """The pipeline's on_step hook (a window_run.Step, a str enum: kept as its text, 'start' not its repr)."""
         if self.active:
             self._cut()
-            self._step = name
+            self._step = str(name)
 
 
 Label = str | Callable[..., str]
@@ -218,8 +213,14 @@ def _role(_spark: Any, _ref: Any, role: str) -> str:
     return f"read_source({role})"
 
 
+def _null_inc_role(_ref: Any, role: str, _frame: Any, inc: str) -> str:
+    return f"NULL {inc} count ({role}: Delta log, else count_null_inc)"
+
+
 # (module, attribute, label). The names are looked up where the caller looks them up (`from x import f` binds f
-# in the caller's module), so that the pipeline's own calls go through the wrappers.
+# in the caller's module), so that the pipeline's own calls go through the wrappers. A forward window's write
+# (`FORWARD.write`, held by a frozen WriteMode) is not wrapped itself: write_window holds it, the names it
+# calls are wrapped in forward_write, and those they call in slice_writer.
 WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (controller, "open_job", "open_job"),
     (prepared_job, "prepare_job", "prepare_job"),
@@ -228,31 +229,35 @@ WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (prepared_job, "read_state", "read_state"),
     (prepared_job, "check_unchanged", "check_unchanged"),
     (controller, "_latest_available", "latest RecDate (_latest_available)"),
+    (controller, "latest_unit", "latest_unit (Spark, where a Delta log does not answer)"),
     (lease, "ensure_state_tables", "lock: ensure_state_tables"),
-    (lease, "acquire", "lock: acquire (MERGE into locks)"),
+    (lease, "acquire", "lock: acquire (delta-rs MERGE into locks)"),
     (lease, "start_heartbeat", "lock: start_heartbeat"),
     (lease, "release_lock", "lock: release_lock"),
     (lock.Heartbeat, "end", "lock: heartbeat end"),
-    (state, "read_state", "read_state (again)"),
+    (store, "read_state", "read_state (again)"),
     (controller, "begin", "begin"),
+    (window_run, "_null_inc", _null_inc_role),
     (window_run, "count_null_inc", "count_null_inc"),
     (window_run, "_null_keys", "NULL join keys (_null_keys)"),
     (window_run, "fitted", "target's columns (fitted)"),
     (controller, "check_unchanged", "check_unchanged (under the lock)"),
     (controller, "process_window", "process_window"),
-    (window_run, "read_sources", "read_sources"),
+    (window_run, "join_window", "join_window"),
+    (window_join, "read_sources", "read_sources"),
+    (window_join, "join_prepared", "join_prepared (plan)"),
+    (window_run, "_scanned", "files read (_scanned: Delta log, else scan_stats)"),
     (window_run, "scan_stats", "scan_stats (sources)"),
-    (window_run, "join_prepared", "join_prepared (plan)"),
     (window_run, "shaped", "shaped (lay_out)"),
     (window_run, "count_and_check", "count_and_check (join runs, persisted)"),
     (window_run, "write_window", "write_window"),
     (target_writes, "ensure_target", "ensure_target"),
-    (target_writes, "_target", "_target (read target, schema check)"),
-    (target_writes, "scan_stats", "scan_stats (target slices)"),
-    (target_writes, "replace_slices", "replace_slices"),
-    (target_writes, "merge_slices", "merge_slices"),
+    (forward_write, "current_target", "current_target (read target, schema check)"),
+    (forward_write, "_slices_read", "target files read (_slices_read: Delta log, else scan_stats)"),
+    (forward_write, "replace_slices", "replace_slices"),
+    (forward_write, "merge_slices", "merge_slices"),
     (slice_writer, "_save", "replaceWhere write (_save)"),
-    (slice_writer, "last_commit", "last_commit (DESCRIBE HISTORY)"),
+    (slice_writer, "last_commit", "last_commit (delta-rs history, else DESCRIBE HISTORY)"),
     (window_run, "too_late_found", "too_late_found (wait for the search beside the window)"),
     (window_run, "keep_too_late", "keep_too_late (target.late_rows)"),
     (window_run, "append_run", "append_run (run-log commit)"),
@@ -295,17 +300,30 @@ def _short(filename: str) -> str:
     return filename[len(_REPO) :] if filename.startswith(_REPO) else os.path.basename(filename)
 
 
+def _library(filename: str) -> bool:
+    """Whether the file is pyspark's, py4j's or delta-spark's (deltainc's own `pipeline/delta/` is not)."""
+    return not filename.startswith(_OWN) and any(part in filename for part in _LIBRARIES)
+
+
+def _traced_call(frame: FrameType) -> bool:
+    """Whether the frame is `traced`'s own py4j call (below)."""
+    return frame.f_code.co_filename == __file__ and frame.f_code.co_name == "call"
+
+
 def _caller(frame: FrameType | None) -> tuple[str, str]:
-    """(the first two frames outside pyspark/py4j/delta as 'file:line function', the outermost library call)."""
+    """(the first two frames outside pyspark/py4j/delta as 'file:line function', the outermost library call).
+    A py4j call made inside another (py4j converting a list argument) counts as the outer call's: its `call`
+    frame here is passed over with the library's."""
     api = "?"
-    while frame is not None and any(part in frame.f_code.co_filename for part in _LIBRARIES):
+    while frame is not None and (_library(frame.f_code.co_filename) or _traced_call(frame)):
         code = frame.f_code
-        api = getattr(code, "co_qualname", code.co_name)
+        if _library(code.co_filename):
+            api = getattr(code, "co_qualname", code.co_name)
         frame = frame.f_back
     sites: list[str] = []
     while frame is not None and len(sites) < 2:
         code = frame.f_code
-        if code.co_filename != __file__ or code.co_name not in ("wrapper", "traced"):
+        if code.co_filename != __file__ or code.co_name not in ("wrapper", "call"):
             sites.append(f"{_short(code.co_filename)}:{frame.f_lineno} {code.co_name}")
         frame = frame.f_back
     return " <- ".join(sites), api
@@ -451,11 +469,11 @@ def rows_of(profiles: list[Profile]) -> list[Row]:
 # The phases of a daily run (inclusive): a path's phase is its outermost wrapped call, a window's the one inside it.
 _WINDOW = {
     "process_window [after step 'start']": "window: join + persist (plans the scans) + count_and_check",
-    "join_prepared (plan)": "window: join + persist (plans the scans) + count_and_check",
+    "join_window": "window: join + persist (plans the scans) + count_and_check",
     "shaped (lay_out)": "window: join + persist (plans the scans) + count_and_check",
     "count_and_check (join runs, persisted)": "window: join + persist (plans the scans) + count_and_check",
-    "read_sources": "window: read_sources + scan_stats",
-    "scan_stats (sources)": "window: read_sources + scan_stats",
+    "files read (_scanned: Delta log, else scan_stats)": "window: files the scans read (_scanned)",
+    "target's columns (fitted)": "window: the output checked against the target's columns (fitted)",
     "write_window": "window: write_window (replaceWhere)",
     "too_late_found (wait for the search beside the window)": "window: too-late search (its wait after the write)",
     "keep_too_late (target.late_rows)": "window: too-late search (its wait after the write)",
@@ -465,9 +483,9 @@ _TOP = {
     "open_job": "open_job (config, read sources, validate join, settings check)",
     "latest RecDate (_latest_available)": "latest RecDate of both sources (_latest_available)",
     "lock: ensure_state_tables": "lock: ensure_state_tables + acquire + start_heartbeat",
-    "lock: acquire (MERGE into locks)": "lock: ensure_state_tables + acquire + start_heartbeat",
+    "lock: acquire (delta-rs MERGE into locks)": "lock: ensure_state_tables + acquire + start_heartbeat",
     "lock: start_heartbeat": "lock: ensure_state_tables + acquire + start_heartbeat",
-    "begin": "begin (count_null_inc over both sources)",
+    "begin": "begin (NULL inc_col counts of both sources: Delta logs, else count_null_inc)",
     "lock: heartbeat end": "lock: heartbeat end / release_lock",
     "lock: release_lock": "lock: heartbeat end / release_lock",
 }

@@ -100,38 +100,45 @@ print(len(result.windows), result.watermark)
 """
 
 
-def test_over_spark_connect_daily_and_one_run_give_the_engine_output_and_a_rerun_changes_nothing(
-    spark: SparkSession, server: str, sources: tuple[str, str], tmp_path: Path
-) -> None:
-    daily = make_job(tmp_path, *sources, name="daily", max_window=1)
-    once = make_job(tmp_path, *sources, name="once")
-    ran = deltainc(tmp_path, server, "run", str(write_job_file(tmp_path, daily)), "--json")
+@pytest.fixture(scope="module")
+def daily(server: str, sources: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> tuple[JobConfig, Path]:
+    """The job run daily by `deltainc run` as a Connect client, once for the module: its config and job file. The
+    tests below only read it, re-run a processed window (which changes nothing) or remove the finished run's lock."""
+    root = tmp_path_factory.mktemp("connect_daily")
+    job = make_job(root, *sources, name="daily", max_window=1)
+    path = write_job_file(root, job)
+    ran = deltainc(root, server, "run", str(path), "--json")
     assert ran.returncode == 0, ran.stderr[-3000:]
     result = json.loads(ran.stdout)
     assert (len(result["windows"]), result["watermark"]) == (DAYS, LAST.isoformat())
+    return job, path
+
+
+def test_over_spark_connect_daily_and_one_run_give_the_engine_output_and_a_rerun_changes_nothing(
+    spark: SparkSession, server: str, sources: tuple[str, str], daily: tuple[JobConfig, Path], tmp_path: Path
+) -> None:
+    job, path = daily
+    once = make_job(tmp_path, *sources, name="once")
     api = python(tmp_path, "-c", API_RUN, server, str(write_job_file(tmp_path, once)))
     assert api.returncode == 0, api.stderr[-3000:]
     assert api.stdout.split() == ["1", LAST.isoformat()]
-    expected = engine_output(spark, daily, LAST)
-    for job in (daily, once):
-        same_rows(target(spark, job), expected)
+    expected = engine_output(spark, job, LAST)
+    for each in (job, once):
+        same_rows(target(spark, each), expected)
 
-    version = latest_commit(spark, daily.target)["version"]  # type: ignore[index]
-    before = sorted(target(spark, daily).collect())
+    version = latest_commit(spark, job.target)["version"]  # type: ignore[index]
+    before = sorted(target(spark, job).collect())
     start = (START + dt.timedelta(days=2)).isoformat()
-    again = deltainc(tmp_path, server, "rerun", str(write_job_file(tmp_path, daily)), "--start", start)
+    again = deltainc(tmp_path, server, "rerun", str(path), "--start", start)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert sorted(target(spark, daily).collect()) == before
-    assert latest_commit(spark, daily.target)["version"] == version  # type: ignore[index]
+    assert sorted(target(spark, job).collect()) == before
+    assert latest_commit(spark, job.target)["version"] == version  # type: ignore[index]
 
 
 def test_over_spark_connect_verify_status_validate_and_unlock_read_the_job_a_client_processed(
-    spark: SparkSession, server: str, sources: tuple[str, str], tmp_path: Path
+    server: str, daily: tuple[JobConfig, Path], tmp_path: Path
 ) -> None:
-    job = make_job(tmp_path, *sources, name="checked", max_window=4)
-    path = write_job_file(tmp_path, job)
-    ran = deltainc(tmp_path, server, "run", str(path))
-    assert ran.returncode == 0, ran.stderr[-3000:]
+    job, path = daily
     verified = deltainc(tmp_path, server, "verify", str(path), "--json")
     assert verified.returncode == 0, verified.stderr[-3000:] + verified.stdout[-2000:]
     document = json.loads(verified.stdout)
@@ -143,6 +150,6 @@ def test_over_spark_connect_verify_status_validate_and_unlock_read_the_job_a_cli
     assert validated.returncode == 0, validated.stderr[-3000:]
     assert json.loads(validated.stdout)["target_exists"] is True
     unlocked = deltainc(tmp_path, server, "unlock", str(path))  # the finished run's lock row: a DELETE
-    assert unlocked.returncode == 0 and unlocked.stdout.startswith("checked: removed the lock of run "), unlocked
+    assert unlocked.returncode == 0 and unlocked.stdout.startswith(f"{job.name}: removed the lock of run "), unlocked
     again = deltainc(tmp_path, server, "unlock", str(path))
-    assert (again.returncode, again.stdout.strip()) == (0, "checked: no lock held, nothing to remove")
+    assert (again.returncode, again.stdout.strip()) == (0, f"{job.name}: no lock held, nothing to remove")

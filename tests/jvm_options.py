@@ -20,6 +20,9 @@ _COMPILER = "-XX:TieredStopAtLevel=1"
 # An archive that does not fit this JVM or class path is skipped without a word on stderr (tests read stderr).
 _QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 _KEPT = 3  # archives kept in ~/.cache/deltainc/cds, the newest
+# The developer's own options (a proxy, a heap size), as the suite's first process found them (kept in the
+# environment for the test workers, which inherit the suite's options): the suite's come after them.
+_OWN = os.environ.setdefault("SUITE_OWN_SPARK_SUBMIT_OPTS", os.environ.get("SPARK_SUBMIT_OPTS", ""))
 
 
 def archive_path() -> Path:
@@ -41,7 +44,8 @@ def worker_options() -> str:
     """SPARK_SUBMIT_OPTS for a worker's own JVM, which lives the whole run: the archive only (C1 with the archive
     took a two-minute test file to 159 s against 133 s with neither, one run each)."""
     archive = archive_path()
-    return f"-XX:SharedArchiveFile={archive} {' '.join(_QUIET)}" if archive.is_file() else ""
+    ours = f"-XX:SharedArchiveFile={archive} {' '.join(_QUIET)}" if archive.is_file() else ""
+    return f"{_OWN} {ours}".strip()
 
 
 def process_options() -> str:

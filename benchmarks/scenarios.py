@@ -35,7 +35,7 @@ from deltainc.pipeline.delta.sources import ScanStats, scan_stats
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state.store import state_paths
-from deltainc.pipeline.window_join import join_window
+from deltainc.pipeline.window.join import join_window
 from deltainc.settings import Settings
 from deltainc.tools.sample_data import A_SCHEMA, B_SCHEMA
 

@@ -47,10 +47,13 @@ import deltainc
 from benchmarks.data import ensure_sources, table_version
 from benchmarks.scenarios import Bench, restore, snapshot
 from deltainc.join.engine import inc_join
-from deltainc.pipeline import controller, prepared_job, target_writes, window_join, window_run
+from deltainc.pipeline import controller, prepared_job
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.state import lease, lock, store
 from deltainc.pipeline.target import forward_write, slice_writer
+from deltainc.pipeline.window import join as window_join
+from deltainc.pipeline.window import run as window_run
+from deltainc.pipeline.window import target_writes
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 from deltainc.tools.sample_data import SampleSpec

@@ -10,6 +10,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "deltainc"
 # Each layer of deltainc/pipeline and the layers it may import; the modules above them (controller, window run,
 # commands) may import any layer, and no layer imports them.
 LAYERS = {"job": set(), "delta": {"job"}, "state": {"job", "delta"}, "target": {"job", "delta"}}
+# The sub-package of one window's run (window/), above the layers and below the controller, and what it may
+# import: every layer, and the top-level modules the controller hands it (the prepared job, the window's report);
+# never the controller or the commands.
+WINDOW = {"window": {*LAYERS, "prepared_job", "results"}}
 
 
 def _module(path: Path) -> str:
@@ -36,20 +40,31 @@ def _modules() -> dict[str, Path]:
     return {_module(path): path for path in PACKAGE.rglob("*.py")}
 
 
-def test_each_layer_of_the_pipeline_imports_only_the_layers_below_it() -> None:
+def _imports_outside(allowed: dict[str, set[str]]) -> list[str]:
+    """The imports of each sub-package of deltainc/pipeline named in `allowed` that reach into deltainc/pipeline
+    outside the sub-package itself and the names (sub-packages, top-level modules) it may import."""
     wrong = []
     for name, path in _modules().items():
         parts = name.split(".")
-        if parts[:2] != ["deltainc", "pipeline"] or len(parts) < 4 or parts[2] not in LAYERS:
+        if parts[:2] != ["deltainc", "pipeline"] or len(parts) < 4 or parts[2] not in allowed:
             continue
-        layer = parts[2]
+        package = parts[2]
         for imported in _imports(path, set(_modules()), at_load_only=False):
             target = imported.split(".")
             if target[:2] != ["deltainc", "pipeline"] or len(target) < 3:
                 continue
-            if target[2] != layer and target[2] not in LAYERS[layer]:
+            if target[2] != package and target[2] not in allowed[package]:
                 wrong.append(f"{name} imports {imported}")
-    assert sorted(set(wrong)) == []
+    return sorted(set(wrong))
+
+
+def test_each_layer_of_the_pipeline_imports_only_the_layers_below_it() -> None:
+    assert _imports_outside(LAYERS) == []
+
+
+def test_one_windows_run_imports_the_layers_and_not_the_controller() -> None:
+    assert {name for name in _modules() if name.startswith("deltainc.pipeline.window.")}  # it is where it says
+    assert _imports_outside(WINDOW) == []
 
 
 def test_no_module_imports_itself_back_through_others() -> None:

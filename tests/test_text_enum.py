@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from deltainc.pipeline.state.run_record import RunStatus
-from deltainc.pipeline.window_run import Step
+from deltainc.pipeline.window.run import Step
 
 
 def test_a_member_reads_stores_and_prints_as_its_string() -> None:

@@ -1,7 +1,7 @@
-"""The pipeline layer: the controller (run, rerun, backfill, status) and one window's run above four layers,
-each importing only those below it: `job/` (the job file, its join plan), `delta/` (Delta tables read through
-their logs or Spark SQL, the sources), `state/` (run log, watermark, lock) and `target/` (the writers). Data
-flows config -> controller -> engine -> writer (docs/design.md#where-the-code-is).
+"""The pipeline layer: the controller (run, rerun, backfill, status) and one window's run (`window/`) above four
+layers, each importing only those below it: `job/` (the job file, its join plan), `delta/` (Delta tables read
+through their logs or Spark SQL, the sources), `state/` (run log, watermark, lock) and `target/` (the writers).
+Data flows config -> controller -> engine -> writer (docs/design.md#where-the-code-is).
 
 What this module exports is the layer's API, the one the command line calls."""
 

@@ -1,7 +1,7 @@
 """The controller (docs/design.md#run-modes): which windows a command processes, under the job's lock.
 
 `run` processes what is pending after the watermark, `rerun` a processed window again, `backfill` a historic
-range in chunks; `status` says where a job stands. Each window goes engine -> write -> run log (`window_run`).
+range in chunks; `status` says where a job stands. Each window goes engine -> write -> run log (`window/run.py`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from deltainc.pipeline.state import (
     read_state,
     state_paths,
 )
-from deltainc.pipeline.window_run import StepHook, begin, process_window, record_stop
+from deltainc.pipeline.window.run import StepHook, begin, process_window, record_stop
 from deltainc.settings import Settings
 from deltainc.spark import job_session
 

@@ -25,7 +25,7 @@ from deltainc.pipeline.target.layout import (
     layout_warnings,
     read_layout,
 )
-from deltainc.pipeline.window_join import read_ranges
+from deltainc.pipeline.window.join import read_ranges
 from deltainc.settings import Settings
 from deltainc.storage import commit_warnings
 

@@ -27,7 +27,7 @@ from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.plan import check_start
 from deltainc.pipeline.prepared_job import open_job
 from deltainc.pipeline.target.slice_writer import sql_literal
-from deltainc.pipeline.window_join import join_window
+from deltainc.pipeline.window.join import join_window
 from deltainc.settings import Settings
 
 __all__ = ["Verification", "verify"]

@@ -36,7 +36,8 @@ STOPPED = textwrap.dedent(
     """
     import os, signal, sys, threading
     from deltainc.cli import app as cli, spark_start
-    from deltainc.pipeline import controller, window_run
+    from deltainc.pipeline import controller
+    from deltainc.pipeline.window import run as window_run
 
     def send(sig, group):
         os.killpg(os.getpgrp(), sig) if group else os.kill(os.getpid(), sig)
@@ -73,7 +74,7 @@ KILLED_CLI = textwrap.dedent(
     """
     import os, signal, sys
     from deltainc.cli import app as cli
-    from deltainc.pipeline import window_run as pipeline
+    from deltainc.pipeline.window import run as pipeline
 
     real, calls = pipeline.count_and_check, []
 

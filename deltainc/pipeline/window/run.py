@@ -30,15 +30,15 @@ from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run, built_with, encode
 from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target.write_mode import WriteMode, Written
-from deltainc.pipeline.target_writes import fitted, shaped, write_window
-from deltainc.pipeline.too_late_writes import (
+from deltainc.pipeline.window.join import SourceScan, join_window
+from deltainc.pipeline.window.target_writes import fitted, shaped, write_window
+from deltainc.pipeline.window.too_late_writes import (
     LateRows,
     keep_too_late,
     search_too_late,
     settled,
     too_late_found,
 )
-from deltainc.pipeline.window_join import SourceScan, join_window
 from deltainc.text_enum import TextEnum
 
 __all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]

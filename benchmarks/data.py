@@ -21,9 +21,30 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from deltainc.settings import Settings, SparkSettings
 from deltainc.tools.sample_data import SampleSpec, generate
 
-__all__ = ["Sources", "ensure_sources", "day", "copy_days", "append_day", "table_version", "table_stats"]
+__all__ = [
+    "Sources",
+    "bench_settings",
+    "ensure_sources",
+    "day",
+    "copy_days",
+    "append_day",
+    "table_version",
+    "table_stats",
+]
+
+
+def bench_settings(root: Path, shuffle_partitions: int) -> Settings:
+    """deltainc's settings for a benchmark in the folder `root`: local[2], Spark's logs at ERROR, the warehouse and
+    the state under `root`."""
+    return Settings(
+        spark=SparkSettings(master="local[2]", shuffle_partitions=shuffle_partitions, log_level="ERROR"),
+        warehouse_dir=root / "warehouse",
+        state_dir=root / "state",
+    )
+
 
 LAYOUT = "partitionBy(RecDate), one file per partition"  # part of the cache key: change it to regenerate
 _SPEC_FILE = "_spec.json"

@@ -28,11 +28,10 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from benchmarks.data import ensure_sources, table_version
+from benchmarks.data import bench_settings, ensure_sources, table_version
 from benchmarks.report import load_average
 from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
 from deltainc.pipeline.job.config import JobConfig
-from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 from deltainc.tools.risk_scores import risk_scores
 from deltainc.tools.sample_data import SampleSpec
@@ -89,11 +88,7 @@ def measure(rows: int, days: int, repeat: int) -> dict[str, Any]:
     Delta commits."""
     logging.getLogger("deltainc").setLevel(logging.WARNING)
     root = Path(tempfile.mkdtemp(prefix="deltainc-features-"))
-    settings = Settings(
-        spark=SparkSettings(master="local[2]", shuffle_partitions=8, log_level="ERROR"),
-        warehouse_dir=root / "warehouse",
-        state_dir=root / "state",
-    )
+    settings = bench_settings(root, shuffle_partitions=8)
     spark = get_spark(settings)
     try:
         spec = SampleSpec(start=START, days=days, rows_per_day=rows)

@@ -25,10 +25,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.data import ensure_sources, table_version
+from benchmarks.data import bench_settings, ensure_sources, table_version
 from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
 from deltainc import pipeline
-from deltainc.settings import Settings, SparkSettings
+from deltainc.settings import Settings
 from deltainc.spark import delta_packages, get_spark
 from deltainc.tools.sample_data import SampleSpec
 
@@ -58,11 +58,7 @@ def child(kind: str, rows: int, days: int, repeat: int) -> dict[str, Any]:
     """Measure in this process, on a session of `kind`."""
     logging.getLogger("deltainc").setLevel(logging.WARNING)
     root = Path(tempfile.mkdtemp(prefix=f"deltainc-session-{kind}-"))
-    settings = Settings(
-        spark=SparkSettings(master="local[2]", shuffle_partitions=8, log_level="ERROR"),
-        warehouse_dir=root / "warehouse",
-        state_dir=root / "state",
-    )
+    settings = bench_settings(root, shuffle_partitions=8)
     spark = _session(kind, settings)
     try:
         sources = ensure_sources(spark, root, SampleSpec(start=START, days=days, rows_per_day=rows))

@@ -22,9 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.data import ensure_sources
+from benchmarks.data import bench_settings, ensure_sources
 from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
-from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 from deltainc.tools.sample_data import SampleSpec
 
@@ -41,11 +40,7 @@ def measure(rows: int, days: int, repeat: int, conf: dict[str, str]) -> dict[str
     """Seconds and Spark jobs of the daily run for day `days`, A (deltainc's session) and B (with `conf`)."""
     logging.getLogger("deltainc").setLevel(logging.WARNING)
     root = Path(tempfile.mkdtemp(prefix="deltainc-sql-conf-"))
-    settings = Settings(
-        spark=SparkSettings(master="local[2]", shuffle_partitions=2, log_level="ERROR"),
-        warehouse_dir=root / "warehouse",
-        state_dir=root / "state",
-    )
+    settings = bench_settings(root, shuffle_partitions=2)
     spark = get_spark(settings)
     try:
         sources = ensure_sources(spark, root, SampleSpec(start=START, days=days, rows_per_day=rows))

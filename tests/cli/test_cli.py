@@ -74,6 +74,12 @@ def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(spark_start, "start_spark", refuse)
 
 
+@pytest.fixture()
+def trx_job(tmp_path: Path, sources: Sources) -> Path:
+    """jobs/trx.toml under tmp_path over the module's sources: the first step of tests that start from that job."""
+    return write_job(tmp_path, sources)
+
+
 # --- the real entry point ---------------------------------------------------------------------------------------
 
 
@@ -244,15 +250,10 @@ def test_a_locked_job_exits_3_and_unlock_removes_the_dead_runs_lock(
 
 
 def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
-    spark: SparkSession,
-    tmp_path: Path,
-    sources: Sources,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    spark: SparkSession, trx_job: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from deltainc.pipeline.target import forward_write as pipeline
 
-    write_job(tmp_path, sources)
     real_write, calls = pipeline.replace_slices, []
 
     def write_failing_once_on_the_second_chunk(*args: Any, **kwargs: Any) -> Any:
@@ -286,11 +287,7 @@ def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
 
 
 def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_verbose(
-    spark: SparkSession,
-    tmp_path: Path,
-    sources: Sources,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    spark: SparkSession, trx_job: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from deltainc.pipeline import log_status
 
@@ -298,7 +295,6 @@ def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_ver
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.setattr(log_status, "status_from_log", broken)
-    write_job(tmp_path, sources)
     assert main(["status", "trx"]) == 1
     assert capsys.readouterr().err == "deltainc: error: RuntimeError: boom (--verbose for the full trace)\n"
     assert main(["status", "trx", "--verbose"]) == 1
@@ -539,7 +535,7 @@ def test_json_documents_write_the_types_they_hold_and_refuse_any_other() -> None
 def test_settings_master_and_conf_options_reach_the_spark_session(
     spark: SparkSession,
     tmp_path: Path,
-    sources: Sources,
+    trx_job: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -559,7 +555,7 @@ def test_settings_master_and_conf_options_reach_the_spark_session(
     monkeypatch.setattr(context, "load_settings", load)
     monkeypatch.setattr(spark_start, "start_spark", start)
     # A join_cond only Spark's analyzer resolves: validate starts Spark for it.
-    edit(write_job(tmp_path, sources), 'join_cols = ["TrxId"]', 'join_cols = ["TrxId"]\njoin_cond = "A.Amount >= 0"')
+    edit(trx_job, 'join_cols = ["TrxId"]', 'join_cols = ["TrxId"]\njoin_cond = "A.Amount >= 0"')
     (tmp_path / "settings.toml").write_text('[spark]\nmaster = "local[2]"\nexecutor_memory = "1g"\n')
     argv = [
         "--settings",

@@ -94,6 +94,13 @@ def same_rows(actual: DataFrame, expected: DataFrame) -> None:
     assert_df_equality(actual, expected.select(*actual.columns), ignore_row_order=True, ignore_nullable=True)
 
 
+def fails_before_writing(spark: SparkSession, job: JobConfig, error: type[Exception], match: str) -> None:
+    """Run `job`: it raises `error` (matching `match`) before its first write, so no target table exists."""
+    with pytest.raises(error, match=match):
+        run(job, spark=spark)
+    assert not DeltaTable.isDeltaTable(spark, job.target.path)
+
+
 @pytest.mark.smoke
 def test_daily_monthly_and_one_run_give_the_engine_output(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
@@ -212,9 +219,7 @@ def test_a_locked_job_fails_fast_and_writes_no_target(
     paths = state_paths(job.state.path or "")
     ensure_state_tables(paths)
     acquire(paths, job.name, "other-run", 120)
-    with pytest.raises(JobLockedError, match="job 'trx' is locked by run other-run"):
-        run(job, spark=spark)
-    assert not DeltaTable.isDeltaTable(spark, job.target.path)
+    fails_before_writing(spark, job, JobLockedError, "job 'trx' is locked by run other-run")
 
 
 def test_two_runs_started_together_do_not_double_write(
@@ -271,11 +276,9 @@ def test_two_source_rows_with_one_identity_fail_before_writing(spark: SparkSessi
     a.write.format("delta").save(str(tmp_path / "a"))
     b.write.format("delta").save(str(tmp_path / "b"))
     job = make_job(tmp_path, str(tmp_path / "a"), str(tmp_path / "b"))
-    with pytest.raises(
-        AmbiguousRowsError, match=rf"TrxId=1, RecDate_A={START}, SepaId=5, RecDate_B={START} \(2 rows\)"
-    ):
-        run(job, spark=spark)
-    assert not DeltaTable.isDeltaTable(spark, job.target.path)
+    fails_before_writing(
+        spark, job, AmbiguousRowsError, rf"TrxId=1, RecDate_A={START}, SepaId=5, RecDate_B={START} \(2 rows\)"
+    )
     assert status(job, spark=spark).watermark is None
 
 
@@ -287,9 +290,9 @@ def test_without_b_keys_one_a_matching_two_b_rows_of_one_recdate_fails_naming_th
     a.write.format("delta").save(str(tmp_path / "a"))
     b.write.format("delta").save(str(tmp_path / "b"))
     job = make_job(tmp_path, str(tmp_path / "a"), str(tmp_path / "b"), target={"b_keys": []})
-    with pytest.raises(AmbiguousRowsError, match=f"TrxId=1, RecDate_A={START}, RecDate_B={START}.*set target.b_keys"):
-        run(job, spark=spark)
-    assert not DeltaTable.isDeltaTable(spark, job.target.path)
+    fails_before_writing(
+        spark, job, AmbiguousRowsError, f"TrxId=1, RecDate_A={START}, RecDate_B={START}.*set target.b_keys"
+    )
 
 
 def test_each_commit_records_the_job_and_window_in_user_metadata(

@@ -23,12 +23,12 @@ __all__ = ["SourceScan", "WindowJoin", "read_ranges", "join_window"]
 
 @dataclass(frozen=True)
 class SourceScan:
-    """One source's pruned scan in a window: its role (source_a, source_b, features[name]) and unit range."""
+    """One source's pruned scan in a window: its role (source_a, source_b, features[name]) and the units it reads,
+    [first, last] as `read_ranges` gives them."""
 
     role: str
     scan: DataFrame
-    first: int
-    last: int
+    units: tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def join_window(prepared: PreparedJob, first: int, last: int) -> WindowJoin:
         ranges = read_ranges(job, first, last)
         frames = {"source_a": prepared.df_a} | {f"features[{s.name}]": s.rows for s in prepared.features}
         scans = tuple(
-            SourceScan(role, frame.where(source_filter(frame, inc, uom, *ranges[role])), *ranges[role])
+            SourceScan(role, frame.where(source_filter(frame, inc, uom, *ranges[role])), ranges[role])
             for role, frame in frames.items()
         )
         label_first, label_last = prepared.label(first), prepared.label(last)
@@ -70,5 +70,5 @@ def join_window(prepared: PreparedJob, first: int, last: int) -> WindowJoin:
     spec = replace(prepared.spec, start=first, end=last)
     scan_a, scan_b = read_sources(prepared.df_a, prepared.df_b, spec)
     ranges = read_ranges(job, first, last, spec.b_waits)
-    scans = (SourceScan("source_a", scan_a, *ranges["source_a"]), SourceScan("source_b", scan_b, *ranges["source_b"]))
+    scans = (SourceScan("source_a", scan_a, ranges["source_a"]), SourceScan("source_b", scan_b, ranges["source_b"]))
     return WindowJoin(join_prepared(prepared.df_a, prepared.df_b, spec), scans)

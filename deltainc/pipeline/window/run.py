@@ -139,7 +139,7 @@ def _scanned(prepared: PreparedJob, read: SourceScan) -> ScanStats:
     ref = dict(prepared.job.sources)[read.role]
     try:
         location = source_location(ref, read.role)
-        files, size = files_in_units(location, prepared.job.join.inc_col, prepared.uom, read.first, read.last)
+        files, size = files_in_units(location, prepared.job.join.inc_col, prepared.uom, *read.units)
     except (LogUnreadable, FileNotFoundError) as exc:
         asking_spark(f"{read.role}'s files read", exc)
         return scan_stats(prepared.spark, read.scan)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from deltainc.pipeline.controller import backfill, rerun, run, status
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.state.remembered_settings import SettingsChangedError
+from deltainc.pipeline.state.run_record import RunRecord
 from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
 from deltainc.settings import Settings
 from deltainc.tools.sample_data import SampleSpec, write_sources
@@ -101,35 +103,49 @@ def fails_before_writing(spark: SparkSession, job: JobConfig, error: type[Except
     assert not DeltaTable.isDeltaTable(spark, job.target.path)
 
 
+@dataclass(frozen=True)
+class Schedules:
+    """One history processed under four schedules (daily, windows of three days, one run, calendar months): four
+    jobs, each with a target of its own, in one state; the window lists are the schedules' results."""
+
+    jobs: dict[str, JobConfig]
+    windows: dict[str, list[str]]
+    watermark: str | None
+
+
+@pytest.fixture(scope="module")
+def schedules(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, generated: tuple[str, str]) -> Schedules:
+    """The history processed once per Spark session under every schedule; the tests below only read the targets,
+    or re-run windows that must leave them unchanged (and say so)."""
+    root = tmp_path_factory.mktemp("schedules")
+    jobs = {
+        name: make_job(root, *generated, name=name, max_window=size)
+        for name, size in (("daily", 1), ("three", 3), ("once", 0), ("monthly", 0))
+    }
+    results = {name: run(jobs[name], spark=spark) for name in ("daily", "three", "once")}
+    results["monthly"] = backfill(jobs["monthly"], START, LAST, chunk="month", spark=spark)
+    windows = {name: [str(w.window) for w in result.windows] for name, result in results.items()}
+    return Schedules(jobs, windows, results["daily"].watermark)
+
+
 @pytest.mark.smoke
-def test_daily_monthly_and_one_run_give_the_engine_output(
-    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
-) -> None:
-    daily = make_job(tmp_path, *generated, name="daily", max_window=1)
-    three = make_job(tmp_path, *generated, name="three", max_window=3)
-    once = make_job(tmp_path, *generated, name="once")
-    monthly = make_job(tmp_path, *generated, name="monthly")
-    result = run(daily, spark=spark)
-    assert len(result.windows) == DAYS and result.watermark == LAST.isoformat()
-    assert len(run(three, spark=spark).windows) == 3
-    assert len(run(once, spark=spark).windows) == 1
-    assert [str(w.window) for w in backfill(monthly, START, LAST, chunk="month", spark=spark).windows] == [
-        "2025-03-27..2025-03-31",
-        "2025-04-01..2025-04-03",
-    ]
-    expected = engine_output(spark, daily, LAST)
+def test_daily_monthly_and_one_run_give_the_engine_output(spark: SparkSession, schedules: Schedules) -> None:
+    assert len(schedules.windows["daily"]) == DAYS and schedules.watermark == LAST.isoformat()
+    assert len(schedules.windows["three"]) == 3
+    assert len(schedules.windows["once"]) == 1
+    assert schedules.windows["monthly"] == ["2025-03-27..2025-03-31", "2025-04-01..2025-04-03"]
+    expected = engine_output(spark, schedules.jobs["daily"], LAST)
     kinds = {r.JoinType for r in expected.select("JoinType").distinct().collect()}
     assert {JoinType.SAME_TIME, JoinType.A_LATE, JoinType.B_LATE, JoinType.A_TIMED_OUT, JoinType.A_WAITING} <= kinds
-    for job in (daily, three, once, monthly):
+    for job in schedules.jobs.values():
         same_rows(target(spark, job), expected)
 
 
 @pytest.mark.smoke
 def test_rerun_of_any_processed_window_leaves_target_and_watermark_unchanged(
-    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+    spark: SparkSession, schedules: Schedules
 ) -> None:
-    job = make_job(tmp_path, *generated, max_window=3)
-    run(job, spark=spark)
+    job = schedules.jobs["three"]  # processed in windows of three days
     before = target(spark, job).collect()
     version = DeltaTable.forPath(spark, job.target.path).history(1).first()["version"]
     for start, end in (
@@ -311,14 +327,39 @@ def commit_actions(table: Path, version: int) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
-def test_a_daily_run_of_a_default_job_changes_only_the_two_slices_of_the_target(
-    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
-) -> None:
-    job = make_job(tmp_path, *generated)  # no layout settings: the defaults
+@dataclass(frozen=True)
+class ReloadThenDaily:
+    """A default job (no layout settings) reloaded in one run up to the day before the last, then run daily for
+    the last day: the daily run's report, and the versions of target, run log and locks before and after it."""
+
+    job: JobConfig
+    report: RunRecord
+    before: list[int]
+    after: list[int]
+
+
+@pytest.fixture(scope="module")
+def reload_then_daily(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, generated: tuple[str, str]
+) -> ReloadThenDaily:
+    job = make_job(tmp_path_factory.mktemp("reload_then_daily"), *generated)  # no layout settings: the defaults
     run(job, until=LAST - dt.timedelta(days=1), spark=spark)  # a one-shot reload of all but the last day
+    tables = (job.target.path, f"{job.state.path}/runs", f"{job.state.path}/locks")
+
+    def versions() -> list[int]:
+        return [DeltaTable.forPath(spark, p).history(1).first()["version"] for p in tables]
+
+    before = versions()
     report = run(job, spark=spark).windows[0].record
+    return ReloadThenDaily(job, report, before, versions())
+
+
+def test_a_daily_run_of_a_default_job_changes_only_the_two_slices_of_the_target(
+    spark: SparkSession, reload_then_daily: ReloadThenDaily
+) -> None:
+    job, report = reload_then_daily.job, reload_then_daily.report
     table = Path(job.target.path or "")
-    version = DeltaTable.forPath(spark, str(table)).history(1).first()["version"]
+    version = reload_then_daily.after[0]
     actions = commit_actions(table, version)
     touched = {a[kind]["partitionValues"]["RecDate"] for a in actions for kind in ("add", "remove") if kind in a}
     watermark = LAST - dt.timedelta(days=1)
@@ -332,18 +373,12 @@ def test_a_daily_run_of_a_default_job_changes_only_the_two_slices_of_the_target(
 
 
 def test_a_daily_run_costs_one_commit_each_of_lock_target_and_run_log(
-    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+    spark: SparkSession, reload_then_daily: ReloadThenDaily
 ) -> None:
-    job = make_job(tmp_path, *generated)
-    run(job, until=LAST - dt.timedelta(days=1), spark=spark)
-    tables = (job.target.path, f"{job.state.path}/runs", f"{job.state.path}/locks")
-
-    def versions() -> list[int]:
-        return [DeltaTable.forPath(spark, p).history(1).first()["version"] for p in tables]
-
-    before = versions()
-    run(job, spark=spark)
-    assert [after - was for after, was in zip(versions(), before, strict=True)] == [1, 1, 1]
+    job = reload_then_daily.job
+    assert [after - was for after, was in zip(reload_then_daily.after, reload_then_daily.before, strict=True)] == [
+        1
+    ] * 3
     assert status(job, spark=spark).watermark == LAST.isoformat()
     assert run(job, spark=spark).nothing_pending  # the lock was released by the run-log row
 

@@ -20,6 +20,17 @@ _COMPILER = "-XX:TieredStopAtLevel=1"
 # An archive that does not fit this JVM or class path is skipped without a word on stderr (tests read stderr).
 _QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 _KEPT = 3  # archives kept in ~/.cache/deltainc/cds, the newest
+# For the workers: the optimising compiler (C2) for the hottest code only, at four times its default thresholds. A
+# worker runs hundreds of small queries; at the defaults C2 kept compiling Spark's warm code, a third of a worker
+# JVM's CPU (test_b_side alone: C2's threads 75 s of the JVM's 200 s), and the suite is CPU-bound on 2 cores. Two
+# copies of test_b_side at once took 222-232 s against 248-263 s at the defaults, alternated; C1 only, 284 s
+# (benchmarks/results/SUITE_JVM.md, `python -m benchmarks.suite_jvm_ab`). SUITE_WORKER_JIT replaces these.
+_HOT_ONLY = (
+    "-XX:Tier4InvocationThreshold=20000",
+    "-XX:Tier4MinInvocationThreshold=2400",
+    "-XX:Tier4CompileThreshold=60000",
+    "-XX:Tier4BackEdgeThreshold=160000",
+)
 # The developer's own options (a proxy, a heap size), as the suite's first process found them (kept in the
 # environment for the test workers, which inherit the suite's options): the suite's come after them.
 _OWN = os.environ.setdefault("SUITE_OWN_SPARK_SUBMIT_OPTS", os.environ.get("SPARK_SUBMIT_OPTS", ""))
@@ -41,11 +52,12 @@ def _mtime(path: Path) -> str:
 
 
 def worker_options() -> str:
-    """SPARK_SUBMIT_OPTS for a worker's own JVM, which lives the whole run: the archive only (C1 with the archive
-    took a two-minute test file to 159 s against 133 s with neither, one run each)."""
+    """SPARK_SUBMIT_OPTS for a worker's own JVM, which lives the whole run: the archive, and C2 for the hottest code
+    only (C1 alone is slower here: a two-minute test file took 159 s against 133 s, one run each)."""
     archive = archive_path()
     ours = f"-XX:SharedArchiveFile={archive} {' '.join(_QUIET)}" if archive.is_file() else ""
-    return f"{_OWN} {ours}".strip()
+    jit = os.environ.get("SUITE_WORKER_JIT", " ".join(_HOT_ONLY))
+    return f"{_OWN} {ours} {jit}".strip()
 
 
 def process_options() -> str:

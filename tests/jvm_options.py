@@ -23,8 +23,8 @@ _KEPT = 3  # archives kept in ~/.cache/deltainc/cds, the newest
 # For the workers: the optimising compiler (C2) for the hottest code only, at four times its default thresholds. A
 # worker runs hundreds of small queries; at the defaults C2 kept compiling Spark's warm code, a third of a worker
 # JVM's CPU (test_b_side alone: C2's threads 75 s of the JVM's 200 s), and the suite is CPU-bound on 2 cores. Two
-# copies of test_b_side at once took 222-232 s against 248-263 s at the defaults, alternated; C1 only, 284 s
-# (benchmarks/results/SUITE_JVM.md, `python -m benchmarks.suite_jvm_ab`). SUITE_WORKER_JIT replaces these.
+# copies of test_b_side at once: median 230 s (4 rounds) against 261 s at the defaults (5), alternated; C1 only,
+# 284 s (benchmarks/results/SUITE_JVM.md, `python -m benchmarks.suite_jvm_ab`). SUITE_WORKER_JIT replaces these.
 _HOT_ONLY = (
     "-XX:Tier4InvocationThreshold=20000",
     "-XX:Tier4MinInvocationThreshold=2400",

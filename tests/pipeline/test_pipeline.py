@@ -375,10 +375,8 @@ def test_a_daily_run_of_a_default_job_changes_only_the_two_slices_of_the_target(
 def test_a_daily_run_costs_one_commit_each_of_lock_target_and_run_log(
     spark: SparkSession, reload_then_daily: ReloadThenDaily
 ) -> None:
-    job = reload_then_daily.job
-    assert [after - was for after, was in zip(reload_then_daily.after, reload_then_daily.before, strict=True)] == [
-        1
-    ] * 3
+    job, before, after = reload_then_daily.job, reload_then_daily.before, reload_then_daily.after
+    assert [new - was for new, was in zip(after, before, strict=True)] == [1, 1, 1]  # target, run log, locks
     assert status(job, spark=spark).watermark == LAST.isoformat()
     assert run(job, spark=spark).nothing_pending  # the lock was released by the run-log row
 

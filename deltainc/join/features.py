@@ -14,7 +14,9 @@ The rules (README "Feature tables from several sources"):
   components are recomputed for them as of e (a final component comes out the same every time), and the
   combined rows with RecDate in [s, e] are output. So a daily, a monthly and a one-shot schedule give the same
   rows, as for a single source.
-Reads: the spine in [s - max(mw), e]; a source in [s - max(mw) - its lb, e].
+Reads: the spine in [s - max(mw), e], once; a source in [s - max(mw) - its lb, e]. The sources are joined one
+after the other onto the spine's rows, each row so far being one A row of the next single-source join, so the
+combinations come out of the joins themselves, with no join of components on the spine's identity.
 """
 
 from __future__ import annotations
@@ -38,9 +40,6 @@ from deltainc.join.time_units import parse_point
 from deltainc.join.unit_columns import column_type, source_filter, unit_index
 
 __all__ = ["FeatureSource", "feature_join", "check_features", "resolve_feature_conds", "feature_columns", "spine_rec"]
-
-_OUT = f"{RESERVED_PREFIX}out"  # a component's output RecDate
-_ID = f"{RESERVED_PREFIX}id_"  # a later component's copy of the spine identity
 
 
 @dataclass(frozen=True)
@@ -218,41 +217,53 @@ def check_features(
     return _output_names(schema, features, settings)
 
 
-def _component(
-    spine: DataFrame,
+def _carried_names(spine: T.StructType, features: Sequence[FeatureSource], settings: IncJoinSettings) -> list[str]:
+    """Per source, a name for its component's output RecDate while the later sources are joined: unlike any column
+    of the spine, of a source or of the output (the engine takes no reserved name on its A side)."""
+    taken = {c.lower() for c in _output_names(spine, features, settings)}
+    taken |= {c.lower() for source in features for c in source.schema.fieldNames()}
+    names = []
+    for source in features:
+        name = f"{source.out_prefix}out"
+        while name.lower() in taken:
+            name = f"_{name}"
+        taken.add(name.lower())
+        names.append(name)
+    return names
+
+
+def _join_source(
+    rows: DataFrame,
     source: FeatureSource,
-    index: int,
-    keys: Sequence[str],
+    carried: str,
     settings: IncJoinSettings,
     window: tuple[int | None, int],
 ) -> DataFrame:
-    """Source `index`'s components of the spine rows with RecDate >= `window[0]`, as of `window[1]`: the spine's
-    columns (all for the first source, its identity for the others) and the source's own (`feature_columns`)."""
+    """`rows` (the spine's rows with RecDate >= `window[0]`, with the sources joined so far) joined with `source`
+    as of `window[1]`: every column of `rows`, the source's own (`feature_columns`) and its output RecDate
+    (`carried`). Each row of `rows` is an A row of the single-source join (a fan-out row is one more A row), so
+    joining the sources one after the other gives every combination of components and reads the spine once."""
     inc, uom = settings.inc_col_name, settings.time_uom
     first, end = window
     lb, mw = source.look_back_time, source.max_waiting_time
-    probe = _probe(spine.schema, source, settings)
     frame = source.rows
-    a = spine.where(source_filter(spine, inc, uom, first, end))
+    a = rows.withColumnRenamed(spine_rec(settings), inc)  # the engine reads A's time from the incremental column
     b = frame.where(source_filter(frame, inc, uom, None if first is None else first - lb, end))
-    layout = probe.layout
-    spine_columns = [c for c in spine.columns if c in keys or c == inc] if index else list(spine.columns)
-    renames = {layout.a_name(c): (spine_rec(settings) if c == inc else c) for c in spine_columns}
+    options = _settings(source, settings, "inc_col")
+    try:
+        layout = check_join(a.schema, b.schema, source.how, source.join_cols, source.join_cond, lb, mw, None, None,
+                            options).layout  # fmt: skip
+    except (ConfigError, SchemaError) as exc:
+        raise type(exc)(f"features[{source.name}]: {str(exc).replace('source_b', 'the feature source')}") from None
+    renames = {layout.a_name(c): (spine_rec(settings) if c == inc else c) for c in a.columns}
     p = source.out_prefix
     renames |= {layout.b_name(c): f"{p}{c}" for c in _contributed(source, inc)}
     renames |= {layout.b_name(inc): f"{p}{inc}", DIFF_ARRIVAL_TIME: f"{p}{DIFF_ARRIVAL_TIME}"}
-    renames |= {JOIN_TYPE: f"{p}{JOIN_TYPE}", inc: f"{_OUT}{index}"}
+    renames |= {JOIN_TYPE: f"{p}{JOIN_TYPE}", inc: carried}
     spec = check_join(a.schema, b.schema, source.how, source.join_cols, source.join_cond, lb, mw, None, None,
                       _settings(source, settings, ", ".join(renames)))  # fmt: skip
-    rows = join_prepared(a, b, replace(spec, start=first, end=end))
-    rows = rows.select(*[F.col(f"`{out}`").alias(name) for out, name in renames.items()])
-    a_time = F.col(f"`{spine_rec(settings)}`")
-    if first is not None:  # the engine also outputs earlier spine rows whose own RecDate falls in the window
-        rows = rows.where(unit_index(a_time, spine.schema[inc].dataType, uom) >= F.lit(first))
-    if index:  # the spine's identity under other names, to join the first source's components on
-        identity = {*keys, spine_rec(settings)}
-        rows = rows.select(*[F.col(f"`{c}`").alias(f"{_ID}{c}" if c in identity else c) for c in rows.columns])
-    return rows
+    joined = join_prepared(a, b, replace(spec, start=first, end=end))
+    return joined.select(*[F.col(f"`{out}`").alias(name) for out, name in renames.items()])
 
 
 def feature_join(
@@ -277,14 +288,13 @@ def feature_join(
         raise ConfigError(f"output window: output_window_start {output_window_start} is after {output_window_end}")
     reach = max(source.max_waiting_time for source in features)
     first = None if start is None else start - reach
-    identity = [*spine_keys, spine_rec(settings)]
-    combined = _component(spine, features[0], 0, spine_keys, settings, (first, end))
-    for index, source in enumerate(features[1:], start=1):
-        other = _component(spine, source, index, spine_keys, settings, (first, end))
-        same = reduce(lambda x, y: x & y, [F.col(f"`{c}`").eqNullSafe(F.col(f"`{_ID}{c}`")) for c in identity])
-        combined = combined.join(other, same, "inner").drop(*[f"{_ID}{c}" for c in identity])
+    rec_type = spine.schema[inc].dataType
+    combined = spine.where(source_filter(spine, inc, uom, first, end)).withColumnRenamed(inc, spine_rec(settings))
+    carried = _carried_names(spine.schema, features, settings)
+    for source, name in zip(features, carried, strict=True):
+        combined = _join_source(combined, source, name, settings, (first, end))
     codes = [F.col(f"`{source.out_prefix}{JOIN_TYPE}`") for source in features]
-    outs = [F.col(f"`{_OUT}{index}`") for index in range(len(features))]
+    outs = [F.col(f"`{name}`") for name in carried]
     rec = F.greatest(*outs) if len(outs) > 1 else outs[0]
     final_code = F.greatest(*codes) if len(codes) > 1 else codes[0]
     row_type = (
@@ -292,7 +302,6 @@ def feature_join(
         .when(_any(codes, JoinType.PROVISIONAL), int(JoinType.PROVISIONAL))
         .otherwise(final_code)
     )
-    rec_type = spine.schema[inc].dataType
     rows = combined.withColumn(inc, rec).withColumn(JOIN_TYPE, row_type.cast("int"))
     waited = unit_index(F.col(f"`{inc}`"), rec_type, uom) - unit_index(F.col(f"`{spine_rec(settings)}`"), rec_type, uom)
     rows = rows.withColumn(WAITING_TIME, waited.cast("int"))

@@ -48,7 +48,7 @@ def _write(frame: DataFrame, path: Path) -> str:
     return str(path)
 
 
-def _jobs(bench: Bench, spark: SparkSession, spec: SampleSpec, root: Path) -> dict[str, JobConfig]:
+def feature_jobs(bench: Bench, spark: SparkSession, spec: SampleSpec, root: Path) -> dict[str, JobConfig]:
     """The three-source job and the three single-source jobs, over the same tables."""
     risk = _write(risk_scores(spark, spec), root / "risk")
     limits = risk_scores(spark, dataclasses.replace(spec, seed=spec.seed + 1))
@@ -96,7 +96,7 @@ def measure(rows: int, days: int, repeat: int) -> dict[str, Any]:
         spec = SampleSpec(start=START, days=days, rows_per_day=rows)
         sources = ensure_sources(spark, root, spec)
         bench = Bench(spark, settings, sources, root / "work", 1, 0.0, 2, 11, None, lambda _m: None)
-        jobs = _jobs(bench, spark, spec, root)
+        jobs = feature_jobs(bench, spark, spec, root)
         saved = {}
         for job in jobs.values():
             bench.run(job, days - 1)

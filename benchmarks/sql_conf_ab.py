@@ -20,9 +20,17 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import pyspark.errors.utils as pyspark_errors
+from py4j.clientserver import ClientServerConnection
+from pyspark.sql import SparkSession
 
 from benchmarks.data import bench_settings, ensure_sources
+from benchmarks.feature_sources import feature_jobs
 from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
 from deltainc.spark import get_spark
 from deltainc.tools.sample_data import SampleSpec
@@ -36,34 +44,68 @@ def _pairs(items: list[str]) -> dict[str, str]:
     return dict(item.split("=", 1) for item in items)
 
 
-def measure(rows: int, days: int, repeat: int, conf: dict[str, str]) -> dict[str, list[float]]:
-    """Seconds and Spark jobs of the daily run for day `days`, A (deltainc's session) and B (with `conf`)."""
+@contextmanager
+def round_trips() -> Iterator[list[int]]:
+    """Counts, in the list it yields, the Py4J commands the driver's Python sends to its JVM (a round trip each)."""
+    real, count = ClientServerConnection.send_command, [0]
+
+    def counted(connection: ClientServerConnection, command: str) -> Any:
+        count[0] += 1
+        return real(connection, command)
+
+    ClientServerConnection.send_command = counted
+    try:
+        yield count
+    finally:
+        ClientServerConnection.send_command = real
+
+
+def _switch(spark: SparkSession, conf: dict[str, str], call_sites: bool, side: str) -> None:
+    """Side B's settings on (`conf` in the session, or PySpark's call-site recording), side A's back."""
+    if call_sites:
+        setattr(pyspark_errors, "_enable_debugging_cache", side == "B")  # noqa: B010 (a module variable typed None)
+    for key, value in conf.items():
+        if side == "B":
+            spark.conf.set(key, value)
+        else:
+            spark.conf.unset(key)
+
+
+def measure(
+    rows: int, days: int, repeat: int, conf: dict[str, str], call_sites: bool = False, three_sources: bool = False
+) -> dict[str, list[float]]:
+    """Seconds, Spark jobs and Py4J round trips of the daily run for day `days`, A (deltainc's session) and B (with
+    `conf`, or recording call sites); of the left join job, or of feature_sources' three-source job."""
     logging.getLogger("deltainc").setLevel(logging.WARNING)
     root = Path(tempfile.mkdtemp(prefix="deltainc-sql-conf-"))
-    settings = bench_settings(root, shuffle_partitions=2)
+    settings = bench_settings(root, shuffle_partitions=8 if three_sources else 2)
     spark = get_spark(settings)
     try:
-        sources = ensure_sources(spark, root, SampleSpec(start=START, days=days, rows_per_day=rows))
+        spec = SampleSpec(start=START, days=days, rows_per_day=rows)
+        sources = ensure_sources(spark, root, spec)
         bench = Bench(spark, settings, sources, root / "work", 1, 0.0, 2, 11, None, lambda _m: None)
-        job = bench.job("conf", max_window=0)
+        job = (
+            feature_jobs(bench, spark, spec, root)["three sources"]
+            if three_sources
+            else bench.job("conf", max_window=0)
+        )
         bench.run(job, days - 1)
         before = snapshot(bench, job)
         bench.daily(job, days)  # warm-up
         jobs = SparkJobs(spark)
-        found: dict[str, list[float]] = {"A s": [], "B s": [], "A jobs": [], "B jobs": []}
+        found: dict[str, list[float]] = {f"{side} {what}": [] for side in "AB" for what in ("s", "jobs", "trips")}
         for _ in range(repeat):
             for side in ("A", "B"):
                 restore(bench, before)
-                for key, value in conf.items():
-                    if side == "B":
-                        spark.conf.set(key, value)
-                    else:
-                        spark.conf.unset(key)
+                _switch(spark, conf, call_sites, side)
                 jobs.begin()
-                started = time.perf_counter()
-                bench.daily(job, days)
-                found[f"{side} s"].append(time.perf_counter() - started)
+                with round_trips() as trips:
+                    started = time.perf_counter()
+                    bench.daily(job, days)
+                    found[f"{side} s"].append(time.perf_counter() - started)
                 found[f"{side} jobs"].append(jobs.end())
+                found[f"{side} trips"].append(trips[0])
+        _switch(spark, conf, call_sites, "A")
         return found
     finally:
         spark.stop()
@@ -76,17 +118,23 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=12)
     parser.add_argument("--repeat", type=int, default=4)
     parser.add_argument("--conf", action="append", help="KEY=VALUE for side B (default: AQE and codegen off)")
+    parser.add_argument("--call-sites", action="store_true", help="B records DataFrame call sites (PySpark's default)")
+    parser.add_argument("--three-sources", action="store_true", help="time feature_sources' three-source job")
     args = parser.parse_args()
-    conf = _pairs(args.conf or list(OFF))
-    found = measure(args.rows_per_day, args.days, args.repeat, conf)
+    conf = _pairs(args.conf or ([] if args.call_sites else list(OFF)))
+    found = measure(args.rows_per_day, args.days, args.repeat, conf, args.call_sites, args.three_sources)
+    b_is = f"A + {conf}" if conf else "A"
+    b_is += " + DataFrame call sites recorded" if args.call_sites else ""
     a, b = (statistics.median(found[f"{side} s"]) for side in ("A", "B"))
-    print(f"Daily run for day {args.days} at {args.rows_per_day} rows/day, {args.repeat} alternated pairs "
-          f"(1-minute load average {os.getloadavg()[0]:.2f} at the end); B = A + {conf}\n")  # fmt: skip
-    print("| side | median s | min-max s | Spark jobs |\n|---|---:|---:|---:|")
+    job = "feature_sources' three-source job" if args.three_sources else "a left join job"
+    print(f"Daily run of {job} for day {args.days} at {args.rows_per_day} rows/day, {args.repeat} alternated pairs "
+          f"(1-minute load average {os.getloadavg()[0]:.2f} at the end); B = {b_is}\n")  # fmt: skip
+    print("| side | median s | min-max s | Spark jobs | Py4J round trips |\n|---|---:|---:|---:|---:|")
     for side, median in (("A (deltainc's session)", a), ("B", b)):
         key = side[0]
         low, high = min(found[f"{key} s"]), max(found[f"{key} s"])
-        print(f"| {side} | {median:.2f} | {low:.2f}-{high:.2f} | {statistics.median(found[f'{key} jobs']):.0f} |")
+        jobs, trips = (statistics.median(found[f"{key} {what}"]) for what in ("jobs", "trips"))
+        print(f"| {side} | {median:.2f} | {low:.2f}-{high:.2f} | {jobs:.0f} | {trips:.0f} |")
     print(f"\nB / A: {b / a:.2f}")
 
 

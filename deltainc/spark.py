@@ -17,6 +17,7 @@ __all__ = ["get_spark", "job_session", "delta_packages", "remote_url"]
 
 # Spark settings a Connect client cannot change: they are fixed when the server's JVM starts.
 _SERVER_ONLY = ("spark.jars", "spark.driver.", "spark.executor.", "spark.ui.", "spark.master", "spark.plugins")
+DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"  # PySpark 4: the call sites of DataFrame calls
 
 
 def _jar_list(packages: str) -> Path:
@@ -106,6 +107,10 @@ def get_spark(
         "spark.ui.enabled": str(spark_settings.ui_enabled).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.databricks.delta.snapshotPartitions": "2",
+        # PySpark 4 records the Python call site of every DataFrame call (four JVM round trips each) for error
+        # contexts; deltainc's plans are built inside deltainc, so the site would name its code, not the user's,
+        # and a window's plan took four times the round trips (benchmarks/results/FEATURE_SOURCES.md).
+        DATAFRAME_DEBUGGING: "false",
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={settings.warehouse_dir.absolute()}",
     }
     if s3:

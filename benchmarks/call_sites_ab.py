@@ -15,40 +15,28 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import logging
-import shutil
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 import pyspark.errors.utils as pyspark_errors
 
-from benchmarks.data import bench_settings, ensure_sources
 from benchmarks.feature_sources import START, feature_jobs
-from benchmarks.scenarios import Bench
+from benchmarks.scenarios import size_options, warm_bench
 from benchmarks.sql_conf_ab import round_trips
 from deltainc.join.time_units import to_index
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.window.join import join_window
-from deltainc.spark import get_spark
 from deltainc.tools.sample_data import SampleSpec
 
 
 def measure(rows: int, days: int, repeat: int) -> dict[str, dict[str, list[float]]]:
     """Per job: seconds and Py4J round trips of building and planning the window of day `days`, A and B."""
-    logging.getLogger("deltainc").setLevel(logging.WARNING)
-    root = Path(tempfile.mkdtemp(prefix="deltainc-call-sites-"))
-    settings = bench_settings(root, shuffle_partitions=8)
-    spark = get_spark(settings)
-    try:
-        spec = SampleSpec(start=START, days=days, rows_per_day=rows)
-        bench = Bench(spark, settings, ensure_sources(spark, root, spec), root / "work", 1, 0.0, 2, 11, None,
-                      lambda _m: None)  # fmt: skip
+    spec = SampleSpec(start=START, days=days, rows_per_day=rows)
+    with warm_bench("deltainc-call-sites-", spec, shuffle_partitions=8) as (bench, root):
         day = to_index(START + dt.timedelta(days=days - 1))
         found: dict[str, dict[str, list[float]]] = {}
-        for name, job in feature_jobs(bench, spark, spec, root).items():
-            prepared = prepare_job(job, spark, settings)
+        for name, job in feature_jobs(bench, bench.spark, spec, root).items():
+            prepared = prepare_job(job, bench.spark, bench.settings)
             runs = found[name] = {f"{side} {what}": [] for side in "AB" for what in ("s", "trips")}
             for _ in range(repeat):
                 for side in "AB":
@@ -60,16 +48,11 @@ def measure(rows: int, days: int, repeat: int) -> dict[str, dict[str, list[float
                     runs[f"{side} trips"].append(trips[0])
         setattr(pyspark_errors, "_enable_debugging_cache", False)  # noqa: B010
         return found
-    finally:
-        spark.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rows-per-day", type=int, default=200)
-    parser.add_argument("--days", type=int, default=12)
-    parser.add_argument("--repeat", type=int, default=8)
+    size_options(parser, rows=200, days=12, repeat=8)
     args = parser.parse_args()
     found = measure(args.rows_per_day, args.days, args.repeat)
     print(f"A window's join built and planned (day {args.days}, {args.rows_per_day} rows/day), {args.repeat} "

@@ -20,21 +20,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
-import logging
-import shutil
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from benchmarks.data import bench_settings, ensure_sources, table_version
+from benchmarks.data import table_version
 from benchmarks.report import load_average
-from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
+from benchmarks.scenarios import Bench, SparkJobs, restore, size_options, snapshot, warm_bench
 from deltainc.pipeline.job.config import JobConfig
-from deltainc.spark import get_spark
 from deltainc.tools.risk_scores import risk_scores
 from deltainc.tools.sample_data import SampleSpec
 
@@ -88,14 +84,9 @@ def feature_jobs(bench: Bench, spark: SparkSession, spec: SampleSpec, root: Path
 def measure(rows: int, days: int, repeat: int) -> dict[str, Any]:
     """Every job's daily run of day `days`, timed alternately on restored tables: seconds, join work, Spark jobs,
     Delta commits."""
-    logging.getLogger("deltainc").setLevel(logging.WARNING)
-    root = Path(tempfile.mkdtemp(prefix="deltainc-features-"))
-    settings = bench_settings(root, shuffle_partitions=8)
-    spark = get_spark(settings)
-    try:
-        spec = SampleSpec(start=START, days=days, rows_per_day=rows)
-        sources = ensure_sources(spark, root, spec)
-        bench = Bench(spark, settings, sources, root / "work", 1, 0.0, 2, 11, None, lambda _m: None)
+    spec = SampleSpec(start=START, days=days, rows_per_day=rows)
+    with warm_bench("deltainc-features-", spec, shuffle_partitions=8) as (bench, root):
+        spark = bench.spark
         jobs = feature_jobs(bench, spark, spec, root)
         saved = {}
         for job in jobs.values():
@@ -133,9 +124,6 @@ def measure(rows: int, days: int, repeat: int) -> dict[str, Any]:
                     }  # fmt: skip
                 )
         return {"rows": rows, "days": days, "repeat": repeat, "load": load_average(), "runs": found}
-    finally:
-        spark.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def render(result: dict[str, Any]) -> str:
@@ -188,9 +176,7 @@ def render(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.feature_sources", description=__doc__.splitlines()[0])
-    parser.add_argument("--rows-per-day", type=int, default=2000)
-    parser.add_argument("--days", type=int, default=40)
-    parser.add_argument("--repeat", type=int, default=3)
+    size_options(parser, rows=2000, days=40, repeat=3)
     args = parser.parse_args(argv)
     print(render(measure(args.rows_per_day, args.days, args.repeat)))
     return 0

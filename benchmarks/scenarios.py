@@ -11,10 +11,14 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
+import logging
 import shutil
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -24,7 +28,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from benchmarks.data import Sources, append_day, copy_days, table_version
+from benchmarks.data import Sources, append_day, bench_settings, copy_days, ensure_sources, table_version
 from benchmarks.timing import Counter, Measurement, measure
 from deltainc import pipeline
 from deltainc.join.join_types import counted_types
@@ -37,7 +41,8 @@ from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state.store import state_paths
 from deltainc.pipeline.window.join import join_window
 from deltainc.settings import Settings
-from deltainc.tools.sample_data import A_SCHEMA, B_SCHEMA
+from deltainc.spark import get_spark
+from deltainc.tools.sample_data import A_SCHEMA, B_SCHEMA, SampleSpec
 
 __all__ = [
     "Bench",
@@ -665,3 +670,26 @@ def stream_phase(bench: Bench, number: int, delay: str = "0 seconds") -> StreamR
         ours.exceptAll(theirs).where((F.col("JoinType") == 4) & (F.col("RecDate_A") == F.lit(due_today))).count()
     )
     return StreamResult(number, setup_s, stream, daily, outcomes, cannot_revise, late_timeouts, delay)
+
+
+@contextmanager
+def warm_bench(prefix: str, spec: SampleSpec, shuffle_partitions: int) -> Iterator[tuple[Bench, Path]]:
+    """A session over `spec`'s sources in a new temporary folder (look back 2, wait 11, one repetition): for the A/B
+    scripts. The session stops and the folder goes at the end."""
+    logging.getLogger("deltainc").setLevel(logging.WARNING)
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    settings = bench_settings(root, shuffle_partitions=shuffle_partitions)
+    spark = get_spark(settings)
+    try:
+        sources = ensure_sources(spark, root, spec)
+        yield Bench(spark, settings, sources, root / "work", 1, 0.0, 2, 11, None, lambda _m: None), root
+    finally:
+        spark.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def size_options(parser: argparse.ArgumentParser, rows: int, days: int, repeat: int) -> None:
+    """The A/B scripts' sizes: --rows-per-day, --days (the daily run is day D's) and --repeat (pairs)."""
+    parser.add_argument("--rows-per-day", type=int, default=rows)
+    parser.add_argument("--days", type=int, default=days)
+    parser.add_argument("--repeat", type=int, default=repeat)

@@ -14,25 +14,19 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import logging
 import os
-import shutil
 import statistics
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pyspark.errors.utils as pyspark_errors
 from py4j.clientserver import ClientServerConnection
 from pyspark.sql import SparkSession
 
-from benchmarks.data import bench_settings, ensure_sources
 from benchmarks.feature_sources import feature_jobs
-from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
-from deltainc.spark import get_spark
+from benchmarks.scenarios import SparkJobs, restore, size_options, snapshot, warm_bench
 from deltainc.tools.sample_data import SampleSpec
 
 START = dt.date(2024, 1, 1)
@@ -76,14 +70,9 @@ def measure(
 ) -> dict[str, list[float]]:
     """Seconds, Spark jobs and Py4J round trips of the daily run for day `days`, A (deltainc's session) and B (with
     `conf`, or recording call sites); of the left join job, or of feature_sources' three-source job."""
-    logging.getLogger("deltainc").setLevel(logging.WARNING)
-    root = Path(tempfile.mkdtemp(prefix="deltainc-sql-conf-"))
-    settings = bench_settings(root, shuffle_partitions=8 if three_sources else 2)
-    spark = get_spark(settings)
-    try:
-        spec = SampleSpec(start=START, days=days, rows_per_day=rows)
-        sources = ensure_sources(spark, root, spec)
-        bench = Bench(spark, settings, sources, root / "work", 1, 0.0, 2, 11, None, lambda _m: None)
+    spec = SampleSpec(start=START, days=days, rows_per_day=rows)
+    with warm_bench("deltainc-sql-conf-", spec, shuffle_partitions=8 if three_sources else 2) as (bench, root):
+        spark = bench.spark
         job = (
             feature_jobs(bench, spark, spec, root)["three sources"]
             if three_sources
@@ -107,16 +96,11 @@ def measure(
                 found[f"{side} trips"].append(trips[0])
         _switch(spark, conf, call_sites, "A")
         return found
-    finally:
-        spark.stop()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rows-per-day", type=int, default=5)
-    parser.add_argument("--days", type=int, default=12)
-    parser.add_argument("--repeat", type=int, default=4)
+    size_options(parser, rows=5, days=12, repeat=4)
     parser.add_argument("--conf", action="append", help="KEY=VALUE for side B (default: AQE and codegen off)")
     parser.add_argument("--call-sites", action="store_true", help="B records DataFrame call sites (PySpark's default)")
     parser.add_argument("--three-sources", action="store_true", help="time feature_sources' three-source job")

@@ -673,13 +673,15 @@ def stream_phase(bench: Bench, number: int, delay: str = "0 seconds") -> StreamR
 
 
 @contextmanager
-def warm_bench(prefix: str, spec: SampleSpec, shuffle_partitions: int) -> Iterator[tuple[Bench, Path]]:
-    """A session over `spec`'s sources in a new temporary folder (look back 2, wait 11, one repetition): for the A/B
-    scripts. The session stops and the folder goes at the end."""
+def warm_bench(
+    prefix: str, spec: SampleSpec, shuffle_partitions: int, extra_conf: dict[str, str] | None = None
+) -> Iterator[tuple[Bench, Path]]:
+    """A session (with `extra_conf`) over `spec`'s sources in a new temporary folder (look back 2, wait 11, one
+    repetition): for the A/B scripts. The session stops and the folder goes at the end."""
     logging.getLogger("deltainc").setLevel(logging.WARNING)
     root = Path(tempfile.mkdtemp(prefix=prefix))
     settings = bench_settings(root, shuffle_partitions=shuffle_partitions)
-    spark = get_spark(settings)
+    spark = get_spark(settings, extra_conf)
     try:
         sources = ensure_sources(spark, root, spec)
         yield Bench(spark, settings, sources, root / "work", 1, 0.0, 2, 11, None, lambda _m: None), root

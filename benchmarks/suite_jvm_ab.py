@@ -1,11 +1,14 @@
-"""suite-jvm-ab: two JIT settings of the test suite's worker JVMs compared under the suite's own load.
+"""suite-jvm-ab: two settings of the test suite's worker JVMs compared under the suite's own load.
 
 `make test` runs two workers on two cores, and one worker alone keeps about 1.6 cores busy, so the suite's time is
 its CPU. This runs N copies of one test file at once (two by default, as the two workers), under setting A and then
-B, alternately, and reports each round's wall seconds. A setting is the value of SUITE_WORKER_JIT (tests/jvm_options.py
-puts it on each worker's JVM): "default" leaves it unset, so the suite's own; "" gives the JVM's defaults.
+B, alternately, and reports each round's wall seconds. A setting is the value of an environment variable, `--var`:
+SUITE_WORKER_JIT (tests/jvm_options.py puts it on each worker's JVM; "" gives the JVM's defaults) or
+SUITE_CODEGEN_CACHE (tests/conftest.py: the worker session's spark.sql.codegen.cache.maxEntries). "default" leaves
+the variable unset, so the suite's own.
 
     python -m benchmarks.suite_jvm_ab --file tests/pipeline/test_b_side.py --pairs 2 --a "" --b default
+    python -m benchmarks.suite_jvm_ab --var SUITE_CODEGEN_CACHE --a 100 --b default
 """
 
 from __future__ import annotations
@@ -24,11 +27,11 @@ from benchmarks.report import load_average
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def one_round(test_file: str, copies: int, jit: str) -> float:
-    """Wall seconds of `copies` pytest processes of `test_file` started together, their workers under `jit`."""
-    env = {k: v for k, v in os.environ.items() if k != "SUITE_WORKER_JIT"}
-    if jit != "default":
-        env["SUITE_WORKER_JIT"] = jit
+def one_round(test_file: str, copies: int, var: str, value: str) -> float:
+    """Wall seconds of `copies` pytest processes of `test_file` started together, with `var` = `value`."""
+    env = {k: v for k, v in os.environ.items() if k != var}
+    if value != "default":
+        env[var] = value
     scratch = Path(tempfile.mkdtemp(prefix="deltainc-jvm-ab-"))
     started = time.perf_counter()
     try:
@@ -53,7 +56,7 @@ def one_round(test_file: str, copies: int, jit: str) -> float:
         ]
         codes = [run.wait() for run in runs]
         if any(codes):
-            raise SystemExit(f"{test_file} failed under SUITE_WORKER_JIT={jit!r}: exit codes {codes}")
+            raise SystemExit(f"{test_file} failed under {var}={value!r}: exit codes {codes}")
         return time.perf_counter() - started
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -64,19 +67,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--file", default="tests/pipeline/test_b_side.py")
     parser.add_argument("--copies", type=int, default=2)
     parser.add_argument("--pairs", type=int, default=2)
-    parser.add_argument("--a", default="", help='SUITE_WORKER_JIT for A ("" = the JVM\'s defaults)')
-    parser.add_argument("--b", default="default", help="SUITE_WORKER_JIT for B (default = the suite's own)")
+    parser.add_argument("--var", default="SUITE_WORKER_JIT", choices=["SUITE_WORKER_JIT", "SUITE_CODEGEN_CACHE"])
+    parser.add_argument("--a", default="", help='the value for A ("" = the JVM\'s JIT defaults)')
+    parser.add_argument("--b", default="default", help="the value for B (default = the suite's own)")
     args = parser.parse_args(argv)
     found: dict[str, list[float]] = {"A": [], "B": []}
     for pair in range(args.pairs):
         order = [("A", args.a), ("B", args.b)] if pair % 2 == 0 else [("B", args.b), ("A", args.a)]
-        for name, jit in order:
-            found[name].append(one_round(args.file, args.copies, jit))
+        for name, value in order:
+            found[name].append(one_round(args.file, args.copies, args.var, value))
             print(f"pair {pair + 1} {name}: {found[name][-1]:.0f} s", file=sys.stderr)
     print(f"{args.copies} copies of {args.file} at once; load average at the end {load_average()}")
-    print("| setting | SUITE_WORKER_JIT | rounds (s) |\n|---|---|---|")
-    for name, jit in (("A", args.a), ("B", args.b)):
-        print(f"| {name} | `{jit}` | {', '.join(f'{s:.0f}' for s in found[name])} |")
+    print(f"| setting | {args.var} | rounds (s) |\n|---|---|---|")
+    for name, value in (("A", args.a), ("B", args.b)):
+        print(f"| {name} | `{value}` | {', '.join(f'{s:.0f}' for s in found[name])} |")
     return 0
 
 

@@ -108,8 +108,8 @@ def get_spark(
         "spark.ui.showConsoleProgress": "false",
         "spark.databricks.delta.snapshotPartitions": "2",
         # PySpark 4 records the Python call site of every DataFrame call (four JVM round trips each) for error
-        # contexts; deltainc's plans are built inside deltainc, so the site would name its code, not the user's,
-        # and a window's plan took four times the round trips (benchmarks/results/FEATURE_SOURCES.md).
+        # contexts; deltainc's plans are built inside deltainc, so the site would name its code, not the user's.
+        # Recording them took a window's plan 3.3-3.9 times the round trips (benchmarks/results/CALL_SITES.md).
         DATAFRAME_DEBUGGING: "false",
         # Spark keeps 100 compiled query stages. A window compiles dozens, many of them with its own dates, so a run of
         # several windows, a Connect server or a notebook compiled the same code again: 12 daily windows in one

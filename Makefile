@@ -27,13 +27,22 @@ $(VENV)/.jars: $(VENV)/.installed
 	  $(PY) -m deltainc.spark --warm; }
 	touch $@
 
+# The suite's workers start with S3A's jars too (tests/pipeline/test_object_storage.py). They are resolved here,
+# once, before the workers start: two JVMs resolving at once into Ivy's cache broke each other's downloads on a
+# fresh machine (one worker's session never started).
+$(VENV)/.jars-s3: $(VENV)/.jars
+	$(PY) -m deltainc.spark --warm --s3 || { \
+	  for artifact in $$($(PY) -m deltainc.spark --coordinates --s3); do mvn -q dependency:get -Dartifact=$$artifact || exit 1; done && \
+	  $(PY) -m deltainc.spark --warm --s3; }
+	touch $@
+
 # Two workers, one SparkSession each; a test file stays on one worker (its module fixtures are built once).
 # The whole suite runs on the main line with Spark's default ANSI mode (on), and the smoke subset (-m smoke: the
 # seed example, ANSI parity, daily = monthly = one run, a rerun) a second time in the same run with ANSI off, in a
 # session of its own (tests/conftest.py); then the smoke subset, a kill -9 recovery too, on Spark 3.5.
 # tests/jvm_options.py first makes the class-data archive that the suite's JVMs start from (once per
 # installation, about 50 s).
-test: lint jars
+test: lint jars $(VENV)/.jars-s3
 	$(PY) tests/jvm_options.py
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 	$(MAKE) smoke-spark35

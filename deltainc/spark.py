@@ -156,24 +156,30 @@ def _with_s3() -> tuple[list[str], list[str]]:
     return [delta_packages(), *s3_jars], excludes
 
 
-def _warm() -> None:
-    """Start a session and write one Delta table, so that the jars are resolved and cached."""
+def _warm(s3: bool) -> None:
+    """Start a session and write one Delta table, so that the jars are resolved and cached (`s3`: S3A's too, as a
+    job on S3 starts with them). Several JVMs that resolve at once share Ivy's cache and can break each other's
+    downloads, so a test suite warms once before its workers start."""
     import tempfile
 
-    spark = get_spark(load_settings(spark={"master": "local[1]"}))
+    spark = get_spark(load_settings(spark={"master": "local[1]"}), s3=s3)
     with tempfile.TemporaryDirectory() as tmp:
         spark.range(1).write.format("delta").save(f"{tmp}/warm")
         rows = spark.read.format("delta").load(f"{tmp}/warm").count()
     spark.stop()
-    print(f"deltainc: Spark {spark.version} with {delta_packages()} ready ({rows} row read back)")
+    print(
+        f"deltainc: Spark {spark.version} with {delta_packages()}{' and S3A' if s3 else ''} ready ({rows} row read back)"
+    )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--warm", action="store_true", help="resolve and cache the Delta jars")
     parser.add_argument("--coordinates", action="store_true", help="print the Delta jars' Maven coordinates")
+    parser.add_argument("--s3", action="store_true", help="S3A's jars too (a job with a table in S3 starts with them)")
     args = parser.parse_args()
     if args.coordinates:  # the Makefile's fallback fetches exactly these with mvn
-        print(delta_packages(), f"io.delta:delta-storage:{delta_packages().rsplit(':', 1)[1]}")
+        print(delta_packages(), f"io.delta:delta-storage:{delta_packages().rsplit(':', 1)[1]}", end="")
+        print("", *(_with_s3()[0][1:] if args.s3 else []))
     if args.warm:
-        _warm()
+        _warm(args.s3)

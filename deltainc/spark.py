@@ -167,9 +167,8 @@ def _warm(s3: bool) -> None:
         spark.range(1).write.format("delta").save(f"{tmp}/warm")
         rows = spark.read.format("delta").load(f"{tmp}/warm").count()
     spark.stop()
-    print(
-        f"deltainc: Spark {spark.version} with {delta_packages()}{' and S3A' if s3 else ''} ready ({rows} row read back)"
-    )
+    jars = delta_packages() + (" and S3A" if s3 else "")
+    print(f"deltainc: Spark {spark.version} with {jars} ready ({rows} row read back)")
 
 
 if __name__ == "__main__":

@@ -159,9 +159,13 @@ def _with_s3() -> tuple[list[str], list[str]]:
 def _warm(s3: bool) -> None:
     """Start a session and write one Delta table, so that the jars are resolved and cached (`s3`: S3A's too, as a
     job on S3 starts with them). Several JVMs that resolve at once share Ivy's cache and can break each other's
-    downloads, so a test suite warms once before its workers start."""
+    downloads, so a test suite warms once before its workers start. With S3A's jars already on disk (an earlier
+    start resolved them) there is nothing to resolve, and no JVM starts."""
     import tempfile
 
+    if s3 and resolved_jars(",".join(_with_s3()[0])) is not None:
+        print(f"deltainc: {delta_packages()} and S3A's jars are on disk")
+        return
     spark = get_spark(load_settings(spark={"master": "local[1]"}), s3=s3)
     with tempfile.TemporaryDirectory() as tmp:
         spark.range(1).write.format("delta").save(f"{tmp}/warm")

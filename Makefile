@@ -21,19 +21,20 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 # Maven Central, fill the local Maven repository (~/.m2), which Spark's resolver also searches, and retry.
 jars: $(VENV)/.jars
 
+# $(call warm,FLAGS): start Spark once with the jars FLAGS name; if that fails, fetch them with mvn and start again.
+warm = $(PY) -m deltainc.spark --warm $(1) || { \
+	  for artifact in $$($(PY) -m deltainc.spark --coordinates $(1)); do mvn -q dependency:get -Dartifact=$$artifact || exit 1; done && \
+	  $(PY) -m deltainc.spark --warm $(1); }
+
 $(VENV)/.jars: $(VENV)/.installed
-	$(PY) -m deltainc.spark --warm || { \
-	  for artifact in $$($(PY) -m deltainc.spark --coordinates); do mvn -q dependency:get -Dartifact=$$artifact || exit 1; done && \
-	  $(PY) -m deltainc.spark --warm; }
+	$(call warm,)
 	touch $@
 
 # The suite's workers start with S3A's jars too (tests/pipeline/test_object_storage.py). They are resolved here,
 # once, before the workers start: two JVMs resolving at once into Ivy's cache broke each other's downloads on a
 # fresh machine (one worker's session never started).
 $(VENV)/.jars-s3: $(VENV)/.jars
-	$(PY) -m deltainc.spark --warm --s3 || { \
-	  for artifact in $$($(PY) -m deltainc.spark --coordinates --s3); do mvn -q dependency:get -Dartifact=$$artifact || exit 1; done && \
-	  $(PY) -m deltainc.spark --warm --s3; }
+	$(call warm,--s3)
 	touch $@
 
 # Two workers, one SparkSession each; a test file stays on one worker (its module fixtures are built once).

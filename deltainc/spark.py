@@ -182,7 +182,7 @@ if __name__ == "__main__":
     parser.add_argument("--s3", action="store_true", help="S3A's jars too (a job with a table in S3 starts with them)")
     args = parser.parse_args()
     if args.coordinates:  # the Makefile's fallback fetches exactly these with mvn
-        print(delta_packages(), f"io.delta:delta-storage:{delta_packages().rsplit(':', 1)[1]}", end="")
-        print("", *(_with_s3()[0][1:] if args.s3 else []))
+        storage = f"io.delta:delta-storage:{delta_packages().rsplit(':', 1)[1]}"
+        print(delta_packages(), storage, *(_with_s3()[0][1:] if args.s3 else []))
     if args.warm:
         _warm(args.s3)

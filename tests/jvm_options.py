@@ -65,6 +65,14 @@ def process_options() -> str:
     return f"{worker_options()} {_COMPILER}".strip()
 
 
+def server_options() -> str:
+    """Options for the JVMs a test keeps up for a minute or two (the Connect server; the standalone cluster's
+    master, worker, driver and executor): C1 too, as for the processes. Under the suite's load that costs less CPU
+    than the workers' C2: the cluster test 105 busy CPU-seconds against 153, the Connect tests 115 against 127-134
+    (benchmarks/results/SUITE_JVM.md). SUITE_SERVER_JIT=worker gives them the workers' options instead."""
+    return worker_options() if os.environ.get("SUITE_SERVER_JIT") == "worker" else process_options()
+
+
 # A job's daily runs on sample data, in a JVM that writes the classes it loaded when it exits; the script waits
 # for that JVM (pyspark would leave it behind still writing).
 _WARM = """

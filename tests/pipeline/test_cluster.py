@@ -17,7 +17,7 @@ from pathlib import Path
 import pyspark
 import pytest
 from chispa import assert_df_equality
-from jvm_options import worker_options
+from jvm_options import server_options
 from pyspark.sql import SparkSession
 
 from deltainc.pipeline.controller import run
@@ -59,7 +59,8 @@ def _spark_env(tmp: Path) -> dict[str, str]:
         SPARK_WORKER_DIR=str(tmp / "work"),
         PYSPARK_PYTHON=sys.executable,
         PYSPARK_DRIVER_PYTHON=sys.executable,
-        SPARK_SUBMIT_OPTS=worker_options(),  # the driver lives the whole test, as a worker does
+        SPARK_SUBMIT_OPTS=server_options(),  # the driver's
+        SPARK_DAEMON_JAVA_OPTS=server_options(),  # the master's and the worker's
     )
     return env
 
@@ -167,6 +168,8 @@ def test_a_job_on_a_standalone_cluster_gives_the_local_target(
             "spark.executor.memory=512m",
             "--conf",
             "spark.sql.shuffle.partitions=2",
+            "--conf",
+            f"spark.executor.extraJavaOptions={server_options()}",
             str(REPO / "jobs" / "run_job.py"),
             "run",
             str(cluster_job),

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from jvm_options import worker_options
+from jvm_options import server_options
 from pyspark.sql import SparkSession
 from test_pipeline import DAYS, LAST, SPEC, START, engine_output, make_job, same_rows, target
 
@@ -37,7 +37,7 @@ def _env(root: Path) -> dict[str, str]:
         "DELTAINC_STATE_DIR": str(root / "state"),
         "DELTAINC_SPARK__MASTER": "local[1]",
         "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
-        "SPARK_SUBMIT_OPTS": worker_options(),  # the server lives the whole module, as a worker does
+        "SPARK_SUBMIT_OPTS": server_options(),
     }
 
 

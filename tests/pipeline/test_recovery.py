@@ -8,7 +8,6 @@ those of an uninterrupted run.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import subprocess
 import sys
 import textwrap
@@ -140,7 +139,8 @@ def test_a_run_killed_at_any_point_is_recovered_by_the_next_run(
     spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path, point: str, how: str
 ) -> None:
     job = write_job(tmp_path, sources)
-    killed = python(tmp_path, "-c", KILLER, str(job), point, how)
+    run(load_job(job), until=START + dt.timedelta(days=2), spark=spark)  # the first window, committed
+    killed = python(tmp_path, "-c", KILLER, str(job), point, how, "1")  # killed in the next window
     assert killed.returncode == -9, killed.stderr[-2000:]
     run(load_job(job), spark=spark)  # the next run, in this process (its JVM is up already)
     assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
@@ -169,9 +169,8 @@ def test_sigterm_or_ctrl_c_at_any_moment_logs_the_run_cancelled_frees_the_lock_a
         if added:
             assert log[-1]["releases_lock"] and log[-1]["error"].startswith(("Cancelled", "KeyboardInterrupt"))
             assert read_state(paths, "trx").watermark == log[-2]["watermark_unit"], moment
-    again = python(tmp_path, "-m", "deltainc", "run", str(job), "--json")
-    assert again.returncode == 0, again.stderr[-2000:]
-    assert json.loads(again.stdout)["watermark"] == LAST.isoformat()
+    again = run(load_job(job), spark=spark)  # the next run, in this process (its JVM is up already)
+    assert again.watermark == LAST.isoformat()
     log = runs(spark, tmp_path)
     assert all(r["took_over"] is None for r in log)  # every stop freed the lock: none was taken over
     cancelled = [r for r in log if r["status"] == "cancelled"]

@@ -29,8 +29,9 @@ START = dt.date(2025, 5, 1)
 DAYS = 6
 LAST = START + dt.timedelta(days=DAYS - 1)
 
-# The command line as a scheduler starts it, stopped at the moment named by argv[2]: a signal to the process, or
-# to its whole process group (as Airflow and a terminal's Ctrl-C send it: Spark's JVM gets it too).
+# The command line as a scheduler starts it, stopped at the moment named by argv[2] of its argv[3]-th window: a
+# signal to the process, or to its whole process group (as Airflow and a terminal's Ctrl-C send it: Spark's JVM
+# gets it too).
 STOPPED = textwrap.dedent(
     """
     import os, signal, sys, threading
@@ -52,17 +53,17 @@ STOPPED = textwrap.dedent(
             return real(*args, **kwargs)
         setattr(module, name, wrapped)
 
-    moment = sys.argv[2]
+    moment, nth = sys.argv[2], int(sys.argv[3])
     if moment == "start-up":  # while the JVM starts, to the group: the JVM goes too
         on_call(spark_start, "start_spark", lambda n: later(signal.SIGTERM, True, 1.0))
-    elif moment == "join":  # while the main thread waits inside a Spark call of the second window
-        on_call(window_run, "count_and_check", lambda n: n == 2 and later(signal.SIGTERM, False))
-    elif moment == "commit":  # to the group while the second window's target commit is under way
-        on_call(window_run, "write_window", lambda n: n == 2 and later(signal.SIGTERM, True))
-    elif moment == "between windows":  # the first window's row is committed, the second has not begun
-        on_call(controller, "process_window", lambda n: n == 2 and send(signal.SIGTERM, False))
-    elif moment == "ctrl-c":  # SIGINT to the group during the second window's join
-        on_call(window_run, "count_and_check", lambda n: n == 2 and later(signal.SIGINT, True))
+    elif moment == "join":  # while the main thread waits inside a Spark call of the window
+        on_call(window_run, "count_and_check", lambda n: n == nth and later(signal.SIGTERM, False))
+    elif moment == "commit":  # to the group while the window's target commit is under way
+        on_call(window_run, "write_window", lambda n: n == nth and later(signal.SIGTERM, True))
+    elif moment == "between windows":  # the window before it is committed, this one has not begun
+        on_call(controller, "process_window", lambda n: n == nth and send(signal.SIGTERM, False))
+    elif moment == "ctrl-c":  # SIGINT to the group during the window's join
+        on_call(window_run, "count_and_check", lambda n: n == nth and later(signal.SIGINT, True))
     sys.exit(cli.main(["run", sys.argv[1]]))
     """
 )
@@ -152,13 +153,19 @@ def test_a_run_killed_at_any_point_is_recovered_by_the_next_run(
 def test_sigterm_or_ctrl_c_at_any_moment_logs_the_run_cancelled_frees_the_lock_and_the_next_run_goes_on(
     spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path
 ) -> None:
-    # One window a day: each stopped run commits one window and is stopped in its second; the next run goes on.
+    # One window a day. Before each stop one window is committed: by the stopped run itself, stopped between its
+    # first and second windows, or, for the stops inside a window, in this process (whose JVM is warm), the stopped
+    # run then stopped in its first window. The next run goes on.
     job = write_job(tmp_path, sources, max_window=1)
     paths = state_paths(str(tmp_path / "state"))
-    moments = [("start-up", 143), ("join", 143), ("commit", 143), ("between windows", 143), ("ctrl-c", 130)]
-    for moment, code in moments:
+    moments = [("start-up", 143, 0), ("join", 143, 1), ("commit", 143, 1), ("between windows", 143, 2)]
+    moments += [("ctrl-c", 130, 1)]  # (moment, exit code, the stopped run's window it is stopped in)
+    for moment, code, nth in moments:
         before = runs(spark, tmp_path) if (tmp_path / "state" / "runs").exists() else []
-        stopped = python(tmp_path, "-c", STOPPED, str(job), moment, new_session=True)
+        if nth == 1:  # one window a day: the next day is the number of windows committed so far
+            committed = sum(r["status"] == "succeeded" for r in before)
+            run(load_job(job), until=START + dt.timedelta(days=committed), spark=spark)
+        stopped = python(tmp_path, "-c", STOPPED, str(job), moment, str(nth), new_session=True)
         said = "cancelled (SIGTERM)" if code == 143 else "interrupted"
         assert (stopped.returncode, stopped.stderr.strip()) == (code, f"deltainc: error: {said}"), moment
         holder = read_state(paths, "trx").holder

@@ -67,8 +67,8 @@ def process_options() -> str:
 
 def server_options() -> str:
     """Options for the JVMs a test keeps up for a minute or two (the Connect server; the standalone cluster's
-    master, worker, driver and executor): C1 too, as for the processes. Under the suite's load that costs less CPU
-    than the workers' C2: the cluster test 105 busy CPU-seconds against 153, the Connect tests 115 against 127-134
+    master, worker, driver and executor): C1 too, as for the processes. They live too briefly for C2 to pay back:
+    the cluster test 108-112 busy CPU-seconds against 132-148, the Connect tests a median of 115 against 126
     (benchmarks/results/SUITE_JVM.md). SUITE_SERVER_JIT=worker gives them the workers' options instead."""
     return worker_options() if os.environ.get("SUITE_SERVER_JIT") == "worker" else process_options()
 

@@ -92,7 +92,7 @@ def test_a_run_on_s3_killed_during_its_target_commit_is_recovered_by_the_next_ru
     path = job_file(tmp_path, bucket, "killed", max_window=2)
     job = load_job(path)
     run(job, until=START + dt.timedelta(days=1), spark=spark, settings=Settings())  # the first window, committed
-    killed = python(tmp_path, "-c", KILLER, str(path), "writing", "during", "1")  # killed in the next one
+    killed = python(tmp_path, "-c", KILLER, str(path), "writing", "during")  # killed in the next one
     assert killed.returncode == -9, killed.stderr[-3000:]
     assert job.state.path is not None
     held = read_state(state_paths(job.state.path), "killed").holder

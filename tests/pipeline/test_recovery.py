@@ -141,7 +141,7 @@ def test_a_run_killed_at_any_point_is_recovered_by_the_next_run(
 ) -> None:
     job = write_job(tmp_path, sources)
     run(load_job(job), until=START + dt.timedelta(days=2), spark=spark)  # the first window, committed
-    killed = python(tmp_path, "-c", KILLER, str(job), point, how, "1")  # killed in the next window
+    killed = python(tmp_path, "-c", KILLER, str(job), point, how)  # killed in the next window
     assert killed.returncode == -9, killed.stderr[-2000:]
     run(load_job(job), spark=spark)  # the next run, in this process (its JVM is up already)
     assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
@@ -158,21 +158,26 @@ def test_sigterm_or_ctrl_c_at_any_moment_logs_the_run_cancelled_frees_the_lock_a
     # run then stopped in its first window. The next run goes on.
     job = write_job(tmp_path, sources, max_window=1)
     paths = state_paths(str(tmp_path / "state"))
+
+    def logged() -> list[dict[str, object]]:  # the run log, empty before its table exists
+        return runs(spark, tmp_path) if (tmp_path / "state" / "runs").exists() else []
+
     moments = [("start-up", 143, 0), ("join", 143, 1), ("commit", 143, 1), ("between windows", 143, 2)]
     moments += [("ctrl-c", 130, 1)]  # (moment, exit code, the stopped run's window it is stopped in)
     for moment, code, nth in moments:
-        before = runs(spark, tmp_path) if (tmp_path / "state" / "runs").exists() else []
         if nth == 1:  # one window a day: the next day is the number of windows committed so far
-            committed = sum(r["status"] == "succeeded" for r in before)
+            committed = sum(r["status"] == "succeeded" for r in logged())
             run(load_job(job), until=START + dt.timedelta(days=committed), spark=spark)
+        before = logged()
         stopped = python(tmp_path, "-c", STOPPED, str(job), moment, str(nth), new_session=True)
         said = "cancelled (SIGTERM)" if code == 143 else "interrupted"
         assert (stopped.returncode, stopped.stderr.strip()) == (code, f"deltainc: error: {said}"), moment
         holder = read_state(paths, "trx").holder
         assert holder is None or holder.finished, moment  # the lock is free
-        log = runs(spark, tmp_path) if (tmp_path / "state" / "runs").exists() else []
+        log = logged()
         added = [r["status"] for r in log[len(before) :]]
-        assert added == ([] if moment == "start-up" else ["succeeded", "cancelled"]), moment
+        # what the stopped run itself logged: its committed window where it had one, then its cancellation
+        assert added == {0: [], 1: ["cancelled"], 2: ["succeeded", "cancelled"]}[nth], moment
         if added:
             assert log[-1]["releases_lock"] and log[-1]["error"].startswith(("Cancelled", "KeyboardInterrupt"))
             assert read_state(paths, "trx").watermark == log[-2]["watermark_unit"], moment

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from cli_jobs import A_ROWS, A_SCHEMA, B_ROWS, B_SCHEMA, D1, D2, Sources, edit, settings_env, write_job
+from frames import frame
 from pyspark.sql import SparkSession
 
 from deltainc.cli import app as cli
@@ -41,7 +42,7 @@ def sources(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> So
 
     def write(name: str, rows: list[tuple[Any, ...]], schema: str) -> str:
         path = str(root / name)
-        spark.createDataFrame(rows, schema).coalesce(1).write.format("delta").save(path)
+        frame(spark, rows, schema).coalesce(1).write.format("delta").save(path)
         return path
 
     return Sources(

@@ -7,6 +7,7 @@ import datetime as dt
 from collections.abc import Iterator
 
 import pytest
+from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -30,7 +31,7 @@ def ansi(spark: SparkSession) -> Iterator[None]:
 def _sources(spark: SparkSession, as_date: bool) -> tuple[DataFrame, DataFrame]:
     frames = []
     for rows in (A_ROWS, B_ROWS):
-        df = spark.createDataFrame(rows, "TrxId long, RecDate timestamp")
+        df = frame(spark, rows, "TrxId long, RecDate timestamp")
         frames.append(df.withColumn("RecDate", F.to_date("RecDate")) if as_date else df)
     return frames[0], frames[1]
 

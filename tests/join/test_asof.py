@@ -10,6 +10,7 @@ from collections import Counter
 
 import polars as pl
 import pytest
+from frames import frame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
@@ -99,7 +100,7 @@ def test_one_window_on_complete_data_is_polars_join_asof(
     if strategy == "forward":
         lb = 1  # nor the backward one in a forward join
     a, b = _random_sources(seed=len(strategy) + (7 if asof_col else 0), days=days, mw=mw)
-    df_a, df_b = spark.createDataFrame(a, A_SCHEMA), spark.createDataFrame(b, B_SCHEMA)
+    df_a, df_b = frame(spark, a, A_SCHEMA), frame(spark, b, B_SCHEMA)
     options = IncJoinSettings(
         asof_strategy=strategy,  # type: ignore[arg-type]
         asof_col=asof_col,
@@ -119,21 +120,21 @@ def test_one_window_on_complete_data_is_polars_join_asof(
 
 
 def test_a_backward_match_by_units_is_final_on_a_rows_day(spark: SparkSession) -> None:
-    df_a = spark.createDataFrame([(1, 1, day(10), None)], A_SCHEMA)
-    df_b = spark.createDataFrame([(1, 11, day(8), None, 0.1), (1, 12, day(11), None, 0.2)], B_SCHEMA)
+    df_a = frame(spark, [(1, 1, day(10), None)], A_SCHEMA)
+    df_b = frame(spark, [(1, 11, day(8), None, 0.1), (1, 12, day(11), None, 0.2)], B_SCHEMA)
     assert asof(df_a, df_b, "backward", 3, 2, 10, 10) == [(1, 11, 10, None, JoinType.A_LATE)]
 
 
 def test_a_backward_miss_by_units_times_out_at_once(spark: SparkSession) -> None:
     """No B row after A's own RecDate can be a backward match, so there is nothing to wait for."""
-    df_a = spark.createDataFrame([(1, 1, day(10), None)], A_SCHEMA)
-    df_b = spark.createDataFrame([(1, 11, day(11), None, 0.1)], B_SCHEMA)
+    df_a = frame(spark, [(1, 1, day(10), None)], A_SCHEMA)
+    df_b = frame(spark, [(1, 11, day(11), None, 0.1)], B_SCHEMA)
     assert asof(df_a, df_b, "backward", 3, 2, 10, 10) == [(1, None, 10, 0, JoinType.A_TIMED_OUT)]
 
 
 def test_a_forward_match_is_final_when_found_and_a_miss_waits_max_waiting_time(spark: SparkSession) -> None:
-    df_a = spark.createDataFrame([(1, 1, day(10), None), (2, 2, day(10), None)], A_SCHEMA)
-    df_b = spark.createDataFrame([(1, 11, day(12), None, 0.1), (1, 12, day(13), None, 0.2)], B_SCHEMA)
+    df_a = frame(spark, [(1, 1, day(10), None), (2, 2, day(10), None)], A_SCHEMA)
+    df_b = frame(spark, [(1, 11, day(12), None, 0.1), (1, 12, day(13), None, 0.2)], B_SCHEMA)
     assert asof(df_a, df_b, "forward", 0, 3, 10, 11) == [
         (1, None, 11, 1, JoinType.A_WAITING),
         (2, None, 11, 1, JoinType.A_WAITING),
@@ -147,27 +148,28 @@ def test_a_forward_match_is_final_when_found_and_a_miss_waits_max_waiting_time(s
 def test_a_nearest_match_is_provisional_until_no_nearer_b_row_can_arrive(spark: SparkSession) -> None:
     """A on day 10, B two days before: a B row on day 11 or 12 would be as near or nearer, so the match is final on
     day 12; a B row on day 11 replaces it and is final at once (anything later is farther)."""
-    df_a = spark.createDataFrame([(1, 1, day(10), None)], A_SCHEMA)
-    early = spark.createDataFrame([(1, 11, day(8), None, 0.1)], B_SCHEMA)
+    df_a = frame(spark, [(1, 1, day(10), None)], A_SCHEMA)
+    early = frame(spark, [(1, 11, day(8), None, 0.1)], B_SCHEMA)
     assert asof(df_a, early, "nearest", 3, 3, 10, 10) == [(1, 11, 10, 0, JoinType.PROVISIONAL)]
     assert asof(df_a, early, "nearest", 3, 3, 10, 11) == [(1, 11, 11, 1, JoinType.PROVISIONAL)]
     assert asof(df_a, early, "nearest", 3, 3, 10, 12) == [(1, 11, 12, None, JoinType.A_LATE)]
-    nearer = early.unionByName(spark.createDataFrame([(1, 12, day(11), None, 0.2)], B_SCHEMA))
+    nearer = early.unionByName(frame(spark, [(1, 12, day(11), None, 0.2)], B_SCHEMA))
     assert asof(df_a, nearer, "nearest", 3, 3, 10, 10) == [(1, 11, 10, 0, JoinType.PROVISIONAL)]
     assert asof(df_a, nearer, "nearest", 3, 3, 10, 11) == [(1, 12, 11, None, JoinType.B_LATE)]
 
 
 def test_nearest_prefers_the_later_b_row_when_two_are_as_near(spark: SparkSession) -> None:
-    df_a = spark.createDataFrame([(1, 1, day(10), None)], A_SCHEMA)
-    df_b = spark.createDataFrame([(1, 11, day(9), None, 0.1), (1, 12, day(11), None, 0.2)], B_SCHEMA)
+    df_a = frame(spark, [(1, 1, day(10), None)], A_SCHEMA)
+    df_b = frame(spark, [(1, 11, day(9), None, 0.1), (1, 12, day(11), None, 0.2)], B_SCHEMA)
     assert asof(df_a, df_b, "nearest", 3, 3, 10, 11) == [(1, 12, 11, None, JoinType.B_LATE)]
 
 
 def test_with_asof_col_a_match_is_final_only_when_the_sliding_join_window_closes(spark: SparkSession) -> None:
     """The score valid from 10:00 on day 9 is the latest before the event at 12:00 on day 10, until a score valid
     from 08:00 on day 10 arrives a day late: it replaces the provisional match, final on day 10 + mw."""
-    df_a = spark.createDataFrame([(1, 1, day(10), at(10, 12))], A_SCHEMA)
-    df_b = spark.createDataFrame(
+    df_a = frame(spark, [(1, 1, day(10), at(10, 12))], A_SCHEMA)
+    df_b = frame(
+        spark,
         [(1, 11, day(9), at(9, 10), 0.1), (1, 12, day(11), at(10, 8), 0.2), (1, 13, day(11), at(10, 13), 0.3)],
         B_SCHEMA,
     )
@@ -177,32 +179,32 @@ def test_with_asof_col_a_match_is_final_only_when_the_sliding_join_window_closes
 
 
 def test_with_asof_col_times_are_compared_exactly_and_the_tolerance_is_in_time_uom_units(spark: SparkSession) -> None:
-    df_a = spark.createDataFrame([(1, 1, day(10), at(10, 12))], A_SCHEMA)
-    just_in = spark.createDataFrame([(1, 11, day(8), at(8, 12), 0.1)], B_SCHEMA)  # exactly 2 days before
-    just_out = spark.createDataFrame([(1, 12, day(8), at(8, 11, 59), 0.2)], B_SCHEMA)  # a minute more
+    df_a = frame(spark, [(1, 1, day(10), at(10, 12))], A_SCHEMA)
+    just_in = frame(spark, [(1, 11, day(8), at(8, 12), 0.1)], B_SCHEMA)  # exactly 2 days before
+    just_out = frame(spark, [(1, 12, day(8), at(8, 11, 59), 0.2)], B_SCHEMA)  # a minute more
     assert asof(df_a, just_in, "backward", 2, 0, 10, 10, "ts") == [(1, 11, 10, None, JoinType.A_LATE)]
     assert asof(df_a, just_out, "backward", 2, 0, 10, 10, "ts") == [(1, None, 10, 0, JoinType.A_TIMED_OUT)]
 
 
 def test_equally_near_b_rows_go_to_the_later_delivery_then_to_asof_tie_break(spark: SparkSession) -> None:
-    df_a = spark.createDataFrame([(1, 1, day(10), at(10, 12))], A_SCHEMA)
+    df_a = frame(spark, [(1, 1, day(10), at(10, 12))], A_SCHEMA)
     same_time = [(1, 13, day(9), at(9, 10), 0.1), (1, 12, day(9), at(9, 10), 0.2)]
-    df_b = spark.createDataFrame(same_time, B_SCHEMA)
+    df_b = frame(spark, same_time, B_SCHEMA)
     assert asof(df_a, df_b, "backward", 2, 1, 10, 11, "ts", ("bid",)) == [(1, 12, 11, None, JoinType.A_LATE)]
     assert asof(df_a, df_b, "backward", 2, 1, 10, 11, "ts", ("score",)) == [(1, 13, 11, None, JoinType.A_LATE)]
-    redelivered = df_b.unionByName(spark.createDataFrame([(1, 14, day(10), at(9, 10), 0.3)], B_SCHEMA))
+    redelivered = df_b.unionByName(frame(spark, [(1, 14, day(10), at(9, 10), 0.3)], B_SCHEMA))
     assert asof(df_a, redelivered, "backward", 2, 1, 10, 11, "ts", ("bid",)) == [(1, 14, 11, None, JoinType.SAME_TIME)]
 
 
 def test_without_include_waiting_provisional_rows_are_dropped(spark: SparkSession) -> None:
-    df_a = spark.createDataFrame([(1, 1, day(10), None)], A_SCHEMA)
-    df_b = spark.createDataFrame([(1, 11, day(8), None, 0.1)], B_SCHEMA)
+    df_a = frame(spark, [(1, 1, day(10), None)], A_SCHEMA)
+    df_b = frame(spark, [(1, 11, day(8), None, 0.1)], B_SCHEMA)
     assert asof(df_a, df_b, "nearest", 3, 3, 10, 10, include_waiting=False, select="aid, bid, RecDate, JoinType") == []
 
 
 def test_an_a_row_is_output_once_whatever_the_number_of_candidates(spark: SparkSession) -> None:
-    df_a = spark.createDataFrame([(1, 1, day(10), None), (1, 1, day(10), None)], A_SCHEMA)  # a duplicate A row
-    df_b = spark.createDataFrame([(1, 10 + i, day(7 + i), None, 0.1) for i in range(4)], B_SCHEMA)
+    df_a = frame(spark, [(1, 1, day(10), None), (1, 1, day(10), None)], A_SCHEMA)  # a duplicate A row
+    df_b = frame(spark, [(1, 10 + i, day(7 + i), None, 0.1) for i in range(4)], B_SCHEMA)
     assert asof(df_a, df_b, "backward", 3, 0, 10, 10) == [(1, 13, 10, None, JoinType.SAME_TIME)] * 2
 
 
@@ -293,13 +295,13 @@ def test_any_window_gives_the_rows_of_the_rules(spark: SparkSession, strategy: s
         ]
         return _source(drawn, first_id)
 
-    def frame(rows: list[Row], schema: str) -> DataFrame:
-        return spark.createDataFrame([(k, i, day(t), at(0, 0, m)) for k, i, t, m in rows], schema)
+    def timed(rows: list[Row], schema: str) -> DataFrame:
+        return frame(spark, [(k, i, day(t), at(0, 0, m)) for k, i, t, m in rows], schema)
 
     a, b = rows(0), rows(100)
     df_a, df_b = (
-        frame(a, "k int, aid int, RecDate date, ts timestamp"),
-        frame(b, "k int, bid int, RecDate date, ts timestamp"),
+        timed(a, "k int, aid int, RecDate date, ts timestamp"),
+        timed(b, "k int, bid int, RecDate date, ts timestamp"),
     )
     for _ in range(3):
         lb, mw, s = rng.randint(0, 3), rng.randint(0, 3), rng.randint(0, DAYS)
@@ -312,7 +314,7 @@ def test_any_window_gives_the_rows_of_the_rules(spark: SparkSession, strategy: s
 
 
 def _sources(spark: SparkSession) -> tuple[DataFrame, DataFrame]:
-    return spark.createDataFrame([], A_SCHEMA), spark.createDataFrame([], B_SCHEMA)
+    return frame(spark, [], A_SCHEMA), frame(spark, [], B_SCHEMA)
 
 
 def test_asof_needs_the_sliding_join_window(spark: SparkSession) -> None:
@@ -339,16 +341,16 @@ def test_asof_col_must_be_a_time_column_of_both_sources(
 
 
 def test_asof_col_must_be_of_one_time_kind_in_both_sources(spark: SparkSession) -> None:
-    df_a = spark.createDataFrame([], "k int, RecDate date, ts date")
-    df_b = spark.createDataFrame([], "k int, RecDate date, ts timestamp")
+    df_a = frame(spark, [], "k int, RecDate date, ts date")
+    df_b = frame(spark, [], "k int, RecDate date, ts timestamp")
     with pytest.raises(SchemaError, match=r"^asof_col: A's 'ts' and B's 'ts' must both be dates or both timestamps"):
         inc_join(df_a, df_b, "asof", "k", other_settings=IncJoinSettings(asof_col="ts"))
 
 
 def test_b_may_name_its_time_column_otherwise(spark: SparkSession) -> None:
-    df_a = spark.createDataFrame([(1, 1, day(10), at(10, 12))], A_SCHEMA)
-    df_b = spark.createDataFrame(
-        [(1, 11, day(9), at(9, 10), 0.1)], "k int, bid int, RecDate date, ValidFrom timestamp, score double"
+    df_a = frame(spark, [(1, 1, day(10), at(10, 12))], A_SCHEMA)
+    df_b = frame(
+        spark, [(1, 11, day(9), at(9, 10), 0.1)], "k int, bid int, RecDate date, ValidFrom timestamp, score double"
     )
     options = IncJoinSettings(asof_col="ts", asof_col_b="ValidFrom", output_select="aid, bid, RecDate, JoinType")
     out = inc_join(df_a, df_b, "asof", "k", None, 2, 0, day(10), day(10), options)

@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 from delta.tables import DeltaTable
+from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -24,8 +25,8 @@ def day(offset: int) -> dt.date:
 
 def sources(spark: SparkSession, a: list[tuple[int, int]], b: list[tuple[int, int]]) -> tuple[DataFrame, DataFrame]:
     """A rows (key, day offset) with a value column; B rows (key, day offset) with a payload column."""
-    df_a = spark.createDataFrame([(k, f"a{k}", day(o)) for k, o in a], "k long, va string, RecDate date")
-    df_b = spark.createDataFrame([(k, f"b{k}", day(o)) for k, o in b], "k long, vb string, RecDate date")
+    df_a = frame(spark, [(k, f"a{k}", day(o)) for k, o in a], "k long, va string, RecDate date")
+    df_b = frame(spark, [(k, f"b{k}", day(o)) for k, o in b], "k long, vb string, RecDate date")
     return df_a, df_b
 
 
@@ -248,8 +249,8 @@ def test_how_is_case_insensitive_and_underscores_are_optional(spark: SparkSessio
 
 
 def test_join_keys_keep_their_names_and_shared_columns_get_the_alias_suffix(spark: SparkSession) -> None:
-    df_a = spark.createDataFrame([(1, "x", D(2025, 1, 1))], "k long, note string, RecDate date")
-    df_b = spark.createDataFrame([(1, "y", D(2025, 1, 1))], "k long, note string, RecDate date")
+    df_a = frame(spark, [(1, "x", D(2025, 1, 1))], "k long, note string, RecDate date")
+    df_b = frame(spark, [(1, "y", D(2025, 1, 1))], "k long, note string, RecDate date")
     out = inc_join(
         df_a, df_b, "left", ["k"], None, 0, 0, "2025-01-01", "2025-01-01", IncJoinSettings(alias_a="L", alias_b="R")
     )
@@ -271,24 +272,24 @@ def test_output_select_takes_tokens_and_explicit_columns_in_order(spark: SparkSe
 
 @pytest.mark.parametrize("as_column", [False, True])
 def test_join_cond_is_anded_with_the_key_equality(spark: SparkSession, as_column: bool) -> None:
-    df_a = spark.createDataFrame([(1, 10, D(2025, 1, 1)), (2, 10, D(2025, 1, 1))], "k long, amt int, RecDate date")
-    df_b = spark.createDataFrame([(1, 10, D(2025, 1, 1)), (2, 99, D(2025, 1, 1))], "k long, amt int, RecDate date")
+    df_a = frame(spark, [(1, 10, D(2025, 1, 1)), (2, 10, D(2025, 1, 1))], "k long, amt int, RecDate date")
+    df_b = frame(spark, [(1, 10, D(2025, 1, 1)), (2, 99, D(2025, 1, 1))], "k long, amt int, RecDate date")
     cond = F.col("A.amt") == F.col("B.amt") if as_column else "A.amt = B.amt"
     out = inc_join(df_a, df_b, "left", ["k"], cond, 0, 0, "2025-01-01", "2025-01-01")
     assert sorted((r.k, r.JoinType) for r in out.collect()) == [(1, JoinType.SAME_TIME), (2, JoinType.A_TIMED_OUT)]
 
 
 def test_join_cond_alone_can_replace_join_cols(spark: SparkSession) -> None:
-    df_a = spark.createDataFrame([(1, D(2025, 1, 1))], "ka long, RecDate date")
-    df_b = spark.createDataFrame([(1, D(2025, 1, 1))], "kb long, RecDate date")
+    df_a = frame(spark, [(1, D(2025, 1, 1))], "ka long, RecDate date")
+    df_b = frame(spark, [(1, D(2025, 1, 1))], "kb long, RecDate date")
     out = inc_join(df_a, df_b, "inner", None, "A.ka = B.kb", 0, 0, "2025-01-01", "2025-01-01")
     assert [(r.ka, r.kb, r.JoinType) for r in out.collect()] == [(1, 1, JoinType.SAME_TIME)]
 
 
 def test_a_timestamp_inc_col_is_truncated_to_the_day(spark: SparkSession) -> None:
     ts = dt.datetime
-    df_a = spark.createDataFrame([(1, ts(2025, 1, 1, 23, 59)), (2, ts(2025, 1, 2, 0, 1))], "k long, RecDate timestamp")
-    df_b = spark.createDataFrame([(1, ts(2025, 1, 1, 0, 1)), (2, ts(2025, 1, 3, 9, 0))], "k long, RecDate timestamp")
+    df_a = frame(spark, [(1, ts(2025, 1, 1, 23, 59)), (2, ts(2025, 1, 2, 0, 1))], "k long, RecDate timestamp")
+    df_b = frame(spark, [(1, ts(2025, 1, 1, 0, 1)), (2, ts(2025, 1, 3, 9, 0))], "k long, RecDate timestamp")
     out = inc_join(df_a, df_b, "left", ["k"], None, 0, 1, "2025-01-01", "2025-01-03")
     rows = sorted((r.k, r.RecDate, r.DiffArrivalTime, r.JoinType) for r in out.collect())
     assert rows == [(1, D(2025, 1, 1), 0, JoinType.SAME_TIME), (2, D(2025, 1, 3), 1, JoinType.B_LATE)]
@@ -297,8 +298,8 @@ def test_a_timestamp_inc_col_is_truncated_to_the_day(spark: SparkSession) -> Non
 
 def test_hour_time_uom_counts_in_hours(spark: SparkSession) -> None:
     ts = dt.datetime
-    df_a = spark.createDataFrame([(1, ts(2025, 1, 1, 10, 30)), (2, ts(2025, 1, 1, 10, 0))], "k long, RecDate timestamp")
-    df_b = spark.createDataFrame([(1, ts(2025, 1, 1, 13, 5))], "k long, RecDate timestamp")
+    df_a = frame(spark, [(1, ts(2025, 1, 1, 10, 30)), (2, ts(2025, 1, 1, 10, 0))], "k long, RecDate timestamp")
+    df_b = frame(spark, [(1, ts(2025, 1, 1, 13, 5))], "k long, RecDate timestamp")
     out = inc_join(
         df_a, df_b, "left", ["k"], None, 0, 3, "2025-01-01T00:00", "2025-01-01T23:00", IncJoinSettings(time_uom="hour")
     )
@@ -308,10 +309,8 @@ def test_hour_time_uom_counts_in_hours(spark: SparkSession) -> None:
 
 def test_minute_time_uom_counts_in_minutes(spark: SparkSession) -> None:
     ts = dt.datetime
-    df_a = spark.createDataFrame(
-        [(1, ts(2025, 1, 1, 10, 30, 59)), (2, ts(2025, 1, 1, 10, 30))], "k long, RecDate timestamp"
-    )
-    df_b = spark.createDataFrame([(1, ts(2025, 1, 1, 10, 33, 5))], "k long, RecDate timestamp")
+    df_a = frame(spark, [(1, ts(2025, 1, 1, 10, 30, 59)), (2, ts(2025, 1, 1, 10, 30))], "k long, RecDate timestamp")
+    df_b = frame(spark, [(1, ts(2025, 1, 1, 10, 33, 5))], "k long, RecDate timestamp")
     options = IncJoinSettings(time_uom="minute")
     out = inc_join(df_a, df_b, "left", ["k"], None, 0, 3, "2025-01-01T10:00", "2025-01-01T10:59", options)
     rows = sorted((r.k, r.RecDate, r.DiffArrivalTime, r.JoinType) for r in out.collect())

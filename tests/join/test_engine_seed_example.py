@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 from chispa import assert_df_equality
+from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import IncJoinSettings, JoinType, inc_join
@@ -19,7 +20,8 @@ OUT = "TrxId, RecDate, RecDate_A, RecDate_B, DiffArrivalTime, JoinType"
 
 @pytest.fixture()
 def seed(spark: SparkSession) -> tuple[DataFrame, DataFrame]:
-    a = spark.createDataFrame(
+    a = frame(
+        spark,
         [
             (dt.datetime(2025, 3, 6, 20, 45, 19), "Credit", 700.30, "Madame Zsa Zsa", 1, D(2025, 3, 6)),
             (dt.datetime(2025, 3, 6, 12, 22, 1), "Debit", 200.00, "Madame Zsa Zsa", 2, D(2025, 3, 6)),
@@ -31,7 +33,8 @@ def seed(spark: SparkSession) -> tuple[DataFrame, DataFrame]:
         ],
         "TrxDT timestamp, CreditDebit string, AmountEuro double, AccountName string, TrxId long, RecDate date",
     )
-    b = spark.createDataFrame(
+    b = frame(
+        spark,
         [
             (1, "NL", D(2025, 3, 5)),
             (2, "NL", D(2025, 3, 4)),
@@ -47,7 +50,8 @@ def seed(spark: SparkSession) -> tuple[DataFrame, DataFrame]:
 
 
 def _expected(spark: SparkSession, rows: list[tuple]) -> DataFrame:
-    return spark.createDataFrame(
+    return frame(
+        spark,
         rows,
         "TrxId long, RecDate date, RecDate_A date, RecDate_B date, DiffArrivalTime int, JoinType int",
     )
@@ -187,7 +191,7 @@ SEVEN_MATCHED = [  # lb = 2, mw = 11: (TrxId, RecDate, RecDate_A, RecDate_B, Dif
 @pytest.fixture()
 def seed_b_only(spark: SparkSession, seed: tuple[DataFrame, DataFrame]) -> tuple[DataFrame, DataFrame]:
     a, b = seed
-    return a, b.unionByName(spark.createDataFrame(B_ONLY, "TrxId long, CountryCode string, RecDate date"))
+    return a, b.unionByName(frame(spark, B_ONLY, "TrxId long, CountryCode string, RecDate date"))
 
 
 def _full(a: DataFrame, b: DataFrame, start: str | dt.date, end: str | dt.date, **settings: object) -> DataFrame:
@@ -197,7 +201,8 @@ def _full(a: DataFrame, b: DataFrame, start: str | dt.date, end: str | dt.date, 
 
 
 def _full_expected(spark: SparkSession, rows: list[tuple]) -> DataFrame:
-    return spark.createDataFrame(
+    return frame(
+        spark,
         rows,
         "TrxId long, RecDate date, RecDate_A date, RecDate_B date, DiffArrivalTime int, WaitingTime int, JoinType int",
     )

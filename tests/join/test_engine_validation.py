@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from chispa import assert_df_equality
+from frames import frame
 from pydantic import ValidationError
 from pyspark.sql import DataFrame, SparkSession
 
@@ -28,12 +29,12 @@ OUT_SCHEMA = "TrxId long, RecDate date, RecDate_A date, RecDate_B date, DiffArri
 
 @pytest.fixture()
 def a(spark: SparkSession) -> DataFrame:
-    return spark.createDataFrame([(1, 10.0, D1)], A_SCHEMA)
+    return frame(spark, [(1, 10.0, D1)], A_SCHEMA)
 
 
 @pytest.fixture()
 def b(spark: SparkSession) -> DataFrame:
-    return spark.createDataFrame([(1, "NL", D1)], B_SCHEMA)
+    return frame(spark, [(1, "NL", D1)], B_SCHEMA)
 
 
 def _join(df_a: DataFrame, df_b: DataFrame, **overrides: Any) -> DataFrame:
@@ -161,7 +162,7 @@ def test_unparsable_window_date_is_rejected_naming_the_field(
 
 
 def test_join_key_missing_from_source_a_is_rejected_listing_its_columns(spark: SparkSession, b: DataFrame) -> None:
-    a = spark.createDataFrame([(1, 10.0, D1)], "Id long, Amount double, RecDate date")
+    a = frame(spark, [(1, 10.0, D1)], "Id long, Amount double, RecDate date")
     with pytest.raises(
         SchemaError, match=r"^join_cols: column 'TrxId' missing from source_a \(columns: Id, Amount, RecDate\)$"
     ):
@@ -169,7 +170,7 @@ def test_join_key_missing_from_source_a_is_rejected_listing_its_columns(spark: S
 
 
 def test_join_key_missing_from_source_b_is_rejected_listing_its_columns(spark: SparkSession, a: DataFrame) -> None:
-    b = spark.createDataFrame([(1, "NL", D1)], "Id long, Country string, RecDate date")
+    b = frame(spark, [(1, "NL", D1)], "Id long, Country string, RecDate date")
     with pytest.raises(
         SchemaError, match=r"^join_cols: column 'TrxId' missing from source_b \(columns: Id, Country, RecDate\)$"
     ):
@@ -177,7 +178,7 @@ def test_join_key_missing_from_source_b_is_rejected_listing_its_columns(spark: S
 
 
 def test_rec_date_missing_from_source_a_is_rejected_naming_inc_col_name(spark: SparkSession, b: DataFrame) -> None:
-    a = spark.createDataFrame([(1, 10.0, D1)], "TrxId long, Amount double, LoadDate date")
+    a = frame(spark, [(1, 10.0, D1)], "TrxId long, Amount double, LoadDate date")
     with pytest.raises(
         SchemaError,
         match=r"^inc_col_name: column 'RecDate' missing from source_a \(columns: TrxId, Amount, LoadDate\)$",
@@ -186,7 +187,7 @@ def test_rec_date_missing_from_source_a_is_rejected_naming_inc_col_name(spark: S
 
 
 def test_rec_date_missing_from_source_b_is_rejected_naming_inc_col_name(spark: SparkSession, a: DataFrame) -> None:
-    b = spark.createDataFrame([(1, "NL")], "TrxId long, Country string")
+    b = frame(spark, [(1, "NL")], "TrxId long, Country string")
     with pytest.raises(
         SchemaError, match=r"^inc_col_name: column 'RecDate' missing from source_b \(columns: TrxId, Country\)$"
     ):
@@ -199,7 +200,7 @@ def test_custom_inc_col_name_missing_from_a_source_is_rejected_naming_it(a: Data
 
 
 def test_rec_date_of_a_string_type_is_rejected_naming_inc_col_name(spark: SparkSession, a: DataFrame) -> None:
-    b = spark.createDataFrame([(1, "NL", "2025-03-01")], "TrxId long, Country string, RecDate string")
+    b = frame(spark, [(1, "NL", "2025-03-01")], "TrxId long, Country string, RecDate string")
     with pytest.raises(
         SchemaError, match=r"^inc_col_name: column 'RecDate' of source_b must be a date or timestamp, got string$"
     ):
@@ -207,9 +208,7 @@ def test_rec_date_of_a_string_type_is_rejected_naming_inc_col_name(spark: SparkS
 
 
 def test_rec_date_of_a_timestamp_type_is_accepted(spark: SparkSession, a: DataFrame) -> None:
-    b = spark.createDataFrame(
-        [(1, "NL", dt.datetime(2025, 3, 1, 23, 59))], "TrxId long, Country string, RecDate timestamp"
-    )
+    b = frame(spark, [(1, "NL", dt.datetime(2025, 3, 1, 23, 59))], "TrxId long, Country string, RecDate timestamp")
     out = _join(a, b, other_settings=IncJoinSettings(output_select="TrxId, JoinType"))
     assert [(r.TrxId, r.JoinType) for r in out.collect()] == [(1, JoinType.SAME_TIME)]
 
@@ -221,7 +220,7 @@ def test_an_hour_job_on_a_date_rec_date_is_rejected_naming_time_uom(a: DataFrame
 
 
 def test_mismatched_key_types_string_vs_long_are_rejected_naming_the_key(spark: SparkSession, a: DataFrame) -> None:
-    b = spark.createDataFrame([("1", "NL", D1)], "TrxId string, Country string, RecDate date")
+    b = frame(spark, [("1", "NL", D1)], "TrxId string, Country string, RecDate date")
     with pytest.raises(
         SchemaError,
         match=r"^join_cols: key 'TrxId' has type bigint in source_a but string in source_b; cast one of them$",
@@ -230,13 +229,13 @@ def test_mismatched_key_types_string_vs_long_are_rejected_naming_the_key(spark: 
 
 
 def test_key_types_long_vs_int_are_accepted_and_match(spark: SparkSession, a: DataFrame) -> None:
-    b = spark.createDataFrame([(1, "NL", D1)], "TrxId int, Country string, RecDate date")
+    b = frame(spark, [(1, "NL", D1)], "TrxId int, Country string, RecDate date")
     out = _join(a, b, other_settings=IncJoinSettings(output_select="TrxId, JoinType"))
     assert [(r.TrxId, r.JoinType) for r in out.collect()] == [(1, JoinType.SAME_TIME)]
 
 
 def test_key_types_long_vs_double_are_rejected_naming_the_key(spark: SparkSession, a: DataFrame) -> None:
-    b = spark.createDataFrame([(1.0, "NL", D1)], "TrxId double, Country string, RecDate date")
+    b = frame(spark, [(1.0, "NL", D1)], "TrxId double, Country string, RecDate date")
     with pytest.raises(
         SchemaError, match=r"^join_cols: key 'TrxId' has type bigint in source_a but double in source_b"
     ):
@@ -275,7 +274,7 @@ def test_a_join_cond_that_does_not_resolve_is_rejected_naming_the_field(a: DataF
 def test_a_source_column_named_like_an_output_column_is_rejected_naming_both(
     spark: SparkSession, b: DataFrame, row: tuple[object, ...], schema: str, message: str
 ) -> None:
-    a = spark.createDataFrame([row], schema)
+    a = frame(spark, [row], schema)
     with pytest.raises(SchemaError, match=message):
         _join(a, b)
 
@@ -289,7 +288,7 @@ def test_rec_date_as_a_join_key_collides_with_the_output_inc_col(a: DataFrame, b
 
 @pytest.mark.parametrize("column", ["__di_t", "__DI_extra"])
 def test_reserved_column_prefix_is_rejected_naming_the_source(spark: SparkSession, a: DataFrame, column: str) -> None:
-    b = spark.createDataFrame([(1, 0, D1)], f"TrxId long, {column} int, RecDate date")
+    b = frame(spark, [(1, 0, D1)], f"TrxId long, {column} int, RecDate date")
     with pytest.raises(
         SchemaError,
         match=rf"^source_b: column names starting with '__di_' are reserved: \['{column}'\]$",
@@ -319,7 +318,7 @@ def test_b_waits_for_a_without_the_sliding_join_window_is_rejected_naming_the_fi
 def test_b_waits_for_a_is_ignored_by_joins_without_b_only_rows(spark: SparkSession, b: DataFrame) -> None:
     # An A row with no B: the left join's rows do not depend on b_waits_for_a (nor is it rejected without the
     # sliding join window), since only full_outer has B rows without an A row.
-    a = spark.createDataFrame([(2, 10.0, D1)], A_SCHEMA)
+    a = frame(spark, [(2, 10.0, D1)], A_SCHEMA)
     for enforce in (True, False):
         options = IncJoinSettings(output_select=OUT, b_waits_for_a=True, enforce_sliding_join_window=enforce)
         out = _join(a, b, how="left", other_settings=options)
@@ -361,10 +360,11 @@ def _same_day_join(df_a: DataFrame, df_b: DataFrame, how: str, start: dt.date | 
 
 
 def test_null_keys_never_match(spark: SparkSession) -> None:
-    a = spark.createDataFrame([(None, 10.0, D1), (1, 20.0, D1)], A_SCHEMA)
-    b = spark.createDataFrame([(None, "NL", D1), (1, "UK", D1)], B_SCHEMA)
+    a = frame(spark, [(None, 10.0, D1), (1, 20.0, D1)], A_SCHEMA)
+    b = frame(spark, [(None, "NL", D1), (1, "UK", D1)], B_SCHEMA)
     out = _same_day_join(a, b, "left", D1, D1)
-    expected = spark.createDataFrame(
+    expected = frame(
+        spark,
         [
             (None, D1, D1, None, None, int(JoinType.A_TIMED_OUT)),
             (1, D1, D1, D1, 0, int(JoinType.SAME_TIME)),
@@ -378,9 +378,10 @@ def test_null_keys_never_match(spark: SparkSession) -> None:
 def test_rows_with_a_null_rec_date_are_never_joined_nor_output(
     spark: SparkSession, window: tuple[dt.date | None, dt.date | None]
 ) -> None:
-    a = spark.createDataFrame([(1, 10.0, None), (2, 20.0, D1), (3, 30.0, D1)], A_SCHEMA)
-    b = spark.createDataFrame([(1, "NL", D1), (2, "UK", None), (3, "DE", D1)], B_SCHEMA)
-    expected = spark.createDataFrame(
+    a = frame(spark, [(1, 10.0, None), (2, 20.0, D1), (3, 30.0, D1)], A_SCHEMA)
+    b = frame(spark, [(1, "NL", D1), (2, "UK", None), (3, "DE", D1)], B_SCHEMA)
+    expected = frame(
+        spark,
         [
             (1, D1, None, D1, None, int(JoinType.NOT_MATCHED)),  # B's row 1: its A row has no RecDate
             (2, D1, D1, None, None, int(JoinType.A_TIMED_OUT)),  # A's row 2: its B row has no RecDate
@@ -422,10 +423,10 @@ def _wait_for_jobs(spark: SparkSession, group: str, timeout: float = 30.0) -> li
 def test_invalid_input_is_rejected_before_any_spark_job_runs(
     spark: SparkSession, a: DataFrame, b: DataFrame, job_group: Callable[[str], None]
 ) -> None:
-    b_string_key = spark.createDataFrame([("1", "NL", D1)], "TrxId string, Country string, RecDate date")
-    b_string_date = spark.createDataFrame([(1, "NL", "2025-03-01")], "TrxId long, Country string, RecDate string")
-    b_no_key = spark.createDataFrame([(1, "NL", D1)], "Id long, Country string, RecDate date")
-    a_join_type = spark.createDataFrame([(1, 3, D1)], "TrxId long, JoinType int, RecDate date")
+    b_string_key = frame(spark, [("1", "NL", D1)], "TrxId string, Country string, RecDate date")
+    b_string_date = frame(spark, [(1, "NL", "2025-03-01")], "TrxId long, Country string, RecDate string")
+    b_no_key = frame(spark, [(1, "NL", D1)], "Id long, Country string, RecDate date")
+    a_join_type = frame(spark, [(1, 3, D1)], "TrxId long, JoinType int, RecDate date")
     cases: list[tuple[DataFrame, DataFrame, dict[str, Any], type[Exception]]] = [
         (a, b, {"how": "sideways"}, ConfigError),
         (a, b, {"look_back_time": -1}, ConfigError),

@@ -8,6 +8,7 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Callable
 
+from frames import frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
@@ -41,8 +42,8 @@ def _frames(
 ) -> tuple[DataFrame, DataFrame]:
     a, b = _rows(pairs, orphans)
     return (
-        spark.createDataFrame([(k, i, DAY0 + dt.timedelta(days=d)) for k, i, d in a], "k int, ia int, RecDate date"),
-        spark.createDataFrame([(k, i, DAY0 + dt.timedelta(days=d)) for k, i, d in b], "k int, ib int, RecDate date"),
+        frame(spark, [(k, i, DAY0 + dt.timedelta(days=d)) for k, i, d in a], "k int, ia int, RecDate date"),
+        frame(spark, [(k, i, DAY0 + dt.timedelta(days=d)) for k, i, d in b], "k int, ib int, RecDate date"),
     )
 
 

@@ -9,6 +9,7 @@ from collections import Counter
 from itertools import product
 
 import pytest
+from frames import frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
@@ -28,7 +29,7 @@ keyed_days = st.lists(st.tuples(st.integers(0, 3), st.integers(-2, DAYS + 1)), m
 
 def _frame(spark: SparkSession, rows: Rows, id_col: str) -> DataFrame:
     data = [(k, i, DAY0 + dt.timedelta(days=d)) for k, i, d in rows]
-    return spark.createDataFrame(data, f"k int, {id_col} int, RecDate date")
+    return frame(spark, data, f"k int, {id_col} int, RecDate date")
 
 
 def _numbered(pairs: list[tuple[int, int]], first_id: int) -> Rows:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chispa import assert_df_equality
+from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import JoinType, inc_join
@@ -46,8 +47,8 @@ def test_a_nearer_score_arriving_late_replaces_the_provisional_match(spark: Spar
     trx = [(1, 7, 50.0, at(10, 12), day(10)), (2, 8, 20.0, at(12, 9), day(12))]
     scores = [(70, 7, 0.1, at(9, 10), day(9)), (71, 7, 0.4, at(10, 8), day(11)), (72, 7, 0.9, at(10, 13), day(11))]
     scores += [(80, 8, 0.2, at(12, 8), day(12))]
-    spark.createDataFrame(trx, TRX_SCHEMA).write.format("delta").save(str(tmp_path / "trx"))
-    spark.createDataFrame(scores, SCORE_SCHEMA).write.format("delta").save(str(tmp_path / "scores"))
+    frame(spark, trx, TRX_SCHEMA).write.format("delta").save(str(tmp_path / "trx"))
+    frame(spark, scores, SCORE_SCHEMA).write.format("delta").save(str(tmp_path / "scores"))
     job = feature_job(tmp_path)
 
     run(job, until=day(10), spark=spark)

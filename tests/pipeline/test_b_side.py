@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chispa import assert_df_equality
+from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import JoinType, inc_join
@@ -29,8 +30,8 @@ def make_job(root: Path, name: str = "rec", how: str = "full_outer", **overrides
 
 
 def write(spark: SparkSession, root: Path, a: list[tuple[Any, ...]], b: list[tuple[Any, ...]]) -> None:
-    spark.createDataFrame(a, A_SCHEMA).write.format("delta").mode("overwrite").save(str(root / "a"))
-    spark.createDataFrame(b, B_SCHEMA).write.format("delta").mode("overwrite").save(str(root / "b"))
+    frame(spark, a, A_SCHEMA).write.format("delta").mode("overwrite").save(str(root / "a"))
+    frame(spark, b, B_SCHEMA).write.format("delta").mode("overwrite").save(str(root / "b"))
 
 
 def target(spark: SparkSession, job: JobConfig) -> DataFrame:
@@ -121,7 +122,7 @@ def _corrected(spark: SparkSession, root: Path, corrections: str) -> tuple[JobCo
     run(job, spark=spark)
     before = rows(spark, job)
     assert (1, None, 1, JoinType.A_TIMED_OUT) in before
-    spark.createDataFrame([(1, 11, D[1])], B_SCHEMA).write.format("delta").mode("append").save(str(root / "b"))
+    frame(spark, [(1, 11, D[1])], B_SCHEMA).write.format("delta").mode("append").save(str(root / "b"))
     assert run(job, spark=spark).nothing_pending  # a forward run keeps timed out final
     return job, before
 

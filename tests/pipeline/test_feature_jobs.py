@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 import pytest
 from delta.tables import DeltaTable
+from frames import frame
 from processes import KILLER, python
 from pyspark.sql import SparkSession
 from rich.console import Console
@@ -125,9 +126,7 @@ def sources(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tu
     root = tmp_path_factory.mktemp("feature_jobs")
     trx, pay, scores = random_sources(seed=11)
     for rows, schema, name in ((trx, TRX, "trx"), (pay, PAY, "pay"), (scores, SCORE, "scores")):
-        spark.createDataFrame(rows, schema).coalesce(1).write.format("delta").partitionBy("RecDate").save(
-            str(root / name)
-        )
+        frame(spark, rows, schema).coalesce(1).write.format("delta").partitionBy("RecDate").save(str(root / name))
     return root, (trx, pay, scores)
 
 
@@ -273,7 +272,7 @@ def small_job(root: Path, pay: dict[str, Any], **target: Any) -> JobConfig:
 
 
 def write(spark: SparkSession, rows: list[tuple[Any, ...]], schema: str, path: Path, mode: str = "append") -> None:
-    spark.createDataFrame(rows, schema).write.format("delta").mode(mode).option("mergeSchema", "true").save(str(path))
+    frame(spark, rows, schema).write.format("delta").mode(mode).option("mergeSchema", "true").save(str(path))
 
 
 def test_a_left_source_without_keys_that_matches_two_rows_is_refused_naming_it(
@@ -293,8 +292,8 @@ def test_rows_with_a_null_join_key_are_counted_per_window_in_the_spine_and_the_f
     spine = [(1, 7, at(0, 60), day(0)), (None, 7, at(0, 90), day(0)), (2, 7, at(1, 60), day(1))]
     write(spark, spine, TRX, tmp_path / "trx")  # not partitioned: Spark counts
     pay = [(100, 1, 5.0, day(0)), (101, None, 6.0, day(0)), (102, None, 7.0, day(1)), (103, 2, 8.0, day(1))]
-    frame = spark.createDataFrame(pay, PAY)
-    frame.write.format("delta").partitionBy("RecDate").save(str(tmp_path / "pay"))  # the log's null counts
+    payments = frame(spark, pay, PAY)
+    payments.write.format("delta").partitionBy("RecDate").save(str(tmp_path / "pay"))  # the log's null counts
     job = small_job(tmp_path, {"keys": ["PayId"]})
     first = run(job, until=day(0), spark=spark).windows[0].record
     second = run(job, spark=spark).windows[0].record

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc.pipeline.target.merge import Identity, plan_actions
@@ -20,7 +21,7 @@ TIMED_OUT = (1, A_DAY, None, None, None, 4)
 
 
 def _frame(spark: SparkSession, rows: list[tuple[object, ...]]) -> DataFrame:
-    return spark.createDataFrame(rows, SCHEMA)
+    return frame(spark, rows, SCHEMA)
 
 
 def _plan(spark: SparkSession, output: list[tuple[object, ...]], target: list[tuple[object, ...]]) -> list[tuple]:
@@ -76,6 +77,6 @@ def test_without_b_columns_an_unmatched_row_already_in_the_target_is_not_written
     schema = "Id INT, RecDate_A DATE, WaitingTime INT, JoinType INT"
     identity = Identity(a_keys=("Id",), a_rec="RecDate_A", b_keys=(), b_rec=None)
     timed_out, new = (1, A_DAY, None, 4), (2, A_DAY, None, 4)
-    target = spark.createDataFrame([timed_out], schema)
-    actions = plan_actions(spark.createDataFrame([timed_out, new], schema), target, identity)
+    target = frame(spark, [timed_out], schema)
+    actions = plan_actions(frame(spark, [timed_out, new], schema), target, identity)
     assert [tuple(row) for row in actions.collect()] == [(*new, "insert")]

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from chispa import assert_df_equality
+from frames import frame
 from pyspark.sql import SparkSession
 from rich.console import Console
 
@@ -33,7 +34,7 @@ day, at = days_from(START)
 def write(spark: SparkSession, root: Path, orders: list[tuple[Any, ...]], payments: list[tuple[Any, ...]],
           partitioned: bool = True) -> None:  # fmt: skip
     for name, rows, schema in (("orders", orders, ORDERS), ("payments", payments, PAYMENTS)):
-        writer = spark.createDataFrame(rows, schema).write.format("delta")
+        writer = frame(spark, rows, schema).write.format("delta")
         (writer.partitionBy("RecDate") if partitioned else writer).save(str(root / name))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from chispa import assert_df_equality
 from delta.tables import DeltaTable
+from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import AmbiguousRowsError, JobLockedError, JoinType, inc_join
@@ -185,8 +186,8 @@ def test_a_run_that_fails_at_any_step_and_is_run_again_gives_the_uninterrupted_r
 def test_waiting_rows_move_forward_and_resolve_never_back(spark: SparkSession, tmp_path: Path) -> None:
     d = [START + dt.timedelta(days=i) for i in range(8)]
     # Key 8 on day 7 only makes day 7 available in A as well (the latest RecDate present in both sources).
-    a = spark.createDataFrame([(1, d[0]), (2, d[0]), (8, d[7])], "TrxId long, RecDate date")
-    b = spark.createDataFrame([(1, 11, d[2]), (9, 99, d[7])], "TrxId long, SepaId long, RecDate date")
+    a = frame(spark, [(1, d[0]), (2, d[0]), (8, d[7])], "TrxId long, RecDate date")
+    b = frame(spark, [(1, 11, d[2]), (9, 99, d[7])], "TrxId long, SepaId long, RecDate date")
     a.write.format("delta").save(str(tmp_path / "a"))
     b.write.format("delta").save(str(tmp_path / "b"))
     job = make_job(
@@ -287,8 +288,8 @@ def test_a_daily_run_reads_only_the_partitions_inside_the_read_bounds(spark: Spa
 
 
 def test_two_source_rows_with_one_identity_fail_before_writing(spark: SparkSession, tmp_path: Path) -> None:
-    a = spark.createDataFrame([(1, START), (1, START)], "TrxId long, RecDate date")
-    b = spark.createDataFrame([(1, 5, START)], "TrxId long, SepaId long, RecDate date")
+    a = frame(spark, [(1, START), (1, START)], "TrxId long, RecDate date")
+    b = frame(spark, [(1, 5, START)], "TrxId long, SepaId long, RecDate date")
     a.write.format("delta").save(str(tmp_path / "a"))
     b.write.format("delta").save(str(tmp_path / "b"))
     job = make_job(tmp_path, str(tmp_path / "a"), str(tmp_path / "b"))
@@ -301,8 +302,8 @@ def test_two_source_rows_with_one_identity_fail_before_writing(spark: SparkSessi
 def test_without_b_keys_one_a_matching_two_b_rows_of_one_recdate_fails_naming_the_keys(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    a = spark.createDataFrame([(1, START)], "TrxId long, RecDate date")
-    b = spark.createDataFrame([(1, 5, START), (1, 6, START)], "TrxId long, SepaId long, RecDate date")
+    a = frame(spark, [(1, START)], "TrxId long, RecDate date")
+    b = frame(spark, [(1, 5, START), (1, 6, START)], "TrxId long, SepaId long, RecDate date")
     a.write.format("delta").save(str(tmp_path / "a"))
     b.write.format("delta").save(str(tmp_path / "b"))
     job = make_job(tmp_path, str(tmp_path / "a"), str(tmp_path / "b"), target={"b_keys": []})

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from frames import frame
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -213,7 +214,7 @@ def test_an_unpartitioned_source_answers_from_file_statistics(spark: SparkSessio
 
 def test_an_empty_source_has_no_latest_unit(spark: SparkSession, tmp_path: Path) -> None:
     location = str(tmp_path / "a")
-    spark.createDataFrame([], "RecDate DATE, id INT").write.format("delta").save(location)
+    frame(spark, [], "RecDate DATE, id INT").write.format("delta").save(location)
     assert latest_unit_from_log(location, "RecDate", "day") is None
     assert_same_latest(spark, location)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from chispa import assert_df_equality
+from frames import frame
 from pyspark.sql import SparkSession
 
 from deltainc.errors import SchemaError
@@ -30,7 +31,7 @@ def make_job(root: Path, name: str = "trx", max_window: int = 1, **target: Any) 
 
 
 def append(spark: SparkSession, path: Path, rows: list[tuple[Any, ...]], schema: str, **options: str) -> None:
-    spark.createDataFrame(rows, schema).write.format("delta").mode("append").options(**options).save(str(path))
+    frame(spark, rows, schema).write.format("delta").mode("append").options(**options).save(str(path))
 
 
 @pytest.fixture()
@@ -112,7 +113,7 @@ def test_a_dropped_or_retyped_column_is_refused_naming_it(
     run(job, spark=spark)
     version = latest_commit(spark, job.target)["version"]  # type: ignore[index]
     rows = [(1, D1), (2, D1), (3, D2)] if "Amount" not in new_a else [(1, "10", D1), (2, "20", D1), (3, "30", D2)]
-    spark.createDataFrame(rows, new_a).write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(
+    frame(spark, rows, new_a).write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(
         str(day_one / "a")
     )
     append(spark, day_one / "b", [(11, 2, D2)], B_SCHEMA)

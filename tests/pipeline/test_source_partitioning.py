@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from cli_jobs import Sources, edit, job_toml, settings_env, write_job
+from frames import frame
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -58,7 +59,7 @@ LAYOUTS = {
 
 def write_source(spark: SparkSession, path: Path, rows: list[tuple[Any, ...]], schema: str, layout: Layout) -> str:
     """A Delta table at `path`, one file per partition (so every file on disk is one the table holds)."""
-    writer = spark.createDataFrame(rows, schema).coalesce(1).write.format("delta")
+    writer = frame(spark, rows, schema).coalesce(1).write.format("delta")
     if layout.partition_by is not None:
         writer = writer.partitionBy(layout.partition_by)
     writer.save(str(path))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from cli_jobs import Sources, settings_env, write_job
+from frames import frame
 from pyspark.sql import SparkSession
 
 from deltainc.cli.app import main
@@ -22,12 +23,12 @@ def job_root(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> P
     """A left job run over two days: TrxId 1 and 3 matched, 2's B a day late, 4 still waiting."""
     tmp_path = tmp_path_factory.mktemp("verify")
     a, b = str(tmp_path / "a"), str(tmp_path / "b")
-    spark.createDataFrame(
-        [(1, 10.0, D1), (2, 20.0, D1), (3, 30.0, D2), (4, 40.0, D2)], "TrxId long, Amount double, RecDate date"
+    frame(
+        spark, [(1, 10.0, D1), (2, 20.0, D1), (3, 30.0, D2), (4, 40.0, D2)], "TrxId long, Amount double, RecDate date"
     ).write.format("delta").partitionBy("RecDate").save(a)
     b_rows = [(10, 1, "NL", D1), (11, 2, "NL", D2), (12, 3, "DE", D2)]
     b_schema = "SepaId long, TrxId long, Country string, RecDate date"
-    spark.createDataFrame(b_rows, b_schema).write.format("delta").partitionBy("RecDate").save(b)
+    frame(spark, b_rows, b_schema).write.format("delta").partitionBy("RecDate").save(b)
     write_job(tmp_path, Sources(a=a, b=b, b_string_key="", b_without_key="", a_duplicates=""))
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(tmp_path)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from frames import frame
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
@@ -45,7 +46,7 @@ def make_job(tmp_path: Path, **join: Any) -> JobConfig:
 
 
 def write(spark: SparkSession, rows: list[tuple[Any, ...]], schema: str, path: Path) -> None:
-    spark.createDataFrame(rows, schema).write.format("delta").mode("overwrite").save(str(path))
+    frame(spark, rows, schema).write.format("delta").mode("overwrite").save(str(path))
 
 
 @pytest.fixture()

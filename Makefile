@@ -41,12 +41,20 @@ $(VENV)/.jars-s3: $(VENV)/.jars
 # The whole suite runs on the main line with Spark's default ANSI mode (on), and the smoke subset (-m smoke: the
 # seed example, ANSI parity, daily = monthly = one run, a rerun) a second time in the same run with ANSI off, in a
 # session of its own (tests/conftest.py); then the smoke subset, a kill -9 recovery too, on Spark 3.5.
-# tests/jvm_options.py first makes the class-data archive that the suite's JVMs start from (once per
-# installation, about 50 s).
-test: lint jars $(VENV)/.jars-s3
-	$(PY) tests/jvm_options.py
+# The set-up runs three at a time, each target's output kept together: lint; the jars, then the class-data
+# archive that the suite's JVMs start from (tests/jvm_options.py, once per installation, about 50 s); and the
+# Spark 3.5 line's virtualenv.
+test: install
+	$(MAKE) -j3 --output-sync=target lint archive install-spark35
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 	$(MAKE) smoke-spark35
+
+.PHONY: archive install-spark35
+archive: $(VENV)/.jars-s3
+	$(PY) tests/jvm_options.py
+
+install-spark35:
+	$(MAKE) install VENV=.venv-spark35 SPARK_LINE=3.5
 
 # The Spark 3.5 line (constraints/spark-3.5.txt) in a venv of its own: the smoke subset, ANSI off as 3.5 has it.
 smoke-spark35:

@@ -159,12 +159,13 @@ def _with_s3() -> tuple[list[str], list[str]]:
 def _warm(s3: bool) -> None:
     """Start a session and write one Delta table, so that the jars are resolved and cached (`s3`: S3A's too, as a
     job on S3 starts with them). Several JVMs that resolve at once share Ivy's cache and can break each other's
-    downloads, so a test suite warms once before its workers start. With S3A's jars already on disk (an earlier
-    start resolved them) there is nothing to resolve, and no JVM starts."""
+    downloads, so a test suite warms once before its workers start. With the jars already on disk (an earlier
+    start resolved them) there is nothing to resolve, and no JVM starts: `make test` and `make demo` on a second
+    clone skip a Spark start (about 10 s)."""
     import tempfile
 
-    if s3 and resolved_jars(",".join(_with_s3()[0])) is not None:
-        print(f"deltainc: {delta_packages()} and S3A's jars are on disk")
+    if resolved_jars(",".join(_with_s3()[0]) if s3 else delta_packages()) is not None:
+        print(f"deltainc: {delta_packages()}{' and S3A' if s3 else ''}: the jars are on disk")
         return
     spark = get_spark(load_settings(spark={"master": "local[1]"}), s3=s3)
     with tempfile.TemporaryDirectory() as tmp:

@@ -161,7 +161,7 @@ def _warm(s3: bool) -> None:
     job on S3 starts with them). Several JVMs that resolve at once share Ivy's cache and can break each other's
     downloads, so a test suite warms once before its workers start. With the jars already on disk (an earlier
     start resolved them) there is nothing to resolve, and no JVM starts: `make test` and `make demo` on a second
-    clone skip a Spark start (about 10 s)."""
+    clone skip a Spark start (0.25 s against 14.5 s, three alternated pairs of whole processes)."""
     import tempfile
 
     if resolved_jars(",".join(_with_s3()[0]) if s3 else delta_packages()) is not None:

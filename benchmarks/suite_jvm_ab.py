@@ -6,7 +6,8 @@ B, alternately, and reports each round's wall seconds. A setting is the value of
 SUITE_WORKER_JIT (tests/jvm_options.py puts it on each worker's JVM; "" gives the JVM's defaults) or
 SUITE_CODEGEN_CACHE (tests/conftest.py: the worker session's spark.sql.codegen.cache.maxEntries) or
 SUITE_SERVER_JIT (tests/jvm_options.py: "worker" gives the Connect server and the standalone cluster's JVMs the
-workers' options). "default" leaves the variable unset, so the suite's own. Beside each round's wall seconds it
+workers' options) or SUITE_GC (tests/jvm_options.py: every JVM's collector; "" gives the JVM's default, G1).
+"default" leaves the variable unset, so the suite's own. Beside each round's wall seconds it
 reports the machine's busy CPU-seconds (/proc/stat), which counts every JVM a test starts: on a CPU-bound suite
 that is the figure that adds up.
 
@@ -14,6 +15,7 @@ that is the figure that adds up.
     python -m benchmarks.suite_jvm_ab --var SUITE_CODEGEN_CACHE --a 100 --b default
     python -m benchmarks.suite_jvm_ab --var SUITE_SERVER_JIT --a worker --b default --copies 1 \
         --file tests/pipeline/test_cluster.py
+    python -m benchmarks.suite_jvm_ab --var SUITE_GC --a "" --b default
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--file", default="tests/pipeline/test_b_side.py")
     parser.add_argument("--copies", type=int, default=2)
     parser.add_argument("--pairs", type=int, default=2)
-    variables = ["SUITE_WORKER_JIT", "SUITE_CODEGEN_CACHE", "SUITE_SERVER_JIT"]
+    variables = ["SUITE_WORKER_JIT", "SUITE_CODEGEN_CACHE", "SUITE_SERVER_JIT", "SUITE_GC"]
     parser.add_argument("--var", default="SUITE_WORKER_JIT", choices=variables)
     parser.add_argument("--a", default="", help='the value for A ("" = the JVM\'s JIT defaults)')
     parser.add_argument("--b", default="default", help="the value for B (default = the suite's own)")

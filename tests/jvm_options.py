@@ -17,6 +17,11 @@ from pathlib import Path
 
 # C1 only, for the processes: a JVM of seconds spends less on compiling than C2 would win back on tiny data.
 _COMPILER = "-XX:TieredStopAtLevel=1"
+# The serial collector, for every JVM of the suite: on 2 busy cores G1's concurrent and parallel threads cost more
+# than they save on these heaps. Two copies of test_b_side at once: 375 and 370 busy CPU-s against 397 and 383 with
+# G1 (alternated); a killed-run process's two windows 24.0-24.6 against 26.9-27.5 (three alternated pairs)
+# (benchmarks/results/SUITE_JVM.md). SUITE_GC replaces it ("" gives the JVM's default, G1).
+_GC = "-XX:+UseSerialGC"
 # An archive that does not fit this JVM or class path is skipped without a word on stderr (tests read stderr).
 _QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 _KEPT = 3  # archives kept in ~/.cache/deltainc/cds, the newest
@@ -52,12 +57,17 @@ def _mtime(path: Path) -> str:
 
 
 def worker_options() -> str:
-    """SPARK_SUBMIT_OPTS for a worker's own JVM, which lives the whole run: the archive, and C2 for the hottest code
-    only (C1 alone is slower here: a two-minute test file took 159 s against 133 s, one run each)."""
+    """SPARK_SUBMIT_OPTS for a worker's own JVM, which lives the whole run: the archive, the serial collector, and C2
+    for the hottest code only (C1 alone is slower here: a two-minute test file took 159 s against 133 s, one run
+    each)."""
     archive = archive_path()
     ours = f"-XX:SharedArchiveFile={archive} {' '.join(_QUIET)}" if archive.is_file() else ""
     jit = os.environ.get("SUITE_WORKER_JIT", " ".join(_HOT_ONLY))
-    return f"{_OWN} {ours} {jit}".strip()
+    return f"{_OWN} {ours} {_gc()} {jit}".strip()
+
+
+def _gc() -> str:
+    return os.environ.get("SUITE_GC", _GC)
 
 
 def process_options() -> str:
@@ -112,7 +122,7 @@ def build_archive() -> Path | None:
         return archive
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_suffix(f".{os.getpid()}.partial")
-    environment = {**os.environ, "SPARK_SUBMIT_OPTS": f"-XX:ArchiveClassesAtExit={partial} {' '.join(_QUIET)}"}
+    environment = {**os.environ, "SPARK_SUBMIT_OPTS": f"-XX:ArchiveClassesAtExit={partial} {' '.join(_QUIET)} {_gc()}"}
     try:
         warm = subprocess.run([sys.executable, "-c", _WARM], env=environment, capture_output=True, timeout=600)
     except subprocess.TimeoutExpired:

@@ -17,7 +17,6 @@ import polars as pl
 import pytest
 from delta.tables import DeltaTable
 from frames import frame
-from processes import KILLER, python
 from pyspark.sql import SparkSession
 from rich.console import Console
 
@@ -30,7 +29,7 @@ from deltainc.pipeline.controller import backfill, rerun, run
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.log_status import status_from_log
 from deltainc.pipeline.state.model import state_paths
-from deltainc.pipeline.state.store import read_runs
+from deltainc.pipeline.state.store import read_runs, read_state
 from deltainc.settings import load_settings
 from jobs import feature_job_config
 
@@ -180,18 +179,27 @@ def test_a_rerun_changes_nothing_and_verify_finds_no_difference(
     assert checked.recomputed_rows == sum(before.values())
 
 
-def test_a_run_killed_after_writing_the_target_is_recovered_by_the_next(
-    spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig, tmp_path: Path
+def test_a_run_that_fails_after_writing_the_target_is_recovered_by_the_next(
+    spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
 ) -> None:
+    # Injected in this process: the real kill -9 at this point is tests/pipeline/test_recovery.py's, and the
+    # controller's recovery does not depend on the job's sources.
     root, _ = sources
-    job = feature_job(root, "killed", max_window=3)
-    saved = tmp_path / "job.json"
-    saved.write_text(json.dumps(job.model_dump(mode="json", exclude_unset=True)))
-    run(job, until=day(2), spark=spark)  # the first window, committed in this process
-    killed = python(tmp_path, "-c", KILLER, str(saved), "written", "at")  # kill -9 before the watermark moves
-    assert killed.returncode == -9, killed.stderr[-2000:]
-    logged = read_runs(state_paths(str(root / "state")), "killed", 5)
-    assert [r["status"] for r in logged] == ["succeeded"]  # the first window; the second's target commit is in
+    job = feature_job(root, "failed", max_window=3)
+    run(job, until=day(2), spark=spark)  # the first window, committed
+
+    def fail(step: str) -> None:
+        if step == "written":
+            raise RuntimeError("injected failure after the target commit")
+
+    target_version = DeltaTable.forPath(spark, job.target.path).history(1).first()["version"]
+    with pytest.raises(RuntimeError, match="injected failure"):
+        run(job, spark=spark, on_step=fail)
+    assert DeltaTable.forPath(spark, job.target.path).history(1).first()["version"] == target_version + 1
+    paths = state_paths(str(root / "state"))
+    logged = read_runs(paths, "failed", 5)
+    assert [r["status"] for r in logged] == ["failed", "succeeded"]
+    assert read_state(paths, "failed").watermark == logged[1]["watermark_unit"]  # the first window's: not moved
     run(job, until=day(LAST), spark=spark)
     assert target_rows(spark, job) == target_rows(spark, daily)
 

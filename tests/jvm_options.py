@@ -25,17 +25,16 @@ _GC = "-XX:+UseSerialGC"
 # An archive that does not fit this JVM or class path is skipped without a word on stderr (tests read stderr).
 _QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 _KEPT = 3  # archives kept in ~/.cache/deltainc/cds, the newest
-# For the workers: the optimising compiler (C2) for the hottest code only, at four times its default thresholds. A
+# For the workers: the optimising compiler (C2) for the hottest code only, at 16 times its default thresholds. A
 # worker runs hundreds of small queries; at the defaults C2 kept compiling Spark's warm code, a third of a worker
 # JVM's CPU (test_b_side alone: C2's threads 75 s of the JVM's 200 s), and the suite is CPU-bound on 2 cores. Two
-# copies of test_b_side at once: median 230 s (4 rounds) against 261 s at the defaults (5), alternated; C1 only,
-# 284 s (benchmarks/results/SUITE_JVM.md, `python -m benchmarks.suite_jvm_ab`). SUITE_WORKER_JIT replaces these.
-_HOT_ONLY = (
-    "-XX:Tier4InvocationThreshold=20000",
-    "-XX:Tier4MinInvocationThreshold=2400",
-    "-XX:Tier4CompileThreshold=60000",
-    "-XX:Tier4BackEdgeThreshold=160000",
-)
+# copies of test_b_side at once, alternated: at 4 times the thresholds a median of 230 s (4 rounds) against 261 s at
+# the defaults (5), C1 only 284 s; later, with the serial collector, 16 times 176 and 167 s against 4 times 186 and
+# 187 s, and 64 times no better than 16 (benchmarks/results/SUITE_JVM.md, `python -m benchmarks.suite_jvm_ab`).
+# SUITE_WORKER_JIT replaces these.
+_C2_DEFAULTS = {"Tier4InvocationThreshold": 5000, "Tier4MinInvocationThreshold": 600,
+                "Tier4CompileThreshold": 15000, "Tier4BackEdgeThreshold": 40000}  # fmt: skip
+_HOT_ONLY = tuple(f"-XX:{flag}={16 * default}" for flag, default in _C2_DEFAULTS.items())
 # The developer's own options (a proxy, a heap size), as the suite's first process found them (kept in the
 # environment for the test workers, which inherit the suite's options): the suite's come after them.
 _OWN = os.environ.setdefault("SUITE_OWN_SPARK_SUBMIT_OPTS", os.environ.get("SPARK_SUBMIT_OPTS", ""))

@@ -41,15 +41,18 @@ $(VENV)/.jars-s3: $(VENV)/.jars
 # The whole suite runs on the main line with Spark's default ANSI mode (on), and the smoke subset (-m smoke: the
 # seed example, ANSI parity, daily = monthly = one run, a rerun) a second time in the same run with ANSI off, in a
 # session of its own (tests/conftest.py); the smoke subset, a kill -9 recovery too, also runs on Spark 3.5.
-# The set-up runs three at a time, each target's output kept together: the two lines' virtualenvs at once (pip
-# keeps one core busy); then lint, the class-data archive that the suite's JVMs start from (tests/jvm_options.py,
-# once per installation, about 45 s) and the Spark 3.5 smoke, which leave the cores less idle side by side than one
-# after the other. Then the suite.
+# The set-up runs three at a time: the two lines' virtualenvs at once (pip keeps one core busy); then lint and the
+# class-data archive that the suite's JVMs start from (tests/jvm_options.py, once per installation, about 45 s)
+# beside the Spark 3.5 smoke; the suite starts as soon as lint and the archive are done, the smoke going on beside
+# it (its output kept in a file, printed when it ends: its summary, or all of it if it failed). The suite is
+# CPU-bound; side by side the two leave the cores less idle than one after the other.
 test:
-	$(MAKE) -j3 --output-sync=target lint archive smoke-after-jars
+	$(MAKE) -j3 suite smoke-after-jars
+
+.PHONY: suite archive install-spark35 smoke-after-jars
+suite: lint archive
 	$(PY) -m pytest -n 2 --dist loadfile --durations=25
 
-.PHONY: archive install-spark35 smoke-after-jars
 archive: $(VENV)/.jars-s3
 	$(PY) tests/jvm_options.py
 
@@ -58,8 +61,11 @@ install-spark35:
 
 # The 3.5 smoke once the main line's jars are resolved: two JVMs resolving into Ivy's cache at once can break each
 # other's downloads (above).
+SMOKE_LOG := .venv-spark35/smoke.log
 smoke-after-jars: $(VENV)/.jars-s3 install-spark35
-	$(MAKE) smoke-spark35
+	@echo "the Spark 3.5 smoke runs beside the suite; its output: $(SMOKE_LOG)"
+	@$(MAKE) smoke-spark35 > $(SMOKE_LOG) 2>&1 || { cat $(SMOKE_LOG); echo "the Spark 3.5 smoke failed"; exit 1; }
+	@echo "the Spark 3.5 smoke: $$(grep -E '[0-9]+ (passed|failed)' $(SMOKE_LOG) | tail -n 1)"
 
 # The Spark 3.5 line (constraints/spark-3.5.txt) in a venv of its own: the smoke subset, ANSI off as 3.5 has it.
 smoke-spark35:

@@ -18,8 +18,8 @@ from pathlib import Path
 # C1 only, for the processes: a JVM of seconds spends less on compiling than C2 would win back on tiny data.
 _COMPILER = "-XX:TieredStopAtLevel=1"
 # The serial collector, for every JVM of the suite: on 2 busy cores G1's concurrent and parallel threads cost more
-# than they save on these heaps. Two copies of test_b_side at once: 375 and 370 busy CPU-s against 397 and 383 with
-# G1 (alternated); a killed-run process's two windows 24.0-24.6 against 26.9-27.5 (three alternated pairs)
+# than they save on these heaps. Two copies of test_b_side at once: 339 and 350 busy CPU-s against 363 and 378 with
+# G1 (alternated); a killed-run process's two windows 24.0-24.6 against 26.9-27.5 (three alternated pairs by hand)
 # (benchmarks/results/SUITE_JVM.md). SUITE_GC replaces it ("" gives the JVM's default, G1).
 _GC = "-XX:+UseSerialGC"
 # An archive that does not fit this JVM or class path is skipped without a word on stderr (tests read stderr).
@@ -66,6 +66,7 @@ def worker_options() -> str:
 
 
 def _gc() -> str:
+    """The collector option of every JVM of the suite: SUITE_GC when set (benchmarks.suite_jvm_ab), else serial."""
     return os.environ.get("SUITE_GC", _GC)
 
 

@@ -42,7 +42,7 @@ $(VENV)/.jars-s3: $(VENV)/.jars
 # seed example, ANSI parity, daily = monthly = one run, a rerun) a second time in the same run with ANSI off, in a
 # session of its own (tests/conftest.py); the smoke subset, a kill -9 recovery too, also runs on Spark 3.5.
 # The set-up runs three at a time: the two lines' virtualenvs at once (pip keeps one core busy); then lint and the
-# class-data archive that the suite's JVMs start from (tests/jvm_options.py, once per installation, about 45 s)
+# class-data archive that the suite's JVMs start from (tests/jvm_options.py, once per pyspark release, about 45 s)
 # beside the Spark 3.5 smoke; the suite starts as soon as lint and the archive are done, the smoke going on beside
 # it (its output kept in a file, printed when it ends: its summary, or all of it if it failed). The suite is
 # CPU-bound; side by side the two leave the cores less idle than one after the other.

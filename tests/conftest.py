@@ -9,13 +9,16 @@ import pytest
 from jvm_options import process_options, worker_options
 from pyspark.sql import SparkSession
 from s3_server import S3Server, start, stop
+from spark_home import spark_home
 
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 from deltainc.spark_compat import spark_major
 from deltainc.storage import slim_s3_jars
 
-# Every process a test starts gets the short-lived JVM's options (tests/jvm_options.py).
+# Every JVM of the suite starts from one Spark distribution (tests/spark_home.py), and every process a test starts
+# gets the short-lived JVM's options (tests/jvm_options.py).
+os.environ["SPARK_HOME"] = str(spark_home())
 os.environ["SPARK_SUBMIT_OPTS"] = process_options()
 
 

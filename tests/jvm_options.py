@@ -1,6 +1,7 @@
 """JVM options for the suite's Spark JVMs: each worker's, and every process a test starts (a killed run, the CLI, a
-Connect server). All map Spark's classes from a class-data archive made once per installation (`python
-tests/jvm_options.py`, which `make test` runs); the processes, which live seconds, also skip the optimising compiler.
+Connect server). All start from one Spark distribution (tests/spark_home.py) and map its classes from a class-data
+archive made once per pyspark release (`python tests/jvm_options.py`, which `make test` runs); the processes, which
+live seconds, also skip the optimising compiler.
 
 Test set-up only: the product's JVM options are the user's. Passed as SPARK_SUBMIT_OPTS, which spark-submit adds to
 the driver's java command line; tests/conftest.py sets it for this process, so every process a test starts has it.
@@ -14,6 +15,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from spark_home import spark_home
 
 # C1 only, for the processes: a JVM of seconds spends less on compiling than C2 would win back on tiny data.
 _COMPILER = "-XX:TieredStopAtLevel=1"
@@ -41,10 +44,11 @@ _OWN = os.environ.setdefault("SUITE_OWN_SPARK_SUBMIT_OPTS", os.environ.get("SPAR
 
 
 def archive_path() -> Path:
-    """The archive for this pyspark and this java: CDS checks the class path's jars, so it is one per installation."""
+    """The archive for this Spark distribution (tests/spark_home.py) and this java: CDS checks the class path's jars,
+    so it is one per distribution, shared by every checkout and virtualenv of one pyspark release."""
     import pyspark
 
-    home = Path(pyspark.__file__).resolve().parent
+    home = spark_home()
     java = Path(shutil.which("java") or "java").resolve()
     stamp = "|".join([str(home), pyspark.__version__, str((home / "jars").stat().st_mtime_ns), str(java), _mtime(java)])
     digest = hashlib.sha256(stamp.encode()).hexdigest()[:16]
@@ -117,7 +121,7 @@ sys.exit(gateway.proc.wait(timeout=300))
 
 
 def build_archive() -> Path | None:
-    """Make the archive (about half a minute, once per installation); None, and the suite runs without it, if
+    """Make the archive (about 45 s, once per pyspark release); None, and the suite runs without it, if
     that fails."""
     archive = archive_path()
     if archive.is_file():
@@ -125,7 +129,7 @@ def build_archive() -> Path | None:
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_suffix(f".{os.getpid()}.partial")
     dump = f"-XX:ArchiveClassesAtExit={partial} {' '.join(_QUIET)} {_gc()} {_COMPILER}"
-    environment = {**os.environ, "SPARK_SUBMIT_OPTS": dump}
+    environment = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_SUBMIT_OPTS": dump}
     try:
         warm = subprocess.run([sys.executable, "-c", _WARM], env=environment, capture_output=True, timeout=600)
     except subprocess.TimeoutExpired:
@@ -136,7 +140,7 @@ def build_archive() -> Path | None:
         return None
     partial.replace(archive)
     for stale in sorted(archive.parent.glob("spark-*.jsa"), key=lambda p: p.stat().st_mtime)[:-_KEPT]:
-        stale.unlink(missing_ok=True)  # each is about 200 MB, one per installation (a fresh clone is one)
+        stale.unlink(missing_ok=True)  # each is about 200 MB
     return archive
 
 

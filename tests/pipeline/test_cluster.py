@@ -15,10 +15,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyspark
 import pytest
 from jvm_options import server_options
 from pyspark.sql import SparkSession
+from spark_home import spark_home
 from test_pipeline import engine_output, same_rows, target
 
 from deltainc.pipeline.job.config import load_job
@@ -27,7 +27,7 @@ from deltainc.tools.sample_data import SampleSpec, write_sources
 
 pytestmark = pytest.mark.cluster
 
-SPARK_HOME = Path(pyspark.__file__).parent
+SPARK_HOME = spark_home()  # the installed pyspark's distribution, as the suite's JVMs start from it
 REPO = Path(__file__).resolve().parents[2]
 START = dt.date(2025, 5, 1)
 
@@ -77,7 +77,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture()
 def standalone_cluster(tmp_path: Path) -> Iterator[str]:
-    """A master and one worker from the installed pyspark, stopped by pid whatever the test does."""
+    """A master and one worker from the installed pyspark's distribution, stopped by pid whatever the test does."""
     daemons: list[subprocess.Popen[bytes]] = []
     env = _spark_env(tmp_path)
     spark_class = str(SPARK_HOME / "bin" / "spark-class")

@@ -51,7 +51,7 @@ test:
 
 .PHONY: suite archive install-spark35 smoke-after-jars
 suite: lint archive
-	$(PY) -m pytest -n 2 --dist loadfile --durations=25
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 archive: $(VENV)/.jars-s3
 	$(PY) tests/jvm_options.py

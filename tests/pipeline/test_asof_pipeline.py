@@ -68,12 +68,13 @@ def test_a_nearer_score_arriving_late_replaces_the_provisional_match(spark: Spar
 
 
 def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:
-    """The contract: the engine's output for [start_date, end] with the job's settings."""
+    """The contract: the engine's output for [start_date, end] with the job's settings; computed once and held (a
+    local checkpoint), as it is compared with several targets."""
     prepared = prepare_job(job, spark)
     a, b = (spark.read.format("delta").load(ref.path) for ref in (job.source_a, job.source_b))
     join = job.join
     return inc_join(a, b, "asof", join.join_cols, None, join.look_back_time, join.max_waiting_time,
-                    job.start_date, end, prepared.spec.settings)  # fmt: skip
+                    job.start_date, end, prepared.spec.settings).localCheckpoint()  # fmt: skip
 
 
 def test_asof_daily_monthly_and_one_run_give_the_engine_output(spark: SparkSession, tmp_path: Path) -> None:

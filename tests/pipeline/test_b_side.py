@@ -48,7 +48,8 @@ def rows(spark: SparkSession, job: JobConfig) -> list[tuple[Any, ...]]:
 
 
 def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:
-    """The contract: the engine's output for [start_date, end] with the job's settings, the B side waiting."""
+    """The contract: the engine's output for [start_date, end] with the job's settings, the B side waiting; computed
+    once and held (a local checkpoint), as it is compared with several targets."""
     prepared = prepare_job(job, spark)
     options = job.join.engine_settings(job.target.b_keys).model_copy(
         update={"output_select": prepared.spec.settings.output_select}
@@ -56,7 +57,7 @@ def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFram
     a, b = (spark.read.format("delta").load(ref.path) for ref in (job.source_a, job.source_b))
     join = job.join
     return inc_join(a, b, join.how, join.join_cols, None, join.look_back_time, join.max_waiting_time,
-                    job.start_date, end, options)  # fmt: skip
+                    job.start_date, end, options).localCheckpoint()  # fmt: skip
 
 
 def same_rows(actual: DataFrame, expected: DataFrame) -> None:

@@ -11,13 +11,10 @@ CONSTRAINTS := constraints/spark-$(SPARK_LINE).txt
 
 install: $(VENV)/.installed
 
-# --no-compile: Python compiles a module the first time it is imported, and the suite imports a small part of what
-# is installed; compiling all of it took about 15 busy CPU-s per virtualenv, and the two lines' set-up 21-25 s
-# instead of 32-39 s (two alternated rounds; the first imports then took 2.5 CPU-s more).
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q --no-compile -c $(CONSTRAINTS) -e '.[dev]'
+	$(PY) -m pip install -q -c $(CONSTRAINTS) -e '.[dev]'
 	touch $@
 
 # Delta's jars come through spark.jars.packages (cached in ~/.ivy2). If Spark's resolver cannot reach

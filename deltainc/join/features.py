@@ -16,7 +16,9 @@ The rules (README "Feature tables from several sources"):
   rows, as for a single source.
 Reads: the spine in [s - max(mw), e], once; a source in [s - max(mw) - its lb, e]. The sources are joined one
 after the other onto the spine's rows, each row so far being one A row of the next single-source join, so the
-combinations come out of the joins themselves, with no join of components on the spine's identity.
+combinations come out of the joins themselves, with no join of components on the spine's identity. The longest
+wait goes first, and after each join the rows that can no longer reach [s, e] are dropped (`_may_reach`), so a
+source with a short wait joins the spine rows of its own wait and those another source keeps open.
 """
 
 from __future__ import annotations
@@ -291,8 +293,12 @@ def feature_join(
     rec_type = spine.schema[inc].dataType
     combined = spine.where(source_filter(spine, inc, uom, first, end)).withColumnRenamed(inc, spine_rec(settings))
     carried = _carried_names(spine.schema, features, settings)
-    for source, name in zip(features, carried, strict=True):
-        combined = _join_source(combined, source, name, settings, (first, end))
+    order = sorted(range(len(features)), key=lambda i: -features[i].max_waiting_time)  # the longest wait first
+    for done, i in enumerate(order, start=1):
+        combined = _join_source(combined, features[i], carried[i], settings, (first, end))
+        if start is not None and done < len(order):
+            later = max(features[j].max_waiting_time for j in order[done:])
+            combined = combined.where(_may_reach(combined, [carried[j] for j in order[:done]], later, start, settings))
     codes = [F.col(f"`{source.out_prefix}{JOIN_TYPE}`") for source in features]
     outs = [F.col(f"`{name}`") for name in carried]
     rec = F.greatest(*outs) if len(outs) > 1 else outs[0]
@@ -310,6 +316,17 @@ def feature_join(
     if not settings.include_waiting:
         rows = rows.where(~F.col(JOIN_TYPE).isin(int(JoinType.A_WAITING), int(JoinType.PROVISIONAL)))
     return rows.select(*[F.col(f"`{c}`") for c in _output_names(spine.schema, features, settings)])
+
+
+def _may_reach(rows: DataFrame, joined: Sequence[str], later: int, start: int, settings: IncJoinSettings) -> Column:
+    """Whether a row can still give a combined row in the output window (RecDate >= `start`): a component already
+    joined lands there, or a source still to join can (its component's RecDate is at most the spine row's plus its
+    max_waiting_time, `later` the largest of those). The others' combined rows were output before: dropping them
+    early keeps the joins of the sources with shorter waits to the spine rows those can still change."""
+    rec_type, uom = rows.schema[spine_rec(settings)].dataType, settings.time_uom
+    reach = unit_index(F.col(f"`{spine_rec(settings)}`"), rec_type, uom) + F.lit(later) >= F.lit(start)
+    landed = [unit_index(F.col(f"`{name}`"), rec_type, uom) >= F.lit(start) for name in joined]
+    return reduce(lambda x, y: x | y, [reach, *landed])
 
 
 def _any(codes: Sequence[Column], code: JoinType) -> Column:

@@ -7,15 +7,14 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from chispa import assert_df_equality
+from expected import engine_output, same_rows
 from frames import frame
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
-from deltainc import JoinType, inc_join
+from deltainc import JoinType
 from deltainc.pipeline.controller import backfill, rerun, run
 from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.job.config import JobConfig
-from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.tools.sample_data import SampleSpec, write_sources
 from jobs import days_from, job_config
 
@@ -67,16 +66,6 @@ def test_a_nearer_score_arriving_late_replaces_the_provisional_match(spark: Spar
     assert latest_commit(spark, job.target)["version"] == version  # type: ignore[index]
 
 
-def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:
-    """The contract: the engine's output for [start_date, end] with the job's settings; computed once and held (a
-    local checkpoint), as it is compared with several targets."""
-    prepared = prepare_job(job, spark)
-    a, b = (spark.read.format("delta").load(ref.path) for ref in (job.source_a, job.source_b))
-    join = job.join
-    return inc_join(a, b, "asof", join.join_cols, None, join.look_back_time, join.max_waiting_time,
-                    job.start_date, end, prepared.spec.settings).localCheckpoint()  # fmt: skip
-
-
 def test_asof_daily_monthly_and_one_run_give_the_engine_output(spark: SparkSession, tmp_path: Path) -> None:
     spec = SampleSpec(start=START, days=8, rows_per_day=6, seed=11, p_no_b=0.2, p_orphan_b=0.3, p_two_b=0.3)
     write_sources(spark, spec, str(tmp_path / "a"), str(tmp_path / "b"))
@@ -96,4 +85,4 @@ def test_asof_daily_monthly_and_one_run_give_the_engine_output(spark: SparkSessi
     assert {JoinType.PROVISIONAL, JoinType.A_WAITING, JoinType.A_TIMED_OUT} <= kinds
     for each in (daily, monthly, once):
         actual = spark.read.format("delta").load(each.target.path)
-        assert_df_equality(actual, expected.select(*actual.columns), ignore_row_order=True, ignore_nullable=True)
+        same_rows(actual, expected)

@@ -7,14 +7,13 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from chispa import assert_df_equality
+from expected import engine_output, same_rows
 from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc import JoinType, inc_join
+from deltainc import JoinType
 from deltainc.pipeline.controller import backfill, rerun, run
 from deltainc.pipeline.job.config import JobConfig
-from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.tools.sample_data import SampleSpec, write_sources
 from jobs import job_config
 
@@ -45,23 +44,6 @@ def rows(spark: SparkSession, job: JobConfig) -> list[tuple[Any, ...]]:
         ((r.TrxId, r.SepaId, (r.RecDate - START).days, r.JoinType) for r in found),
         key=lambda row: tuple(-1 if value is None else value for value in row),
     )
-
-
-def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:
-    """The contract: the engine's output for [start_date, end] with the job's settings, the B side waiting; computed
-    once and held (a local checkpoint), as it is compared with several targets."""
-    prepared = prepare_job(job, spark)
-    options = job.join.engine_settings(job.target.b_keys).model_copy(
-        update={"output_select": prepared.spec.settings.output_select}
-    )
-    a, b = (spark.read.format("delta").load(ref.path) for ref in (job.source_a, job.source_b))
-    join = job.join
-    return inc_join(a, b, join.how, join.join_cols, None, join.look_back_time, join.max_waiting_time,
-                    job.start_date, end, options).localCheckpoint()  # fmt: skip
-
-
-def same_rows(actual: DataFrame, expected: DataFrame) -> None:
-    assert_df_equality(actual, expected.select(*actual.columns), ignore_row_order=True, ignore_nullable=True)
 
 
 def test_full_outer_daily_monthly_and_one_run_give_the_engine_output(spark: SparkSession, tmp_path: Path) -> None:

@@ -16,10 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from expected import engine_output, same_rows
 from jvm_options import server_options
 from pyspark.sql import SparkSession
 from spark_home import spark_home
-from test_pipeline import engine_output, same_rows, target
+from test_pipeline import target
 
 from deltainc.pipeline.job.config import load_job
 from deltainc.spark import delta_packages

@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from expected import engine_output, same_rows
 from jvm_options import server_options
 from pyspark.sql import SparkSession
-from test_pipeline import DAYS, LAST, SPEC, START, engine_output, make_job, same_rows, target
+from test_pipeline import DAYS, LAST, SPEC, START, make_job, target
 
 from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.job.config import JobConfig

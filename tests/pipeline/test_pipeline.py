@@ -11,15 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chispa import assert_df_equality
 from delta.tables import DeltaTable
+from expected import engine_output, same_rows
 from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc import AmbiguousRowsError, JobLockedError, JoinType, inc_join
+from deltainc import AmbiguousRowsError, JobLockedError, JoinType
 from deltainc.pipeline.controller import backfill, rerun, run, status
 from deltainc.pipeline.job.config import JobConfig
-from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.state.remembered_settings import SettingsChangedError
 from deltainc.pipeline.state.run_record import RunRecord
 from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
@@ -69,33 +68,6 @@ def make_job(root: Path, path_a: str, path_b: str, name: str = "trx", **override
 
 def target(spark: SparkSession, job: JobConfig) -> DataFrame:
     return spark.read.format("delta").load(job.target.path)
-
-
-def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:
-    """What the contract says the target must hold: inc_join over [start_date, end], as a fresh call. Computed once
-    and held (a local checkpoint): the tests compare it with the targets of several schedules."""
-    prepared = prepare_job(job, spark)
-    settings = job.join.engine_settings(job.target.b_keys).model_copy(
-        update={"output_select": prepared.spec.settings.output_select}
-    )
-    a = spark.read.format("delta").load(job.source_a.path)
-    b = spark.read.format("delta").load(job.source_b.path)
-    return inc_join(
-        a,
-        b,
-        job.join.how,
-        job.join.join_cols,
-        None,
-        job.join.look_back_time,
-        job.join.max_waiting_time,
-        job.start_date,
-        end,
-        settings,
-    ).localCheckpoint()
-
-
-def same_rows(actual: DataFrame, expected: DataFrame) -> None:
-    assert_df_equality(actual, expected.select(*actual.columns), ignore_row_order=True, ignore_nullable=True)
 
 
 def fails_before_writing(spark: SparkSession, job: JobConfig, error: type[Exception], match: str) -> None:

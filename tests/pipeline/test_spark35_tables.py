@@ -10,9 +10,10 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
+from expected import engine_output, same_rows
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from test_pipeline import engine_output, make_job, same_rows, target
+from test_pipeline import make_job, target
 
 from deltainc.pipeline.controller import run, status
 from deltainc.pipeline.delta.sql import latest_commit, path_ref

@@ -1,0 +1,33 @@
+"""What the contract says a job's target must hold (docs/design.md#the-contract): the engine's output over the
+whole history as one fresh `inc_join` call, and the comparison of a target with it. Shared by the pipeline tests
+of every kind of job (left, full_outer, as-of; local, Connect, a standalone cluster, the Spark 3.5 tables)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from chispa import assert_df_equality
+from pyspark.sql import DataFrame, SparkSession
+
+from deltainc import inc_join
+from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.prepared_job import prepare_job
+
+
+def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:
+    """`inc_join` over [start_date, end] with the job's settings (the B side waiting, as-of ties broken by the
+    b_keys) and the target's columns. Computed once and held (a local checkpoint): a test compares it with the
+    targets of several schedules."""
+    prepared = prepare_job(job, spark)
+    settings = job.join.engine_settings(job.target.b_keys).model_copy(
+        update={"output_select": prepared.spec.settings.output_select}
+    )
+    a, b = (spark.read.format("delta").load(ref.path) for ref in (job.source_a, job.source_b))
+    join = job.join
+    return inc_join(a, b, join.how, join.join_cols, None, join.look_back_time, join.max_waiting_time,
+                    job.start_date, end, settings).localCheckpoint()  # fmt: skip
+
+
+def same_rows(actual: DataFrame, expected: DataFrame) -> None:
+    """The same rows (any order, nullability aside), in `actual`'s column order."""
+    assert_df_equality(actual, expected.select(*actual.columns), ignore_row_order=True, ignore_nullable=True)

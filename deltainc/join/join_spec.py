@@ -80,6 +80,12 @@ def _check_sources(
     schema_a: T.StructType, schema_b: T.StructType, join_cols: Sequence[str], inc: str, uom: TimeUnit
 ) -> None:
     for side, schema in (("source_a", schema_a), ("source_b", schema_b)):
+        quoted = [name for name in schema.fieldNames() if "`" in name]
+        if quoted:  # every column is named in backticks in the engine's expressions: one inside would end the name
+            raise SchemaError(
+                f"{side}: column {quoted[0]!r} has a backtick in its name, which deltainc cannot refer to; rename "
+                "the column, or give the job a view of the table that renames it"
+            )
         inc_type = column_type(schema, inc, side, "inc_col_name")
         if not isinstance(inc_type, TIME_TYPES):
             raise SchemaError(

@@ -194,6 +194,11 @@ def test_rec_date_missing_from_source_b_is_rejected_naming_inc_col_name(spark: S
         _join(a, b)
 
 
+def test_a_column_with_a_backtick_in_its_name_is_rejected_naming_it(a: DataFrame, b: DataFrame) -> None:
+    with pytest.raises(SchemaError, match=r"^source_b: column 'Coun`try' has a backtick in its name"):
+        _join(a, b.withColumnRenamed("Country", "Coun`try"))
+
+
 def test_custom_inc_col_name_missing_from_a_source_is_rejected_naming_it(a: DataFrame, b: DataFrame) -> None:
     with pytest.raises(SchemaError, match=r"^inc_col_name: column 'LoadDate' missing from source_a \(columns: "):
         _join(a, b, other_settings=IncJoinSettings(inc_col_name="LoadDate"))

@@ -298,7 +298,7 @@ def feature_join(
         combined = _join_source(combined, features[i], carried[i], settings, (first, end))
         if start is not None and done < len(order):
             later = max(features[j].max_waiting_time for j in order[done:])
-            combined = combined.where(_may_reach(combined, [carried[j] for j in order[:done]], later, start, settings))
+            combined = combined.where(_may_reach([carried[j] for j in order[:done]], later, start, rec_type, settings))
     codes = [F.col(f"`{source.out_prefix}{JOIN_TYPE}`") for source in features]
     outs = [F.col(f"`{name}`") for name in carried]
     rec = F.greatest(*outs) if len(outs) > 1 else outs[0]
@@ -318,12 +318,14 @@ def feature_join(
     return rows.select(*[F.col(f"`{c}`") for c in _output_names(spine.schema, features, settings)])
 
 
-def _may_reach(rows: DataFrame, joined: Sequence[str], later: int, start: int, settings: IncJoinSettings) -> Column:
+def _may_reach(
+    joined: Sequence[str], later: int, start: int, rec_type: T.DataType, settings: IncJoinSettings
+) -> Column:
     """Whether a row can still give a combined row in the output window (RecDate >= `start`): a component already
     joined lands there, or a source still to join can (its component's RecDate is at most the spine row's plus its
     max_waiting_time, `later` the largest of those). The others' combined rows were output before: dropping them
     early keeps the joins of the sources with shorter waits to the spine rows those can still change."""
-    rec_type, uom = rows.schema[spine_rec(settings)].dataType, settings.time_uom
+    uom = settings.time_uom
     reach = unit_index(F.col(f"`{spine_rec(settings)}`"), rec_type, uom) + F.lit(later) >= F.lit(start)
     landed = [unit_index(F.col(f"`{name}`"), rec_type, uom) >= F.lit(start) for name in joined]
     return reduce(lambda x, y: x | y, [reach, *landed])

@@ -132,6 +132,17 @@ def test_any_split_into_windows_gives_the_rows_of_the_rules(
     assert target == expected, (lbs, mws, bounds)
 
 
+def test_a_row_is_kept_while_a_source_still_to_join_can_land_it_in_the_window(spark: SparkSession) -> None:
+    """The edge of the early drop: the left source (wait 3, joined first) lands the spine row of day 2 on day 2,
+    before the window [3, 3]; the as-of source (wait 1, joined next) has no row for it and times out on day 3, in the
+    window, so the combined row belongs to that window's output."""
+    spine, left = [(0, 0, 2)], [(0, 100, 2)]
+    df_a, features = _frame(spark, spine, "ia"), _features(spark, left, [], (0, 0), (3, 1))
+    expected = _model(spine, left, [], (0, 0), (3, 1), 3, 3)
+    assert sum(expected.values()) == 1
+    assert _window(df_a, features, 3, 3) == expected
+
+
 def test_a_source_name_used_twice_is_refused(spark: SparkSession) -> None:
     spine = _frame(spark, [(1, 1, 0)], "ia")
     twice = [FeatureSource(name, _frame(spark, [], "ib"), "left", ("k",)) for name in ("risk", "Risk")]

@@ -182,7 +182,15 @@ def build_parser() -> argparse.ArgumentParser:
         "rerun", "recompute an already processed window (the watermark never moves back)", run_commands.rerun, True
     )
     sub.add_argument("--start", type=_point, metavar="DATE", required=True)
-    sub.add_argument("--end", type=_point, metavar="DATE", help="default: --start (one day)")
+    sub.add_argument(
+        "--end",
+        type=_point,
+        metavar="DATE",
+        help="the last unit whose rows the sources corrected (default: --start). With the sliding join window "
+        'and target.corrections = "apply" (the defaults) the recompute runs on from --start to the watermark, '
+        "since every later row can depend on a corrected one; otherwise exactly --start..--end is merged, "
+        "forward only",
+    )
 
     sub = command(
         "backfill",

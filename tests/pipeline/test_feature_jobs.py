@@ -251,6 +251,40 @@ path = "{tmp_path / "state"}"
     assert not (tmp_path / "target").exists() and not (tmp_path / "state").exists()
 
 
+def test_validate_of_a_three_source_job_names_all_three_sources(
+    sources: tuple[Path, tuple[Any, ...]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, _ = sources
+    job = tmp_path / "three.toml"
+    job.write_text(
+        f"""name = "three"
+start_date = 2025-03-01
+[source_a]
+path = "{root / "trx"}"
+[[features]]
+name = "pay"
+path = "{root / "pay"}"
+how = "left"
+join_cols = ["TrxId"]
+keys = ["PayId"]
+[[features]]
+name = "risk"
+path = "{root / "scores"}"
+how = "asof"
+join_cols = ["CustomerId"]
+asof_col = "EventTime"
+[target]
+path = "{tmp_path / "target"}"
+keys = ["TrxId"]
+[state]
+path = "{tmp_path / "state"}"
+"""
+    )
+    assert main(["validate", str(job)]) == 0
+    out = capsys.readouterr().out
+    assert f"latest RecDate in all 3 sources {day(LAST)}" in out and "both" not in out
+
+
 def test_status_shows_the_files_each_source_read(
     spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
 ) -> None:

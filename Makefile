@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-# The tested pyspark / delta-spark pair (README: Supported versions). SPARK_LINE=3.5 with VENV=.venv-spark35 is the
+# The tested pyspark / delta-spark pair (docs/reference/versions.md). SPARK_LINE=3.5 with VENV=.venv-spark35 is the
 # smoke line; `make smoke-spark35` does exactly that.
 SPARK_LINE ?= 4
 # The clean virtualenv of `make wheel-check`.

@@ -1,6 +1,6 @@
 """Feature jobs ([[features]]) in the pipeline: one spine with a `left` source that can match several rows and an
 `asof` source, through real Delta tables. Daily, monthly and one-run schedules, a re-run and a failed run give the
-rows of a chain of single-source joins combined by the README's rules, whose as-of matches are polars.join_asof's.
+rows of a chain of single-source joins combined by the documented rules, whose as-of matches are polars.join_asof's.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def target_rows(spark: SparkSession, job: JobConfig) -> Counter[tuple[Any, ...]]
 
 def chain_reference(spark: SparkSession, root: Path, end: dt.date) -> Counter[tuple[Any, ...]]:
     """Each source joined to the spine on its own (the single-source engine, one window up to `end`), then combined
-    by the README's rules: one row per pair of components, the later RecDate, waiting before provisional before the
+    by the documented rules: one row per pair of components, the later RecDate, waiting before provisional before the
     latest outcome."""
     spine = spark.read.format("delta").load(str(root / "trx"))
     pay = spark.read.format("delta").load(str(root / "pay"))

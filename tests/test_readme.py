@@ -145,3 +145,11 @@ def test_the_readmes_links_find_their_files() -> None:
     targets = [t for t in LINK.findall(README.read_text(encoding="utf-8")) if "://" not in t]
     assert targets, "the README links to no page"
     assert [t for t in targets if not (ROOT / t).exists()] == []
+
+
+def test_the_version_the_pages_name_is_the_packages() -> None:
+    """The wheel's file name and the release the pages name follow deltainc/_version.py."""
+    pages = [README, *site_pages()]
+    forms = r"deltainc-(\d+\.\d+\.\d+)-py3|release (\d+\.\d+\.\d+)|`deltainc (\d+\.\d+\.\d+)`"
+    named = {v for page in pages for found in re.findall(forms, page.read_text(encoding="utf-8")) for v in found if v}
+    assert named == {deltainc.__version__}

@@ -94,7 +94,7 @@ def inc_join(
     output_window_end: str | dt.date | dt.datetime | None = None,
     other_settings: IncJoinSettings | None = None,
 ) -> DataFrame:
-    """Join A with B incrementally for the output window; see the module docstring for the rules.
+    """Join A with B incrementally for the output window (the rules: this module's docstring, docs/concepts/).
 
     The rows returned are exactly the output rows whose output RecDate lies in the window, computed from the
     source rows that had arrived by its end: the same rows whichever way a range of days is cut into windows.
@@ -115,7 +115,7 @@ def inc_join(
 
     Returns:
         The joined rows: the join keys, the output `RecDate`, A's and B's columns (a name both have gets the
-        alias as suffix), `DiffArrivalTime`, `WaitingTime` and `JoinType` (`deltainc.JoinType`'s codes).
+            alias as suffix), `DiffArrivalTime`, `WaitingTime` and `JoinType` (`deltainc.JoinType`'s codes).
 
     Raises:
         ConfigError: an argument out of range or of the wrong kind, naming it.

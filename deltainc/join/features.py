@@ -315,7 +315,7 @@ def feature_join(
 
     Returns:
         The spine's columns, then per source `<prefix>JoinType`, `<prefix>DiffArrivalTime`,
-        `<prefix>RecDate` and its columns, then the combined `RecDate`, `WaitingTime` and `JoinType`.
+            `<prefix>RecDate` and its columns, then the combined `RecDate`, `WaitingTime` and `JoinType`.
 
     Raises:
         ConfigError: a source name used twice, colliding output columns, a bad time or window, naming it.

@@ -334,7 +334,7 @@ def status(
 
     Returns:
         The job's `JobStatus`: `watermark`, `latest_available`, `pending` (None when up to date), `lock`,
-        `runs`, `changed_settings` and `problem`.
+            `runs`, `changed_settings` and `problem`.
 
     Example:
         ```python

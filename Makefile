@@ -2,12 +2,17 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-# The tested pyspark / delta-spark pair (README: Supported versions). SPARK_LINE=3.5 with VENV=.venv-spark35 is the
+# The tested pyspark / delta-spark pair (docs/reference/versions.md). SPARK_LINE=3.5 with VENV=.venv-spark35 is the
 # smoke line; `make smoke-spark35` does exactly that.
 SPARK_LINE ?= 4
+# The clean virtualenv of `make wheel-check`.
+WHEEL_VENV := .venv-wheel
 CONSTRAINTS := constraints/spark-$(SPARK_LINE).txt
 
-.PHONY: test smoke-spark35 demo lint install jars clean
+.PHONY: setup test smoke-spark35 demo lint docs dist wheel-check install jars clean
+
+# `make`: the set-up. .venv with deltainc (editable) and its dependencies, and Delta's jars downloaded once.
+setup: jars
 
 install: $(VENV)/.installed
 
@@ -46,11 +51,12 @@ $(VENV)/.jars-s3: $(VENV)/.jars
 # beside the Spark 3.5 smoke; the suite starts as soon as lint and the archive are done, the smoke going on beside
 # it (its output kept in a file, printed when it ends: its summary, or all of it if it failed). The suite is
 # CPU-bound; side by side the two leave the cores less idle than one after the other.
+# Beside the suite, after the smoke, the built wheel is checked in a clean virtualenv (wheel-check, below).
 test:
-	$(MAKE) -j3 suite smoke-after-jars
+	$(MAKE) -j3 suite beside-suite
 
-.PHONY: suite archive install-spark35 smoke-after-jars
-suite: lint archive
+.PHONY: suite archive install-spark35 smoke-after-jars beside-suite
+suite: lint docs archive
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 archive: $(VENV)/.jars-s3
@@ -66,6 +72,13 @@ smoke-after-jars: $(VENV)/.jars-s3 install-spark35
 	@echo "the Spark 3.5 smoke runs beside the suite; its output: $(SMOKE_LOG)"
 	@$(MAKE) smoke-spark35 > $(SMOKE_LOG) 2>&1 || { cat $(SMOKE_LOG); echo "the Spark 3.5 smoke failed"; exit 1; }
 	@echo "the Spark 3.5 smoke: $$(grep -E '[0-9]+ (passed|failed)' $(SMOKE_LOG) | tail -n 1)"
+
+# What runs beside the suite, one after the other: the Spark 3.5 smoke, then the wheel check (its output kept in a
+# file too, printed in full if it fails).
+WHEEL_LOG := .venv-wheel.log
+beside-suite: smoke-after-jars
+	@$(MAKE) wheel-check > $(WHEEL_LOG) 2>&1 || { cat $(WHEEL_LOG); echo "the wheel check failed"; exit 1; }
+	@echo "the wheel check: $$(tail -n 1 $(WHEEL_LOG))"
 
 # The Spark 3.5 line (constraints/spark-3.5.txt) in a venv of its own: the smoke subset, ANSI off as 3.5 has it. One
 # process, one JVM: two workers took the same wall time (one file holds most of it) and 156-161 busy CPU-s against
@@ -83,8 +96,30 @@ lint: install
 	$(PY) -m ruff check deltainc tests jobs benchmarks
 	$(PY) -m mypy
 
+# The documentation site (mkdocs.yml, docs/) into site/, not committed; --strict: a broken link or anchor fails.
+# `make test` builds it beside lint.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+
+# The release's files: dist/deltainc-<version>.tar.gz and dist/deltainc-<version>-py3-none-any.whl (the wheel
+# built from the sdist, so a file the sdist leaves out is missing from the wheel too), their metadata checked.
+dist: install
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
+
+# The wheel as a user installs it: a fresh virtualenv with the wheel and only its declared dependencies (the main
+# Spark line's pair pinned), then `deltainc --version` and the seed example there, run from a folder outside the
+# checkout (tests/wheel_smoke.py), so a package file left out or an undeclared import fails.
+wheel-check: dist
+	rm -rf $(WHEEL_VENV)
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install -q -c $(CONSTRAINTS) dist/deltainc-*.whl
+	mkdir $(WHEEL_VENV)/run && cd $(WHEEL_VENV)/run && bin=$(CURDIR)/$(WHEEL_VENV)/bin && \
+	  $$bin/deltainc --version && $$bin/python $(CURDIR)/tests/wheel_smoke.py
+
 clean:
-	rm -rf $(VENV) .venv-spark35 .pytest_cache .mypy_cache .ruff_cache spark-warehouse metastore_db derby.log
+	rm -rf $(VENV) .venv-spark35 $(WHEEL_VENV) dist site .pytest_cache .mypy_cache .ruff_cache spark-warehouse metastore_db derby.log
 
 # Benchmarks (benchmarks/README.md): `make bench` runs the defaults and writes benchmarks/results/RESULTS.md;
 # options pass through ARGS, e.g. `make bench ARGS="--rows-per-day 2000 --days 40"`.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from deltainc._version import __version__ as __version__  # `deltainc.__version__`; not in __all__: not an API object
 from deltainc.errors import (
     AmbiguousRowsError,
     ConfigError,

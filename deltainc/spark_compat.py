@@ -3,7 +3,7 @@
 Spark 4 (the main line) builds with Scala 2.13 and turns ANSI SQL mode on by default; Spark 3.5 builds with
 Scala 2.12 and has it off. A Spark Connect session has no SparkContext and no JVM on the client, so nothing
 here or elsewhere may reach for them; the engine and the writers use DataFrames and SQL only, which both
-session kinds share (README: Supported versions, Spark Connect).
+session kinds share (docs/reference/versions.md, docs/production/cluster.md#spark-connect).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 `spark.hadoop.fs.s3a.*`, delta-rs reads `s3://` URIs with storage options; both come from the one `[storage]`
 setting (else the AWS_* variables the AWS tools read). Credentials are SecretStr: never printed, logged or written.
 
-README "Running on object storage" says what makes the lock and the commits safe there.
+docs/production/object-storage.md says what makes the lock and the commits safe there.
 """
 
 from __future__ import annotations
@@ -196,5 +196,5 @@ def commit_warnings(target_locations: Iterable[str | None], conf: Mapping[str, s
         "S3SingleDriverLogStore). deltainc's lock, a conditional write to S3, lets one run of this job write at "
         "a time; nothing else may write the target while a run holds it, unless [spark.conf] sets "
         "spark.delta.logStore.s3a.impl = io.delta.storage.S3DynamoDBLogStore (with io.delta:delta-storage-s3-"
-        "dynamodb's jar and a DynamoDB table; README: Running on object storage)"
+        "dynamodb's jar and a DynamoDB table; docs/production/object-storage.md)"
     ]

@@ -1,8 +1,8 @@
 """A real S3-compatible server for the tests: MinIO, built from its Go module (the Go module proxy) once per machine
 and cached, started on a free loopback port with a data folder of the test's own, stopped at the end.
 
-A machine without Go cannot build it: the S3 tests are then skipped with that reason (README: Running on object
-storage). Nothing here is a mock: deltainc, Spark (S3A) and delta-rs talk HTTP to the server.
+A machine without Go cannot build it: the S3 tests are then skipped with that reason
+(docs/production/object-storage.md). Nothing here is a mock: deltainc, Spark (S3A) and delta-rs talk HTTP to the server.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def _read_status(ctx: Context, job: JobConfig) -> JobStatus:
 def _print_status(ctx: Context, state: JobStatus, job: JobConfig, path: Path) -> None:
     ctx.print(f"{state.job}  ({path})")
     ctx.print(f"  watermark        {state.watermark or 'none (never run)'}")
-    ctx.print(f"  latest {job.join.inc_col:<9} {state.latest_available or 'none'} (present in both sources)")
+    ctx.print(f"  latest {job.join.inc_col:<9} {state.latest_available or 'none'} (present in {job.all_sources})")
     if state.problem:
         ctx.print(f"  problem          {state.problem}")
     else:
@@ -121,8 +121,8 @@ def validate(ctx: Context) -> int:
             for warning in checked.warnings:
                 ctx.print(f"  warning          {warning}")
             ctx.print(
-                f"  watermark        {state.watermark or 'none (never run)'}; latest {join.inc_col} in both "
-                f"sources {state.latest_available or 'none'}"
+                f"  watermark        {state.watermark or 'none (never run)'}; latest {join.inc_col} in "
+                f"{job.all_sources} {state.latest_available or 'none'}"
             )
             ctx.print(f"  pending          {pending_line(state.pending, job)}")
             if reads is not None:
@@ -169,5 +169,8 @@ def verify(ctx: Context) -> int:
             for row in sample:
                 ctx.print("    " + to_json(row))
     if not result.equal:
-        ctx.print(f"  the target drifted from a reload; `deltainc rerun {result.job} --start DATE` rewrites it")
+        ctx.print(
+            f"  the target drifted from a reload from {result.earliest_drift} on; "
+            f"`deltainc rerun {result.job} --start {result.earliest_drift}` rewrites it"
+        )
     return code

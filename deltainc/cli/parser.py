@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
+from deltainc._version import __version__
 from deltainc.cli import inspect_commands, run_commands, tool_commands
 from deltainc.cli.context import Context
 from deltainc.cli.exit_codes import EXIT_INVALID, PROG
@@ -150,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         "job's TOML file. Exit codes: 0 done or nothing pending, 1 failure, 2 invalid configuration or "
         "input (nothing written), 3 job locked by a concurrent run.",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     _global_options(parser, "g_", None)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 

@@ -1,6 +1,6 @@
 """As-of joins (`how = "asof"`): each A row's nearest B row in its sliding join window, and when it is final.
 
-The rules (README "As-of joins"), with t the RecDate's unit index:
+The rules (docs/concepts/asof.md), with t the RecDate's unit index:
 - time: the incremental column's unit index t, or with `asof_col` that column of both sources, compared
   exactly (in microseconds);
 - candidates of an A row a: B rows with its keys (and `join_cond`), b.t in SJW(a) = [a.t - lb, a.t + mw], and

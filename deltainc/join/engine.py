@@ -94,7 +94,42 @@ def inc_join(
     output_window_end: str | dt.date | dt.datetime | None = None,
     other_settings: IncJoinSettings | None = None,
 ) -> DataFrame:
-    """Join A with B incrementally for the output window; see the module docstring for the rules."""
+    """Join A with B incrementally for the output window (the rules: this module's docstring, docs/concepts/).
+
+    The rows returned are exactly the output rows whose output RecDate lies in the window, computed from the
+    source rows that had arrived by its end: the same rows whichever way a range of days is cut into windows.
+
+    Args:
+        df_a: table A, the rows that wait for their match; it has the incremental column (`RecDate`).
+        df_b: table B, the rows A waits for; the same incremental column.
+        how: `inner`, `left` (or `left_outer`), `left_anti`, `full_outer` or `asof`.
+        join_cols: equality keys present in both sources (a name or a list); a NULL key never matches.
+        join_cond: an extra SQL condition (or Column) over the aliases, e.g. `"A.Amount = B.Amount"`.
+        look_back_time: units of `time_uom` a B row may arrive before its A row (>= 0).
+        max_waiting_time: units an A row waits for a B row arriving after it before it times out (>= 0).
+        output_window_start: the window's first unit (a date, or a datetime for hour and minute jobs); None =
+            from the sources' first rows.
+        output_window_end: the window's last unit, inclusive; None = up to the latest RecDate in both sources.
+        other_settings: aliases, `include_waiting`, the incremental column, `time_uom`, the as-of options,
+            `output_select` (default: `IncJoinSettings()`).
+
+    Returns:
+        The joined rows: the join keys, the output `RecDate`, A's and B's columns (a name both have gets the
+            alias as suffix), `DiffArrivalTime`, `WaitingTime` and `JoinType` (`deltainc.JoinType`'s codes).
+
+    Raises:
+        ConfigError: an argument out of range or of the wrong kind, naming it.
+        SchemaError: a column the arguments name is missing from a source or has the wrong type.
+
+    Example:
+        ```python
+        from deltainc import IncJoinSettings, inc_join
+
+        out = inc_join(df_a, df_b, how="left", join_cols=["TrxId"], look_back_time=2, max_waiting_time=11,
+                       output_window_start="2025-03-06", output_window_end="2025-03-18",
+                       other_settings=IncJoinSettings(include_waiting=True))
+        ```
+    """
     spec = check_join(
         df_a,
         df_b,

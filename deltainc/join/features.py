@@ -1,6 +1,6 @@
 """A spine joined with several feature sources, each incrementally and point in time: `feature_join`.
 
-The rules (README "Feature tables from several sources"):
+The rules (docs/concepts/features.md):
 - each feature source is joined to the spine (A) on its own, as a single-source `left` or `asof` join with its
   own keys, condition, look_back_time and max_waiting_time: that gives every spine row one *component* per
   source (several for a `left` source that matched several rows), with the source's JoinType and output RecDate;
@@ -48,7 +48,30 @@ __all__ = ["FeatureSource", "feature_join", "check_features", "resolve_feature_c
 class FeatureSource:
     """One feature source: its rows, how it joins the spine, and the columns it adds (named `prefix` + column).
     Given its schema instead of its rows, it can be checked (`check_features`, e.g. from a Delta log before Spark
-    starts) but not joined."""
+    starts) but not joined.
+
+    Attributes:
+        name: the source's name, in messages and as the default prefix of its columns (`name_`).
+        df: its rows (a DataFrame with the spine's incremental column), or only its schema.
+        how: `left` (every matching row, each a component) or `asof` (the nearest row in time).
+        join_cols: equality keys shared with the spine.
+        join_cond: an extra SQL condition over `A` (the spine) and `alias_b`.
+        look_back_time: units the source's row may arrive before the spine row.
+        max_waiting_time: units a spine row waits for this source.
+        columns: the columns it adds; None = every column but the join keys and the incremental column.
+        prefix: the prefix of its output columns; None = `name` and `_`.
+        alias_b: its alias in `join_cond`.
+        asof_strategy: `asof` sources: `backward`, `forward` or `nearest`.
+        asof_col: `asof` sources: the spine's time column compared exactly; None = the incremental column.
+        asof_col_b: `asof` sources: the source's time column when its name differs from `asof_col`.
+        asof_tie_break: `asof` sources: the columns that order equally near rows.
+
+    Example:
+        ```python
+        payments = FeatureSource("pay", payments_df, "left", ("TrxId",), look_back_time=1, max_waiting_time=3,
+                                 columns=("Status",))
+        ```
+    """
 
     name: str
     df: DataFrame | T.StructType
@@ -278,8 +301,34 @@ def feature_join(
 ) -> DataFrame:
     """The combined rows of the output window (module rules): one per spine row and component of every source.
 
-    `spine_keys` (with the spine's RecDate) identify a spine row; `settings` gives the incremental column, the
-    time unit, `alias_a` and whether open rows are output (`include_waiting`).
+    Each feature source is joined to the spine on its own, incrementally and point in time; a row is final when
+    every one of its components is, and open (waiting or provisional) until then.
+
+    Args:
+        spine: the spine (A): one row per event, with the incremental column.
+        features: the feature sources, each a `FeatureSource` with its own keys, times and columns.
+        spine_keys: the spine's columns that (with its RecDate) identify a spine row.
+        output_window_start: the window's first unit; None = from the spine's first rows.
+        output_window_end: the window's last unit, inclusive.
+        settings: the incremental column, the time unit, `alias_a` and whether open rows are output
+            (`include_waiting`); default `IncJoinSettings()`.
+
+    Returns:
+        The spine's columns, then per source `<prefix>JoinType`, `<prefix>DiffArrivalTime`,
+            `<prefix>RecDate` and its columns, then the combined `RecDate`, `WaitingTime` and `JoinType`.
+
+    Raises:
+        ConfigError: a source name used twice, colliding output columns, a bad time or window, naming it.
+        SchemaError: a column a source names is missing, naming the source.
+
+    Example:
+        ```python
+        from deltainc import FeatureSource, IncJoinSettings, feature_join
+
+        risk = FeatureSource("risk", scores, "asof", ("CustomerId",), look_back_time=30, max_waiting_time=2,
+                             columns=("Risk",), asof_col="TrxTime", asof_col_b="ValidFrom")
+        rows = feature_join(trx, [risk], ["TrxId"], "2025-03-10", "2025-03-12", IncJoinSettings(include_waiting=True))
+        ```
     """
     settings = settings if settings is not None else IncJoinSettings()
     check_features(spine, features, spine_keys, settings)

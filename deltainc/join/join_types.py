@@ -21,7 +21,19 @@ __all__ = [
 
 
 class JoinType(IntEnum):
-    """How an output row came about; codes 0-5 are the seed library's, 6 and 7 are deltainc's own."""
+    """How an output row came about; codes 0-5 are the seed library's, 6 and 7 are deltainc's own.
+
+    The output's `JoinType` column holds the code; each member also has its name as the run log and `status`
+    show it (`outcome`).
+
+    Example:
+        ```python
+        from deltainc import JoinType
+
+        assert JoinType.A_LATE == 2 and JoinType(5) is JoinType.A_WAITING
+        assert JoinType.A_LATE.outcome == "a_late"
+        ```
+    """
 
     NOT_MATCHED = 0  # full_outer only: a B row that matched no A row, final (with b_waits_for_a: waited lb)
     SAME_TIME = 1  # matched, A and B arrived in the same unit

@@ -78,7 +78,18 @@ class JoinOptions(BaseModel):
 
 
 class IncJoinSettings(JoinOptions):
-    """Settings of one incremental join besides the keys, the times and the window."""
+    """Settings of one incremental join besides the keys, the times and the window.
+
+    A frozen pydantic model: an unknown field is an error naming it. The fields a job file sets under `[join]`
+    have the same names (`include_waiting`, `time_uom`, `asof_strategy`, ...).
+
+    Example:
+        ```python
+        from deltainc import IncJoinSettings
+
+        settings = IncJoinSettings(include_waiting=True, time_uom="hour", alias_a="Ledger", alias_b="Sepa")
+        ```
+    """
 
     inc_col_name: Text = "RecDate"
     b_waits_for_a: bool = False

@@ -34,6 +34,13 @@ class TimeUnit(str, Enum):
 
     A str enum: TimeUnit.DAY == "day", so strings keep working wherever a unit is expected, and a unit shows and
     formats as its plain value. Rows written with Spark take `.value` (Spark's unpickler knows no enums).
+
+    Example:
+        ```python
+        from deltainc import TimeUnit
+
+        assert TimeUnit.HOUR == "hour" and TimeUnit("day") is TimeUnit.DAY
+        ```
     """
 
     DAY = "day"

@@ -98,6 +98,33 @@ def run(
     `rebuild` recomputes the whole target under the job's current settings instead: one window from
     start_date to the latest RecDate, written over the target in one commit (the way to change settings).
     `on_window` is called after each window committed (to report progress as it happens).
+
+    Args:
+        job: a job (`load_job`'s), a job name in the settings' job_dir, or a job file's path.
+        until: process nothing after this unit (a date, or an ISO datetime for hour and minute jobs).
+        spark: the session to run in (a local one, or a Spark Connect client); None = `get_spark()` from the
+            settings. With None, a run with nothing pending is answered from the Delta logs without Spark.
+        settings: the global settings; None = `conf/deltainc.toml` and the `DELTAINC_*` variables.
+        on_step: called at each step of a window (for tests and progress).
+        on_window: called with each window's report as soon as its commits are done.
+        rebuild: recompute the whole target under the current settings, over the target in one commit.
+
+    Returns:
+        Its windows' reports (each with its run-log row), the watermark and a one-line message.
+
+    Raises:
+        ConfigError: the job file, a setting or an argument is invalid, or a setting changed since the target
+            was built (nothing is written).
+        SchemaError: a source lacks a column the job names, or the target's columns do not fit.
+        JobLockedError: another live run of the job holds its lock.
+
+    Example:
+        ```python
+        from deltainc import load_job, run
+
+        result = run(load_job("conf/jobs/bank_trx.toml"), until="2025-03-09")
+        print(result.message, result.watermark)
+        ```
     """
     if spark is None:  # what does not fit, or that there is nothing to do, is found in the logs without Spark
         check_from_logs(load(job, settings)[0])
@@ -139,6 +166,30 @@ def rerun(
 
     The watermark stays. With the sliding join window and `target.corrections = "apply"`, the window runs
     on to the watermark (rows after --start depend on it); otherwise the forward-only MERGE applies it.
+
+    Args:
+        job: a job, a job name or a job file's path (as for `run`).
+        start: the first unit to recompute; it must be processed already (at or before the watermark).
+        end: the last unit; None = `start` alone.
+        spark: the session to run in; None = `get_spark()` from the settings.
+        settings: the global settings; None = read them.
+        on_step: called at each step of the window.
+        on_window: called with the window's report once its commits are done.
+
+    Returns:
+        The window's report (its run-log row counts the rows inserted and deleted), the unchanged watermark.
+
+    Raises:
+        ConfigError: `start` or `end` is after the watermark or before `start_date`, or the job is invalid.
+        JobLockedError: another live run of the job holds its lock.
+
+    Example:
+        ```python
+        from deltainc import rerun
+
+        report = rerun("bank_trx", "2025-03-05").windows[0].record
+        print(report.rows_inserted, report.rows_deleted)  # 0 0 when the sources did not change
+        ```
     """
     prepared, state = open_job(job, spark, settings, "rerun")
     first = parse_point(start, "--start", prepared.uom)
@@ -167,6 +218,30 @@ def backfill(
 
     Resumable: chunks up to the watermark are skipped (`on_progress` is told of them with no report), so the
     same command run again after a failure goes on where it stopped.
+
+    Args:
+        job: a job, a job name or a job file's path (as for `run`).
+        start: the range's first unit; at `start_date` or after, and not after the unit following the watermark.
+        end: the range's last unit, at or before the latest RecDate present in every source.
+        chunk: `day`, `month`, `year` or `all` (one window).
+        spark: the session to run in; None = `get_spark()` from the settings.
+        settings: the global settings; None = read them.
+        on_progress: called after each chunk (done or skipped), e.g. for a progress bar.
+        on_step: called at each step of a window.
+
+    Returns:
+        The reports of the chunks processed and the watermark.
+
+    Raises:
+        ConfigError: a bad range or chunk, or an invalid job (nothing is written).
+        JobLockedError: another live run of the job holds its lock.
+
+    Example:
+        ```python
+        from deltainc import backfill
+
+        backfill("bank_trx", "2025-03-01", "2025-03-31", chunk="day")
+        ```
     """
     prepared, state = open_job(job, spark, settings, "backfill")
     first = parse_point(start, "--start", prepared.uom)
@@ -246,8 +321,28 @@ def _each(on_window: WindowHook | None) -> Callable[[Planned, int, WindowReport 
 def status(
     job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None, runs: int = 5
 ) -> JobStatus:
-    """Where the job stands, read with Spark: watermark, latest data in both sources, all that is pending, the
-    lock and recent runs. A missing source is reported as the status's `problem`, not raised: the rest shows."""
+    """Where the job stands, read with Spark: watermark, latest data in every source, all that is pending, the
+    lock and recent runs. A missing source is reported as the status's `problem`, not raised: the rest shows.
+
+    (`deltainc status` answers from the Delta logs without Spark where it can.)
+
+    Args:
+        job: a job, a job name or a job file's path (as for `run`).
+        spark: the session to read the sources with; None = `get_spark()` from the settings.
+        settings: the global settings; None = read them.
+        runs: how many of the latest run-log rows to return.
+
+    Returns:
+        The job's `JobStatus`: `watermark`, `latest_available`, `pending` (None when up to date), `lock`,
+            `runs`, `changed_settings` and `problem`.
+
+    Example:
+        ```python
+        from deltainc import status
+
+        print(status("bank_trx").pending)  # None when nothing is pending
+        ```
+    """
     job, settings = load(job, settings)
     spark = job_session(spark, settings, job.on_s3)
     paths = state_paths(job.state_path(settings.state_dir))

@@ -39,13 +39,13 @@ def nothing_pending(job: JobConfig, watermark: int | None, latest: int | None, u
     def label(unit: int | None) -> str:
         return "none" if unit is None else from_index(unit, uom).isoformat()
 
-    facts = f"watermark {label(watermark)}, latest {inc} in both sources {label(latest)}"
+    facts = f"watermark {label(watermark)}, latest {inc} in {job.all_sources} {label(latest)}"
     if latest is None:
         return f"nothing pending for {job.name}: a source has no rows with a {inc} yet ({facts})"
     if watermark is None and start > latest:
         return (
             f"nothing pending for {job.name}: start_date {job.start_date} is after the latest {inc} "
-            f"in both sources {label(latest)}"
+            f"in {job.all_sources} {label(latest)}"
         )
     if until is not None and (start - 1 if watermark is None else watermark) >= until:
         return f"nothing pending for {job.name} until {label(until)}: {facts}"

@@ -83,7 +83,7 @@ def rebuild_plan(job: JobConfig, watermark: int | None, latest: int | None) -> t
     """`run --rebuild`: one window from start_date to the latest unit in both sources, over the whole target."""
     if latest is None or latest < _start(job):
         raise ConfigError(
-            f"--rebuild: nothing to rebuild from, the latest {job.join.inc_col} in both sources "
+            f"--rebuild: nothing to rebuild from, the latest {job.join.inc_col} in {job.all_sources} "
             f"({_label(job, latest)}) is before start_date {job.start_date}"
         )
     if watermark is not None and latest < watermark:
@@ -134,7 +134,8 @@ def backfill_plan(
     check_backfill_start(job, first, watermark)
     if latest is None or last > latest:
         raise ConfigError(
-            f"backfill: --end {_label(job, last)} is after the latest RecDate present in both sources "
+            f"backfill: --end {_label(job, last)} is after the latest {job.join.inc_col} present in "
+            f"{job.all_sources} "
             f"({_label(job, latest) if latest is not None else 'none'})"
         )
     mode, plan = forward_mode(job), list[Planned]()

@@ -46,6 +46,7 @@ class Verification:
     recomputed_rows: int
     only_in_target: dict[str, int]  # rows by JoinType name
     only_in_recompute: dict[str, int]
+    earliest_drift: str | None  # the first output RecDate that differs: `rerun --start` it; None when equal
     sample_only_in_target: tuple[dict[str, Any], ...]
     sample_only_in_recompute: tuple[dict[str, Any], ...]
     files_read_a: int  # what the check read: the range's own partitions (or files) of A, B and the target
@@ -108,10 +109,13 @@ def verify(
         only_recompute = recomputed.exceptAll(held).withColumn(_SIDE, F.lit("recompute"))
         differences = only_target.unionByName(only_recompute).cache()
         try:
-            counts = {
-                (r[_SIDE], _name(int(r[JOIN_TYPE]))): int(r["count"])
-                for r in differences.groupBy(_SIDE, JOIN_TYPE).count().collect()
-            }
+            grouped = differences.groupBy(_SIDE, JOIN_TYPE).agg(
+                F.count(F.lit(1)).alias("count"), F.min(F.col(f"`{rec}`")).cast("string").alias("first")
+            )
+            groups = grouped.collect()
+            counts = {(r[_SIDE], _name(int(r[JOIN_TYPE]))): int(r["count"]) for r in groups}
+            # The earliest output RecDate that differs, on either side: a rerun from it makes the target a reload.
+            firsts = [parse_point(r["first"], "RecDate", uom) for r in groups if r["first"] is not None]
             samples = {
                 side: tuple(
                     r.asDict() for r in differences.where(F.col(_SIDE) == side).drop(_SIDE).limit(sample).collect()
@@ -131,6 +135,7 @@ def verify(
         recomputed_rows=recomputed_rows,
         only_in_target={name: n for (side, name), n in sorted(counts.items()) if side == "target"},
         only_in_recompute={name: n for (side, name), n in sorted(counts.items()) if side == "recompute"},
+        earliest_drift=prepared.label(min(firsts)) if firsts else None,
         sample_only_in_target=samples["target"],
         sample_only_in_recompute=samples["recompute"],
         files_read_a=scan_stats(spark, joined.scans[0].scan).files,

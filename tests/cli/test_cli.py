@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import importlib.metadata
 import importlib.util
 import io
 import json
@@ -26,6 +27,7 @@ from cli_jobs import A_ROWS, A_SCHEMA, B_ROWS, B_SCHEMA, D1, D2, Sources, edit, 
 from frames import frame
 from pyspark.sql import SparkSession
 
+import deltainc
 from deltainc.cli import app as cli
 from deltainc.cli import context, spark_start
 from deltainc.cli.app import main
@@ -97,6 +99,12 @@ def test_python_m_deltainc_help_lists_every_command(tmp_path: Path) -> None:
     for command in ("run", "rerun", "backfill", "status", "validate", "unlock", "profile", "demo"):
         assert re.search(rf"^\s+{command}\s", done.stdout, re.M), command
     assert done.stderr == ""
+
+
+def test_version_prints_the_packages_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"deltainc {deltainc.__version__}\n"
+    assert deltainc.__version__ == importlib.metadata.version("deltainc")  # one place: the package's metadata too
 
 
 def test_validate_as_a_process_shows_pending_window_and_read_bounds_with_no_spark_noise(

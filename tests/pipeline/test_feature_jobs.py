@@ -1,6 +1,6 @@
 """Feature jobs ([[features]]) in the pipeline: one spine with a `left` source that can match several rows and an
 `asof` source, through real Delta tables. Daily, monthly and one-run schedules, a re-run and a failed run give the
-rows of a chain of single-source joins combined by the README's rules, whose as-of matches are polars.join_asof's.
+rows of a chain of single-source joins combined by the documented rules, whose as-of matches are polars.join_asof's.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def target_rows(spark: SparkSession, job: JobConfig) -> Counter[tuple[Any, ...]]
 
 def chain_reference(spark: SparkSession, root: Path, end: dt.date) -> Counter[tuple[Any, ...]]:
     """Each source joined to the spine on its own (the single-source engine, one window up to `end`), then combined
-    by the README's rules: one row per pair of components, the later RecDate, waiting before provisional before the
+    by the documented rules: one row per pair of components, the later RecDate, waiting before provisional before the
     latest outcome."""
     spine = spark.read.format("delta").load(str(root / "trx"))
     pay = spark.read.format("delta").load(str(root / "pay"))
@@ -249,6 +249,40 @@ path = "{tmp_path / "state"}"
     assert main(["run", str(job)]) == 2
     assert "features[1].name: 'pay' is used twice" in capsys.readouterr().err
     assert not (tmp_path / "target").exists() and not (tmp_path / "state").exists()
+
+
+def test_validate_of_a_three_source_job_names_all_three_sources(
+    sources: tuple[Path, tuple[Any, ...]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, _ = sources
+    job = tmp_path / "three.toml"
+    job.write_text(
+        f"""name = "three"
+start_date = 2025-03-01
+[source_a]
+path = "{root / "trx"}"
+[[features]]
+name = "pay"
+path = "{root / "pay"}"
+how = "left"
+join_cols = ["TrxId"]
+keys = ["PayId"]
+[[features]]
+name = "risk"
+path = "{root / "scores"}"
+how = "asof"
+join_cols = ["CustomerId"]
+asof_col = "EventTime"
+[target]
+path = "{tmp_path / "target"}"
+keys = ["TrxId"]
+[state]
+path = "{tmp_path / "state"}"
+"""
+    )
+    assert main(["validate", str(job)]) == 0
+    out = capsys.readouterr().out
+    assert f"latest RecDate in all 3 sources {day(LAST)}" in out and "both" not in out
 
 
 def test_status_shows_the_files_each_source_read(

@@ -63,6 +63,7 @@ def test_a_target_built_by_the_job_equals_its_reload(processed: Path, capsys: py
     code, out = verify(["--json"], capsys)
     document = json.loads(out)
     assert code == 0 and document["equal"] is True and document["only_in_target"] == {}
+    assert document["earliest_drift"] is None
     assert document["window"] == "2025-03-01..2025-03-02"
 
 
@@ -77,11 +78,15 @@ def test_a_row_changed_behind_the_jobs_back_is_drift(
     assert code == 1
     assert "recompute 4 rows: DRIFT" in out
     assert "  only in the target: a_timed_out 1\n" in out and "  only in the recompute: a_waiting 1\n" in out
+    assert out.endswith(  # the hint names the earliest drifted date, from which a rerun makes the target a reload
+        "  the target drifted from a reload from 2025-03-02 on; `deltainc rerun trx --start 2025-03-02` rewrites it\n"
+    )
     code, out = verify(["--json"], capsys)
     document = json.loads(out)
     assert (code, document["equal"], document["only_in_target"], document["only_in_recompute"]) == (
         1, False, {"a_timed_out": 1}, {"a_waiting": 1})  # fmt: skip
     assert [row["TrxId"] for row in document["sample_only_in_target"]] == [4]
+    assert document["earliest_drift"] == "2025-03-02"
     code, out = verify(["--start", "2025-03-01", "--end", "2025-03-01"], capsys)  # the drift is on the 2nd
     assert code == 0 and "verify trx 2025-03-01 (watermark 2025-03-02)" in out
     assert "  read 1 file(s) of A, 1 of B, 1 of the target\n" in out  # only the range's partitions

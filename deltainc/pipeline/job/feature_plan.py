@@ -1,6 +1,6 @@
 """A feature job planned from its sources: the engine's FeatureSources, the target's identity, where each output
 column comes from. A feature job (`[[features]]`) joins one spine (source_a) with several sources, each as a
-single-source `left` or `asof` join (README "Feature tables from several sources", `join.features`).
+single-source `left` or `asof` join (docs/concepts/features.md, `join.features`).
 
 The sources may be given as DataFrames (`prepare_job`) or as their schemas (`log_checks`, from the Delta logs
 before Spark starts): `check_feature_job` runs the same checks on both, and resolves the join conditions only

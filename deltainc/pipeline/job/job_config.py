@@ -41,6 +41,12 @@ class JobConfig(Section):
         return (("source_a", self.source_a), *[(role, ref) for role, ref in others if ref is not None])
 
     @property
+    def all_sources(self) -> str:
+        """How messages name the job's sources together: "both sources", or "all 3 sources" in a feature job."""
+        count = len(self.sources)
+        return "both sources" if count == 2 else f"all {count} sources"
+
+    @property
     def locations(self) -> tuple[str, ...]:
         """Every table location the job names by path: its sources, its target, its state and too-late rows."""
         named = [ref.path for _, ref in self.sources] + [self.target.path, self.state.path, self.target.late_rows]

@@ -36,7 +36,28 @@ def _describe(error: Any) -> str:
 
 
 def load_job(path: str | Path) -> JobConfig:
-    """Read and validate a job file; every problem becomes a ConfigError naming the file and the field."""
+    """Read and validate a job file; every problem becomes a ConfigError naming the file and the field.
+
+    Relative paths in the file are made absolute against the working directory, so the job means the same
+    tables wherever Spark's JVM was started.
+
+    Args:
+        path: the job's TOML file.
+
+    Returns:
+        The validated job (`JobConfig`): `job.source_a.path`, `job.target.keys`, `job.join.max_waiting_time`, ...
+
+    Raises:
+        ConfigError: the file is missing or not TOML, or a key is unknown, missing or invalid, naming it.
+
+    Example:
+        ```python
+        from deltainc import load_job
+
+        job = load_job("conf/jobs/bank_trx.toml")
+        print(job.name, job.join.look_back_time, job.join.max_waiting_time)
+        ```
+    """
     path = Path(path)
     try:
         data = read_toml(path)

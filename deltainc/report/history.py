@@ -1,0 +1,74 @@
+"""A job's history as the report reads it: every run-log row of the job and where it stands now, through the Delta
+logs with delta-rs (no JVM), and the rows chosen by `--since` and `--last`.
+
+A report only reads; what it cannot read from the logs (a state folder given by a URL delta-rs does not reach)
+is an error naming it, not a reason to start Spark.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from deltainc.errors import ConfigError, DeltaincError
+from deltainc.pipeline.delta.log_tables import LogUnreadable
+from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.log_status import status_from_log
+from deltainc.pipeline.state import JobStatus, read_runs_from_log, state_paths
+from deltainc.pipeline.state.job_status import utc
+from deltainc.report.series import Row
+from deltainc.settings import Settings
+
+__all__ = ["History", "NoRuns", "read_history", "chosen"]
+
+ALL_RUNS = 10_000_000
+
+
+class NoRuns(DeltaincError):
+    """The job never ran: there is nothing to report, which is no error (the command says so and exits 0)."""
+
+
+@dataclass(frozen=True)
+class History:
+    """The job's run-log rows, oldest first (started_at aware UTC), and its status as `status` reads it."""
+
+    rows: tuple[Row, ...]
+    status: JobStatus
+
+
+def read_history(job: JobConfig, settings: Settings) -> History:
+    """Every run-log row of `job` and its status, from the Delta logs; ConfigError naming `state_dir` when they
+    cannot be read."""
+    try:
+        status = status_from_log(job, settings, 1)
+        newest_first = read_runs_from_log(state_paths(job.state_path(settings.state_dir)), job.name, ALL_RUNS)
+    except (LogUnreadable, OSError) as exc:
+        raise ConfigError(f"state_dir: the run log of {job.name} cannot be read: {exc}") from exc
+    rows = tuple({name: utc(value) for name, value in row.items()} for row in reversed(newest_first))
+    return History(rows, status)
+
+
+def _started(row: Row) -> dt.datetime | None:
+    value = row.get("started_at")
+    return value if isinstance(value, dt.datetime) else None
+
+
+def chosen(rows: Sequence[Row], job: str, since: dt.date | None, last: int | None) -> tuple[Row, ...]:
+    """The rows a report shows: those started on or after `since` (a UTC date), then the `last` of them. NoRuns
+    when the job never ran; ConfigError naming --since when no run started since then.
+
+    >>> chosen(rows, "trx", dt.date(2025, 3, 1), 30)  # doctest: +SKIP
+    """
+    if not rows:
+        raise NoRuns(f"{job}: no runs yet: nothing to report (run the job first: deltainc run {job})")
+    kept = list(rows)
+    if since is not None:
+        kept = [r for r in kept if (s := _started(r)) is not None and s.date() >= since]
+        if not kept:
+            newest = max((s for r in rows if (s := _started(r)) is not None), default=None)
+            when = "none" if newest is None else newest.date().isoformat()
+            raise ConfigError(f"--since {since.isoformat()}: {job} has no run since then (its last run started {when})")
+    if last is not None:
+        kept = kept[-last:]
+    return tuple(kept)

@@ -44,7 +44,8 @@ def read_history(job: JobConfig, settings: Settings) -> History:
         status = status_from_log(job, settings, 1)
         newest_first = read_runs_from_log(state_paths(job.state_path(settings.state_dir)), job.name, ALL_RUNS)
     except (LogUnreadable, OSError) as exc:
-        raise ConfigError(f"state_dir: the run log of {job.name} cannot be read: {exc}") from exc
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # delta-rs may add a backtrace
+        raise ConfigError(f"state_dir: the run log of {job.name} cannot be read: {first}") from exc
     rows = tuple({name: utc(value) for name, value in row.items()} for row in reversed(newest_first))
     return History(rows, status)
 

@@ -39,7 +39,10 @@ def color(index: int) -> str:
 
 
 def _number(value: float) -> str:
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+    """A tick or hover number: whole numbers as they are, others with two decimals, small ones with 3 digits."""
+    if float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3g}"
 
 
 def _top(chart: Chart) -> float:

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from deltainc.errors import ConfigError, DeltaincError
 from deltainc.pipeline.delta.log_tables import LogUnreadable
 from deltainc.pipeline.job.config import JobConfig
-from deltainc.pipeline.log_status import status_from_log
-from deltainc.pipeline.state import JobStatus, read_runs_from_log, state_paths
+from deltainc.pipeline.log_status import latest_in_both
+from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
 from deltainc.pipeline.state.job_status import utc
 from deltainc.report.series import Row
 from deltainc.settings import Settings
+from deltainc.storage import is_s3
 
 __all__ = ["History", "NoRuns", "read_history", "chosen"]
 
@@ -39,13 +40,24 @@ class History:
 
 def read_history(job: JobConfig, settings: Settings) -> History:
     """Every run-log row of `job` and its status, from the Delta logs; ConfigError naming `state_dir` when they
-    cannot be read."""
+    cannot be read. The run log is scanned twice (the state's few columns, then every row), not three times as
+    `status_from_log` and a read of all runs would."""
+    root = job.state_path(settings.state_dir)
     try:
-        status = status_from_log(job, settings, 1)
-        newest_first = read_runs_from_log(state_paths(job.state_path(settings.state_dir)), job.name, ALL_RUNS)
+        if ("://" in root or root.startswith("file:")) and not is_s3(root):
+            raise LogUnreadable(f"the state folder is not a local path or in S3 ({root})")
+        paths = state_paths(root)
+        state = read_state_from_log(paths, job.name)
+        newest_first = read_runs_from_log(paths, job.name, ALL_RUNS)
     except (LogUnreadable, OSError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # delta-rs may add a backtrace
         raise ConfigError(f"state_dir: the run log of {job.name} cannot be read: {first}") from exc
+    latest, problem = None, None
+    try:
+        latest = latest_in_both(job)
+    except (LogUnreadable, FileNotFoundError) as exc:  # the header says so; the history is still the run log's
+        problem = str(exc)
+    status = describe(job, state, latest, newest_first[:1], settings.lock_expiry_seconds, problem, "delta_log")
     rows = tuple({name: utc(value) for name, value in row.items()} for row in reversed(newest_first))
     return History(rows, status)
 

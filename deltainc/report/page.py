@@ -72,6 +72,8 @@ def settings_rows(job: JobConfig, status: JobStatus) -> list[tuple[str, str]]:
         ("watermark", status.watermark or "none (never run)"),
         ("latest in all sources", status.latest_available or "none"),
     ]
+    if status.problem:
+        rows.append(("problem", status.problem))
     pending = status.pending
     rows.append(("pending", "nothing" if pending is None else f"{pending.whole} ({pending.whole.units} units)"))
     lock = status.lock

@@ -10,6 +10,7 @@ says what was done, and the table beside it shows the folded numbers.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -25,7 +26,13 @@ def _day(label: str) -> str:
 
 
 def _week(label: str) -> str:
-    day = dt.date.fromisoformat(label[:10])
+    return _week_of(label[:10])
+
+
+@functools.lru_cache(maxsize=4096)
+def _week_of(day_label: str) -> str:
+    """The week of a day, once per day (an hourly history asks 24 times a day)."""
+    day = dt.date.fromisoformat(day_label)
     return f"week of {(day - dt.timedelta(days=day.weekday())).isoformat()}"
 
 

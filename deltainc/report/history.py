@@ -58,8 +58,9 @@ def read_history(job: JobConfig, settings: Settings) -> History:
     except (LogUnreadable, FileNotFoundError) as exc:  # the header says so; the history is still the run log's
         problem = str(exc)
     status = describe(job, state, latest, newest_first[:1], settings.lock_expiry_seconds, problem, "delta_log")
-    rows = tuple({name: utc(value) for name, value in row.items()} for row in reversed(newest_first))
-    return History(rows, status)
+    for row in newest_first:  # pyspark's naive local time made explicit, as status shows it
+        row["started_at"] = utc(row.get("started_at"))
+    return History(tuple(reversed(newest_first)), status)
 
 
 def _started(row: Row) -> dt.datetime | None:

@@ -9,6 +9,7 @@ count its rows twice, so the windows' charts leave them out; the runs' charts (d
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from collections.abc import Mapping, Sequence
 
@@ -134,6 +135,7 @@ def late_chart(windows: Sequence[Row]) -> Chart:
     return Chart("late", "Timed-out rows and too-late B rows per window", "rows", x, series, Kind.LINES)
 
 
+@functools.lru_cache(maxsize=65536)
 def _unit(label: str, uom: str) -> int:
     return to_index(dt.datetime.fromisoformat(label), uom)
 

@@ -87,7 +87,7 @@ def _legend(chart: Chart) -> str:
     items = "".join(
         f'<span><i style="background:{color(n)}"></i>{escape(s.name)}</span>' for n, s in enumerate(chart.series)
     )
-    return f'<div class="legend">{items}</div>'
+    return f'<div class="legend">{items}<span>({escape(chart.unit)})</span></div>'
 
 
 def _numbers(chart: Chart) -> str:

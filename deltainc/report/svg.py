@@ -46,6 +46,15 @@ def _number(value: float) -> str:
     return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3g}"
 
 
+def _tick(value: float) -> str:
+    """An axis label, short enough for the margin: 1.2M, 111k, 950, 0.5."""
+    if abs(value) >= 1_000_000:
+        return f"{value / 1_000_000:.3g}M"
+    if abs(value) >= 10_000:
+        return f"{value / 1000:.3g}k"
+    return _number(value) if abs(value) < 1 or float(value).is_integer() else f"{value:.1f}"
+
+
 def _top(chart: Chart) -> float:
     if chart.kind is Kind.STACKED:
         highest = max((chart.total(i) for i in range(len(chart.x))), default=0.0)
@@ -82,7 +91,7 @@ def chart_svg(chart: Chart) -> str:
         level = y(top * fraction)
         out.append(f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{level:.1f}" y2="{level:.1f}"/>')
         out.append(
-            f'<text class="tick" x="{LEFT - 6}" y="{level + 4:.1f}" text-anchor="end">{_number(top * fraction)}</text>'
+            f'<text class="tick" x="{LEFT - 6}" y="{level + 4:.1f}" text-anchor="end">{_tick(top * fraction)}</text>'
         )
     for index in sorted({0, n // 2, n - 1}) if n else []:
         middle = LEFT + step * (index + 0.5)
@@ -91,7 +100,6 @@ def chart_svg(chart: Chart) -> str:
             f'<text class="tick" x="{middle:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="{anchor}">'
             f"{escape(chart.x[index])}</text>"
         )
-    out.append(f'<text class="tick" x="8" y="{TOP + 8}">{escape(chart.unit)}</text>')
     if chart.kind is Kind.STACKED:
         out += _bars(chart, step, y)
     else:

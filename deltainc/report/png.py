@@ -28,7 +28,7 @@ def write_pngs(charts: Sequence[Chart], folder: Path, job: str) -> list[Path]:
     for chart in charts:
         if chart.empty:
             continue
-        figure, axes = plt.subplots(figsize=(9, 3.2), dpi=110)
+        figure, axes = plt.subplots(figsize=(10, 3.2), dpi=110)
         positions = list(range(len(chart.x)))
         if chart.kind is Kind.STACKED:
             base = [0.0] * len(chart.x)
@@ -49,7 +49,7 @@ def write_pngs(charts: Sequence[Chart], folder: Path, job: str) -> list[Path]:
         axes.set_xticks(ticks, [chart.x[i] for i in ticks], fontsize=8)
         axes.set_ylabel(chart.unit)
         axes.set_title(f"{job}: {chart.title}", fontsize=10)
-        axes.legend(fontsize=7, loc="upper left", ncols=min(4, len(chart.series) + bool(marked)))
+        axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside, not over
         axes.grid(axis="y", color="#dddddd")
         if chart.note:
             figure.text(0.01, 0.01, chart.note, fontsize=7, color="#666666")

@@ -55,12 +55,17 @@ $(VENV)/.jars-s3: $(VENV)/.jars
 test:
 	$(MAKE) -j3 suite beside-suite
 
-.PHONY: suite archive install-spark35 smoke-after-jars beside-suite
-suite: lint docs archive
+.PHONY: suite archive install-spark35 smoke-after-jars beside-suite chromium
+suite: lint docs archive chromium
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 archive: $(VENV)/.jars-s3
 	$(PY) tests/jvm_options.py
+
+# The report's browser test (tests/report/test_report_page.py) opens the page in Debian's chromium, driven by the
+# playwright package (dev extras) pointed at /usr/bin/chromium; installed once, skipped when present.
+chromium:
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 
 install-spark35:
 	$(MAKE) install VENV=.venv-spark35 SPARK_LINE=3.5

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -131,11 +132,23 @@ def get_spark(
         builder = builder.master(spark_settings.master)
     for key, value in conf.items():
         builder = builder.config(key, value)
+    fresh, clock = SparkSession.getActiveSession() is None, time.monotonic()
     spark = builder.getOrCreate()
+    if fresh:
+        _STARTUP[id(spark)] = time.monotonic() - clock
     set_log_level(spark, spark_settings.log_level)
     if jars is None and "spark.jars" not in conf:
         _remember_jars(spark, ",".join(packages))
     return spark
+
+
+_STARTUP: dict[int, float] = {}  # seconds each session get_spark started took to start, until a run takes them
+
+
+def take_startup_seconds(spark: SparkSession) -> float | None:
+    """The seconds `spark` took to start, if get_spark started it in this process and no run took them yet: the
+    first run of a command records Spark's start in its duration (`spark_start_s`), later ones do not."""
+    return _STARTUP.pop(id(spark), None)
 
 
 def job_session(spark: SparkSession | None, settings: Settings, s3: bool) -> SparkSession:

@@ -12,7 +12,9 @@ from deltainc.cli.context import Context
 from deltainc.cli.exit_codes import EXIT_FAILURE, EXIT_OK, classify, print_error, print_trace
 from deltainc.cli.render import emit_json, pending_line, runs_table, to_json
 from deltainc.cli.run_commands import check_range
+from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline import JobConfig, load_job
+from deltainc.report.trend import trend_lines
 
 if TYPE_CHECKING:
     from deltainc.pipeline import JobStatus
@@ -76,6 +78,13 @@ def _print_status(ctx: Context, state: JobStatus, job: JobConfig, path: Path) ->
         ctx.print("  last runs:")
         ctx.out.print(runs_table(state.runs))
         ctx.out.file.flush()
+        lines = trend_lines(state.runs, [code.outcome for code in COUNTED_ORDER if code not in WAITING_TYPES])
+        if lines:
+            ctx.print(
+                f"  trend of the last {len(state.runs)} runs, oldest to newest (deltainc report {job.name}: charts):"
+            )
+            for name, text in lines:
+                ctx.print(f"    {name:<14} {text}")
     else:
         ctx.print("  last runs:       none")
 

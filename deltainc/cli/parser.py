@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from deltainc._version import __version__
-from deltainc.cli import inspect_commands, run_commands, tool_commands
+from deltainc.cli import inspect_commands, report_commands, run_commands, tool_commands
 from deltainc.cli.context import Context
 from deltainc.cli.exit_codes import EXIT_INVALID, PROG
 from deltainc.errors import ConfigError
@@ -232,6 +232,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--start", type=_point, metavar="DATE", help="default: the job's start_date")
     sub.add_argument("--end", type=_point, metavar="DATE", help="default: the watermark")
+
+    sub = command(
+        "report",
+        "the job's history as one self-contained HTML page of charts (rows by outcome, backlog, lag, durations, "
+        "reads); reads the run log without Spark; writes nothing else",
+        report_commands.report,
+        False,
+    )
+    sub.add_argument("--out", type=Path, metavar="FILE", help="the page to write (default: JOB-report.html)")
+    sub.add_argument("--since", type=_date, metavar="DATE", help="only runs started on or after this UTC date")
+    sub.add_argument("--last", type=_positive, metavar="N", help="only the last N runs")
+    sub.add_argument("--png", type=Path, metavar="DIR", help="also write each chart as a PNG image into DIR")
 
     sub = command("unlock", "remove the lock a dead run left behind", tool_commands.unlock, False)
     sub.add_argument("--run-id", metavar="ID", help="remove the lock only if run ID holds it")

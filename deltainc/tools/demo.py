@@ -28,6 +28,8 @@ from deltainc import pipeline
 from deltainc.errors import ConfigError
 from deltainc.join.join_types import JoinType, counted_types
 from deltainc.pipeline.delta.sql import latest_commit, path_ref
+from deltainc.report import write_report
+from deltainc.settings import load_settings
 from deltainc.tools.demo_features import FeatureResult, run_features
 from deltainc.tools.demo_jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job
 from deltainc.tools.sample_data import SampleSpec, generate
@@ -68,6 +70,7 @@ class DemoResult:
     reload_s: float
     total_s: float
     features: FeatureResult | None = None  # the as-of job's part
+    report: Path | None = None  # the daily job's report (`deltainc report`): its history as a page of charts
 
     @property
     def ok(self) -> bool:
@@ -257,6 +260,8 @@ def run_demo(
         f"equal to the daily target: {'yes' if reload_equal else 'NO'}"
     )
     features = run_features(root, spark, spec, echo)
+    report = write_report(daily, load_settings(), root / f"{daily.name}-report.html").page
+    echo(f"The daily job's history as a page of charts (deltainc report): {report}")
     result = DemoResult(
         root=root,
         days=tuple(schedule),
@@ -267,6 +272,7 @@ def run_demo(
         reload_s=reload_s,
         total_s=time.monotonic() - clock,
         features=features,
+        report=report,
     )
     echo(
         f"Done in {result.total_s:.0f} s ({result.seconds_per_day:.1f} s per scheduled day). "

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -204,6 +205,74 @@ def test_status_prints_watermark_pending_and_a_table_of_runs(
     assert re.search(r"^  watermark +2025-03-02$", out, re.M)
     assert re.search(r"^  pending +nothing pending$", out, re.M)
     assert re.search(r"run +2025-03-02 +succeeded +3 +3 / 0 / 1", out)
+
+
+def test_a_run_records_its_phases_and_its_duration_holds_them(
+    processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DELTAINC_STATE_DIR", str(processed.root / "state"))
+    assert main(["status", str(processed.job), "--json", "--runs", "50"]) == 0
+    runs = [r for r in json.loads(capsys.readouterr().out)["runs"] if r["command"] == "run"]
+    for run in runs:
+        assert run["join_s"] > 0 and run["write_s"] > 0 and run["bookkeeping_s"] >= 0 and run["spark_start_s"] >= 0
+        parts = run["spark_start_s"] + run["join_s"] + run["write_s"] + run["bookkeeping_s"]
+        assert run["duration_s"] == pytest.approx(parts)
+        day = run["window_end"]
+        assert json.loads(run["source_latest"]) == {"source_a": D2.isoformat(), "source_b": D2.isoformat()}, day
+
+
+def test_report_holds_what_status_json_shows_and_renders_offline_in_a_browser(
+    processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page of a real job opened from its file in Debian's headless chromium (`make chromium`) through
+    Playwright, the network off: charts drawn, no console error, no request but the page's own file, and a figure
+    on the page equal to the run log's. The screenshot is kept under build/report-test/."""
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("DELTAINC_STATE_DIR", str(processed.root / "state"))
+    assert main(["status", str(processed.job), "--json", "--runs", "50"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    page_file = processed.root / "trx-report.html"
+    assert main(["report", str(processed.job), "--out", str(page_file)]) == 0
+    capsys.readouterr()
+    found = re.search(r'<script type="application/json" id="deltainc-report">(.*?)</script>', page_file.read_text())
+    assert found is not None
+    data = json.loads(found.group(1).replace("<\\/", "</"))
+    assert [(r["run_id"], r["window"], r["status"], r["duration_s"]) for r in data["runs"]] == [
+        (
+            r["run_id"],
+            f"{r['window_start']}..{r['window_end']}".removesuffix(f"..{r['window_start']}"),
+            r["status"],
+            r["duration_s"],
+        )
+        for r in status["runs"]
+    ]
+    forward = [r for r in reversed(status["runs"]) if r["command"] == "run"]
+    assert data["charts"]["outcomes"]["series"]["b_late"] == [r["rows_b_late"] for r in forward]
+    newest = status["runs"][0]
+    requests: list[str] = []
+    problems: list[str] = []
+    screenshot = REPO / "build" / "report-test" / "report.png"
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium")
+        try:
+            page = browser.new_context(offline=True).new_page()
+            page.on("request", lambda request: requests.append(request.url))
+            page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+            page.on("pageerror", lambda error: problems.append(str(error)))
+            page.goto(page_file.as_uri())
+            charts = page.locator("svg.chart").count()
+            bars = page.locator("svg.chart[data-chart=outcomes] rect.bar").count()
+            shown = page.locator(f'table.runs tr[data-run-id="{newest["run_id"]}"] td').nth(5).inner_text()
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screenshot), full_page=True)
+        finally:
+            browser.close()
+    assert problems == []
+    assert requests == [page_file.as_uri()]
+    assert charts >= 6 and bars >= len(forward)
+    assert shown == f"{newest['duration_s']:,.2f}"
+    assert screenshot.stat().st_size > 10_000
 
 
 def test_rerun_of_processed_days_changes_no_row_and_keeps_the_watermark(

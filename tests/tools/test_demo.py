@@ -78,6 +78,8 @@ def test_the_demo_prints_progress_a_table_and_the_checks(demo: tuple[DemoResult,
     assert "Payments the ledger never booked: " in text  # the full outer job's B-only rows
     assert "target rows unchanged: yes" in text
     assert "equal to the daily target: yes" in text
+    report = demo[0].report
+    assert report is not None and report.is_file() and f"(deltainc report): {report}" in text
     assert "Feature table from two sources: each ledger transaction with its account's risk score" in text
     assert "equal to the daily one: yes" in text
 

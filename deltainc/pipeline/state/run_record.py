@@ -83,6 +83,14 @@ class RunRecord:
     null_key_a: int | None = None  # the window's A rows with a NULL join key: they never match (None: join_cond)
     null_key_b: int | None = None  # the window's B rows with a NULL join key
     source_reads: str | None = None  # JSON, a feature job: {"features[name]": {"files": n, "bytes": n}, ...}
+    # The run's phases in seconds (None in rows written before they were recorded): Spark's start (the command's
+    # first window only), the join (read, join, count, check), the target's write, and the bookkeeping (the state
+    # read, the lock, the counts of NULL RecDates, the too-late search's wait). `duration_s` is their sum.
+    spark_start_s: float | None = None
+    join_s: float | None = None
+    write_s: float | None = None
+    bookkeeping_s: float | None = None
+    source_latest: str | None = None  # JSON: each source's latest RecDate label when the command began
 
     def rows(self, name: str) -> int:
         """The window's output rows of the JoinType called `name` (`JoinType.outcome`): its `rows_<name>` field."""
@@ -103,7 +111,7 @@ def run_document(row: Mapping[str, object]) -> dict[str, object]:
     for name, value in row.items():
         if name == "watermark_unit":
             continue
-        if name in ("job_settings", "source_reads") and isinstance(value, str):
+        if name in ("job_settings", "source_reads", "source_latest") and isinstance(value, str):
             value = json.loads(value)
         document[name] = value.isoformat() if isinstance(value, dt.datetime) else value
     return document

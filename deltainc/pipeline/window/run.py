@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark import StorageLevel
@@ -21,7 +21,13 @@ from pyspark.sql import DataFrame
 from deltainc.errors import Cancelled
 from deltainc.join.join_types import counted_types
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.log_stats import files_in_units, null_count_from_log, null_keys_in_units, source_location
+from deltainc.pipeline.delta.log_stats import (
+    files_in_units,
+    latest_unit_from_log,
+    null_count_from_log,
+    null_keys_in_units,
+    source_location,
+)
 from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
 from deltainc.pipeline.delta.sources import ScanStats, count_null_inc, count_null_keys, scan_stats
 from deltainc.pipeline.job.config import SourceRef
@@ -39,6 +45,7 @@ from deltainc.pipeline.window.too_late_writes import (
     settled,
     too_late_found,
 )
+from deltainc.spark import take_startup_seconds
 from deltainc.text_enum import TextEnum
 
 __all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]
@@ -59,6 +66,15 @@ class Step(TextEnum):
 StepHook = Callable[[Step], None]
 
 
+@dataclass
+class _Clock:
+    """Where a command's time went so far: Spark's start, not yet recorded by a window, and when the last window
+    ended (or the command began). A window's duration runs from there, so nothing of the command is left out."""
+
+    spark_start_s: float | None
+    since: float = field(default_factory=time.monotonic)
+
+
 @dataclass(frozen=True)
 class CommandRun:
     """What the windows of one command share: the job, the command, its hold on the lock, and more."""
@@ -68,10 +84,13 @@ class CommandRun:
     lease: Lease
     null_counts: tuple[int, int]  # rows with a NULL inc_col in source_a, source_b: never joined
     on_step: StepHook | None = None  # told each Step of a window
+    source_latest: str | None = None  # JSON: each source's latest RecDate when the command began (the lag)
+    clock: _Clock = field(default_factory=lambda: _Clock(None))
 
 
 def begin(prepared: PreparedJob, command: Command, lease: Lease, on_step: StepHook | None = None) -> CommandRun:
     """The run of `command` under `lease`; counts the sources' rows with a NULL inc_col (and warns of them)."""
+    clock = _Clock(None)
     inc, job = prepared.job.join.inc_col, prepared.job
     frames = {"source_a": prepared.df_a} | {f"features[{f.name}]": f.rows for f in prepared.features}
     if prepared.df_b is not None:
@@ -81,7 +100,20 @@ def begin(prepared: PreparedJob, command: Command, lease: Lease, on_step: StepHo
         counted = ", ".join(f"{n} in {role}" for role, n in found.items())
         log.warning("%s: rows with a NULL %s are never joined: %s", prepared.job.name, inc, counted)
     counts = (found["source_a"], sum(n for role, n in found.items() if role != "source_a"))
-    return CommandRun(prepared, command, lease, counts, on_step)
+    clock.spark_start_s = take_startup_seconds(prepared.spark)
+    return CommandRun(prepared, command, lease, counts, on_step, _latest_labels(prepared), clock)
+
+
+def _latest_labels(prepared: PreparedJob) -> str | None:
+    """Each source's latest RecDate from its Delta log, as JSON labels (`{"source_a": "2025-03-02", ...}`); None
+    where a log cannot tell (a catalog table, deletion vectors): the report then shows no lag for the run."""
+    inc, uom, latest = prepared.job.join.inc_col, prepared.uom, {}
+    for role, ref in prepared.job.sources:
+        try:
+            latest[role] = prepared.label(latest_unit_from_log(source_location(ref, role), inc, uom.value))
+        except (LogUnreadable, FileNotFoundError):
+            return None
+    return json.dumps(latest)
 
 
 def _null_inc(ref: SourceRef, role: str, frame: DataFrame, inc: str) -> int:
@@ -151,6 +183,7 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
     window or a rebuild; a re-run not) and, on the run's `last` window, releases the lock."""
     prepared, lease, job = run.prepared, run.lease, run.prepared.job
     clock = time.monotonic()
+    phases: dict[str, float] = {}
     record = _started(run, window)
     step = run.on_step or (lambda _name: None)
     step(Step.START)
@@ -177,12 +210,15 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
             output = fitted(prepared, output, scans)  # checked against the target before the join runs
         output = output.persist(StorageLevel.MEMORY_AND_DISK)
         found = count_and_check(output, prepared.identity)
+        phases["join_s"] = time.monotonic() - clock
         step(Step.READ)
 
         lease.check(job.name)
         step(Step.WRITING)
+        writing = time.monotonic()
         metadata = {"job": job.name, "run_id": lease.run_id, "command": run.command.value, "window": str(window)}
         written = write_window(prepared, window, mode, output, metadata)
+        phases["write_s"] = time.monotonic() - writing
         step(Step.WRITTEN)
         late = too_late_found(search)
         if late is not None:
@@ -193,7 +229,7 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
                 _with_reads(record, found, job.outcome_kind, reads), written, None if late is None else late.count
             ),
             status=RunStatus.SUCCEEDED.value,
-            duration_s=time.monotonic() - clock,
+            **_timed(run, phases),
             watermark=prepared.label(window.end) if moves else None,
             watermark_unit=window.end if moves else None,
             releases_lock=last,
@@ -206,7 +242,7 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
         log.info("%s %s %s: %s, +%d ~%d -%d rows", job.name, run.command.value, window, report.counts, *changed)
         return report
     except BaseException as exc:
-        _record_failure(run, record, exc, clock)
+        _record_failure(run, record, exc, phases)
         raise
     finally:
         _uncache(output)
@@ -219,7 +255,7 @@ def record_stop(run: CommandRun, upcoming: Window | None, exc: BaseException) ->
     """A command stopped outside a window (SIGTERM or Ctrl-C between two windows): the cancelled row of the window
     it would have processed next, which releases the lock. Nothing when a window's own row already released it."""
     if upcoming is not None and not run.lease.released:
-        _record_failure(run, _started(run, upcoming), exc, time.monotonic())
+        _record_failure(run, _started(run, upcoming), exc, {})
 
 
 def _uncache(frame: DataFrame | None) -> None:
@@ -252,7 +288,25 @@ def _started(run: CommandRun, window: Window) -> RunRecord:
         releases_lock=True,
         took_over=run.lease.took_over,
         job_settings=encode(built_with(prepared.job)),
+        source_latest=run.source_latest,
     )
+
+
+def _timed(run: CommandRun, phases: dict[str, float]) -> dict[str, Any]:
+    """The window's duration and its phases, as run-log fields: the time since the command's previous window ended
+    (or it began), plus Spark's start on the command's first window; bookkeeping is what the other phases leave."""
+    clock, now = run.clock, time.monotonic()
+    spark_start, clock.spark_start_s = clock.spark_start_s or 0.0, None
+    duration = spark_start + now - clock.since
+    clock.since = now
+    join, write = phases.get("join_s"), phases.get("write_s")
+    return {
+        "duration_s": duration,
+        "spark_start_s": spark_start,
+        "join_s": join,
+        "write_s": write,
+        "bookkeeping_s": max(0.0, duration - spark_start - (join or 0.0) - (write or 0.0)),
+    }
 
 
 def _with_reads(record: RunRecord, found: dict[int, int], how: str, reads: dict[str, ScanStats]) -> RunRecord:
@@ -294,7 +348,7 @@ def _with_writes(record: RunRecord, written: Written, late: int | None) -> RunRe
     )
 
 
-def _record_failure(run: CommandRun, record: RunRecord, exc: BaseException, clock: float) -> None:
+def _record_failure(run: CommandRun, record: RunRecord, exc: BaseException, phases: dict[str, float]) -> None:
     """The failed (or cancelled) window's run-log row, which ends the run and releases the lock; best effort."""
     try:
         cancelled = isinstance(exc, (KeyboardInterrupt, Cancelled))
@@ -302,7 +356,7 @@ def _record_failure(run: CommandRun, record: RunRecord, exc: BaseException, cloc
             record,
             status=(RunStatus.CANCELLED if cancelled else RunStatus.FAILED).value,
             error=f"{type(exc).__name__}: {exc}"[:4000],
-            duration_s=time.monotonic() - clock,
+            **_timed(run, phases),
         )
         append_run(run.prepared.paths, failed)
         run.lease.released = True

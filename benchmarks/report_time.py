@@ -1,0 +1,182 @@
+"""`deltainc report` as a fresh process: a year of daily runs and three years of hourly windows, and the hourly
+page opened in a real browser.
+
+The run logs are written with the state layer's own writer (delta-rs), one commit per daily run, and for the hourly
+job one commit per day of 24 windows (1,095 commits; one per window would take this script an hour to build).
+Both commands are the real command line in a fresh process on the same state, alternated (report, status, report,
+status, ...) after one warm-up of each: `status` (which also answers from the logs without a JVM) is the yardstick
+of a process's start. JAVA_HOME points nowhere, so a command that started a JVM would fail: Spark jobs 0. The run
+log's Delta version is the same before and after: Delta commits 0. Prints a Markdown table; `--out` writes it.
+
+    python -m benchmarks.report_time [--pairs 5] [--data bench-data/report] [--out benchmarks/results/REPORT.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.status_ab import bench_env
+from deltainc.pipeline.state import RunRecord, state_paths
+from deltainc.pipeline.state.commits import append, create_table
+from deltainc.pipeline.state.store import _record_rows, run_schema
+from deltainc.tools.sample_job import left_job_toml
+
+START = dt.datetime(2023, 1, 1)
+
+
+def _record(job: str, index: int, when: dt.datetime, label: str, uom: str) -> RunRecord:
+    return RunRecord(
+        job, f"run-{index}", "run", label, label, "succeeded" if index % 97 else "failed",
+        None if index % 97 else "ValueError: a failed run", when + dt.timedelta(minutes=5), 30.0 + index % 7,
+        rows_same_time=1000 + index % 50, rows_a_late=40, rows_b_late=30 + index % 9, rows_a_timed_out=index % 4,
+        rows_a_waiting=200 + index % 60, files_read_a=3, bytes_read_a=3_000_000, files_read_b=5, bytes_read_b=5_000_000,
+        files_read_target=2, bytes_read_target=1_000_000, time_uom=uom, watermark=label if index % 97 else None,
+        releases_lock=True, rows_too_late=index % 3, spark_start_s=12.0, join_s=10.0, write_s=5.0,
+        bookkeeping_s=3.0 + index % 7, source_latest=json.dumps({"source_a": label, "source_b": label}),
+    )  # fmt: skip
+
+
+def build(root: Path, uom: str, windows: int, per_commit: int) -> None:
+    """The job `trx` (a day or an hour job) and a run log of `windows` runs, `per_commit` rows a commit."""
+    import pyarrow as pa
+
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "jobs").mkdir(parents=True)
+    toml = left_job_toml("trx", f"{root}/a", f"{root}/b", f"{root}/target", start=START.date(), look_back_time=1,
+                         max_waiting_time=2)  # fmt: skip
+    if uom == "hour":
+        toml = toml.replace("[join]\n", '[join]\ntime_uom = "hour"\n')
+    (root / "jobs" / "trx.toml").write_text(toml)
+    runs = state_paths(str(root / "state")).runs
+    create_table(runs, run_schema())
+    step = dt.timedelta(days=1) if uom == "day" else dt.timedelta(hours=1)
+    batch = []
+    for index in range(windows):
+        when = START + step * index
+        label = when.date().isoformat() if uom == "day" else when.isoformat()
+        batch.append(_record_rows(_record("trx", index, when + step, label, uom)))
+        if len(batch) == per_commit:
+            append(runs, pa.concat_tables(batch))
+            batch = []
+    if batch:
+        append(runs, pa.concat_tables(batch))
+
+
+def _version(root: Path) -> int:
+    from deltalake import DeltaTable
+
+    return DeltaTable(str(root / "state" / "runs")).version()
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """The wall seconds and the CPU seconds (user + system) of one fresh process running `argv`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "deltainc", *argv], env=env, capture_output=True, text=True)
+    took = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{argv}: exit {done.returncode}: {done.stderr}")
+    return took, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure(root: Path, pairs: int) -> dict[str, object]:
+    env = {**bench_env(root), "JAVA_HOME": "/nonexistent", "PYSPARK_SUBMIT_ARGS": "--no-such-option"}
+    page = root / "trx.html"
+    report, status = ["report", "trx", "--out", str(page)], ["status", "trx"]
+    before = _version(root)
+    _timed(report, env), _timed(status, env)  # warm-up: the file cache
+    times: dict[str, list[tuple[float, float]]] = {"report": [], "status": []}
+    for _ in range(pairs):
+        times["report"].append(_timed(report, env))
+        times["status"].append(_timed(status, env))
+    return {
+        "report": times["report"],
+        "status": times["status"],
+        "commits": _version(root) - before,
+        "page_bytes": page.stat().st_size,
+    }
+
+
+def browser(page: Path) -> dict[str, float | int]:
+    """Open the page from its file offline in Debian's chromium; the seconds to its load event, the SVG elements."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium")
+        try:
+            tab = chromium.new_context(offline=True).new_page()
+            started = time.perf_counter()
+            tab.goto(page.as_uri(), wait_until="load")
+            tab.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            took = time.perf_counter() - started
+            elements = int(tab.evaluate("() => document.querySelectorAll('svg *').length"))
+        finally:
+            chromium.close()
+    return {"load_s": took, "svg_elements": elements}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--data", type=Path, default=Path("bench-data/report"))
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--reuse", action="store_true", help="keep run logs an earlier run of this script built")
+    args = parser.parse_args()
+    cases = (("a year of daily runs", "day", 365, 1), ("three years of hourly windows", "hour", 24 * 365 * 3, 24))
+    load_before = os.getloadavg()
+    lines = [
+        "| job | run-log rows / commits | `report` wall s (median, min..max) | `report` CPU s (median) | `status` "
+        "wall s, CPU s (median) | Spark jobs | Delta commits | page | browser: load s, SVG elements |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, uom, windows, per_commit in cases:
+        root = args.data.absolute() / uom
+        if not (args.reuse and (root / "state" / "runs" / "_delta_log").is_dir()):
+            build(root, uom, windows, per_commit)
+        found = measure(root, args.pairs)
+        seen = browser(root / "trx.html")
+        report, status = found["report"], found["status"]
+        assert isinstance(report, list) and isinstance(status, list)
+        walls, cpus = [w for w, _ in report], [c for _, c in report]
+        lines.append(
+            f"| {name} | {windows:,} / {-(-windows // per_commit):,} | {statistics.median(walls):.2f} "
+            f"({min(walls):.2f}..{max(walls):.2f}) | {statistics.median(cpus):.2f} | "
+            f"{statistics.median(w for w, _ in status):.2f}, {statistics.median(c for _, c in status):.2f} | 0 | "
+            f"{found['commits']} | {int(str(found['page_bytes'])) / 1024:,.0f} KiB | {seen['load_s']:.2f}, "
+            f"{seen['svg_elements']:,} |"
+        )
+        print(lines[-1], flush=True)
+    load_after = os.getloadavg()
+    text = "\n".join(
+        [
+            "# `deltainc report` as a fresh process",
+            "",
+            f"`python -m benchmarks.report_time --pairs {args.pairs}` on {dt.date.today()}, 2 cores shared with four "
+            f"other developers' work: load average {load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end.",
+            "Each command is a fresh `python -m deltainc` process, report and status alternated after one warm-up "
+            "each; JAVA_HOME points nowhere (no JVM can start). With the cores this busy the wall time is mostly "
+            "waiting for a core: the CPU seconds (user + system of the process) are what the command costs, and "
+            "what its wall time is on an idle machine.",
+            "",
+            *lines,
+            "",
+        ]
+    )
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""`deltainc report`: a job's history read from its logs (no JVM), gathered into charts, written as one page.
+
+Each step has a module of its own: `history` reads, `series` and `target_days` gather, `buckets` aggregates,
+`page` and `svg` write the HTML, `png` the images. This module only chains them and writes the files, the page
+last and atomically (a temporary file renamed), so that a failed report leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from deltainc.pipeline.job.config import JobConfig
+from deltainc.report.buckets import aggregate
+from deltainc.report.charts import Chart
+from deltainc.report.history import History, chosen, read_history
+from deltainc.report.page import page_html
+from deltainc.report.series import (
+    backlog_chart,
+    duration_chart,
+    lag_chart,
+    late_chart,
+    outcome_chart,
+    reads_charts,
+    windows_of,
+)
+from deltainc.report.target_days import days_from_target
+from deltainc.settings import Settings
+
+__all__ = ["Report", "charts_of", "write_report", "default_out"]
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a report wrote: the page, the images (with --png), the runs and windows it shows."""
+
+    page: Path
+    images: tuple[Path, ...]
+    runs: int
+    windows: int
+
+
+def default_out(job: JobConfig) -> Path:
+    """Where the page goes without --out: `<job>-report.html` in the working folder."""
+    return Path(f"{job.name}-report.html")
+
+
+def charts_of(job: JobConfig, history: History, rows: tuple[dict[str, object], ...] | None = None) -> list[Chart]:
+    """The report's charts of `rows` (default: all of the history), each aggregated when its points are many."""
+    shown = history.rows if rows is None else rows
+    windows = windows_of(shown)
+    files, size = reads_charts(windows)
+    charts = [
+        outcome_chart(windows, days_from_target(job, windows)),
+        backlog_chart(windows),
+        late_chart(windows),
+        lag_chart(shown, job.join.time_uom),
+        duration_chart(shown),
+        files,
+        size,
+    ]
+    return [aggregate(chart) for chart in charts]
+
+
+def write_report(
+    job: JobConfig,
+    settings: Settings,
+    out: Path | None = None,
+    since: dt.date | None = None,
+    last: int | None = None,
+    png: Path | None = None,
+) -> Report:
+    """Write the report of `job`: the page at `out` (default `default_out`), and with `png` each chart as an image
+    in that folder. Nothing is written when the run log cannot be read (ConfigError naming state_dir), the job
+    never ran (NoRuns) or no run started since `since` (ConfigError naming --since).
+
+    >>> write_report(load_job("conf/jobs/trx.toml"), load_settings(), Path("trx.html"), last=90)  # doctest: +SKIP
+    Report(page=PosixPath('trx.html'), images=(), runs=90, windows=90)
+    """
+    history = read_history(job, settings)
+    rows = chosen(history.rows, job.name, since, last)
+    charts = charts_of(job, history, tuple(dict(r) for r in rows))
+    now = dt.datetime.now(dt.timezone.utc)
+    text = page_html(job, history.status, charts, rows, now)
+    images: list[Path] = []
+    if png is not None:
+        from deltainc.report.png import write_pngs
+
+        images = write_pngs(charts, png, job.name)
+    page = out or default_out(job)
+    _write_atomically(page, text)
+    return Report(page, tuple(images), len(rows), len(windows_of(rows)))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as an ordinary file, not mkstemp's owner-only mode
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,229 @@
+"""The report's charts gathered from run-log rows: pure functions, no I/O, no Spark.
+
+A run-log row is a mapping of its columns (`RunRecord`'s fields; an older run log lacks the newer ones,
+which read as unknown). The rows come oldest first. A *window* here is a succeeded row that moved the
+watermark (a forward run, a backfill chunk, a rebuild): re-runs recompute a processed window and would
+count its rows twice, so the windows' charts leave them out; the runs' charts (durations) show every row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+from collections.abc import Mapping, Sequence
+
+from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES, JoinType
+from deltainc.join.windows import to_index
+from deltainc.report.charts import Chart, Fold, Kind, Series
+
+__all__ = [
+    "Row",
+    "DayCounts",
+    "window_label",
+    "windows_of",
+    "outcome_chart",
+    "backlog_chart",
+    "late_chart",
+    "lag_chart",
+    "duration_chart",
+    "reads_charts",
+    "open_rows",
+    "run_mark",
+    "PHASES",
+]
+
+Row = Mapping[str, object]
+# A catch-up window's final rows per day of output RecDate, read from the target: {day label: {outcome: rows}}.
+DayCounts = Mapping[str, Mapping[str, int]]
+
+OPEN = tuple(code.outcome for code in WAITING_TYPES)
+PHASES = (
+    ("spark_start_s", "Spark's start"),
+    ("join_s", "join"),
+    ("write_s", "write"),
+    ("bookkeeping_s", "bookkeeping"),
+)
+
+
+def _int(value: object) -> int | None:
+    return None if value is None else int(value)  # type: ignore[call-overload]
+
+
+def _float(value: object) -> float | None:
+    return None if value is None else float(value)  # type: ignore[arg-type]
+
+
+def window_label(row: Row) -> str:
+    """A row's window as the report names it: its start, or 'start..end' when it spans several units."""
+    start, end = row.get("window_start"), row.get("window_end")
+    return str(start) if start == end else f"{start}..{end}"
+
+
+def windows_of(rows: Sequence[Row]) -> list[Row]:
+    """The rows of succeeded windows that moved the watermark, in the order of their windows."""
+    moved = [r for r in rows if r.get("status") == "succeeded" and r.get("watermark") is not None]
+    return sorted(moved, key=lambda r: (str(r.get("window_end")), str(r.get("window_start"))))
+
+
+def _outcomes(rows: Sequence[Row]) -> list[str]:
+    """The outcomes any row counted, in the run log's order (a plain left job has no B side's columns)."""
+    return [
+        code.outcome
+        for code in COUNTED_ORDER
+        if any(_int(r.get(f"rows_{code.outcome}")) for r in rows) or code is JoinType.SAME_TIME
+    ]
+
+
+def outcome_chart(windows: Sequence[Row], per_day: Mapping[str, DayCounts] | None = None) -> Chart:
+    """Rows written per window by outcome, stacked. A window found in `per_day` (a catch-up that spans several
+    days) is shown day by day: its final rows by output RecDate as the target holds them, its open rows on its
+    last day, as the run log counts them.
+
+    >>> outcome_chart([{"window_start": "2025-01-01", "window_end": "2025-01-01", "rows_same_time": 3}]).x
+    ('2025-01-01',)
+    """
+    per_day = per_day or {}
+    names = _outcomes(windows)
+    x: list[str] = []
+    columns: list[dict[str, int | None]] = []
+    for row in windows:
+        label = window_label(row)
+        days = per_day.get(label)
+        if not days:
+            x.append(label)
+            columns.append({name: _int(row.get(f"rows_{name}")) for name in names})
+            continue
+        ordered = sorted(days)
+        for day in ordered:
+            x.append(day)
+            counts: dict[str, int | None] = {n: int(days[day].get(n, 0)) for n in names if n not in OPEN}
+            for name in names:
+                if name in OPEN:
+                    counts[name] = _int(row.get(f"rows_{name}")) if day == ordered[-1] else 0
+            columns.append(counts)
+    series = tuple(Series(n, tuple(_as_float(c.get(n)) for c in columns)) for n in names)
+    return Chart("outcomes", "Rows written per window, by outcome", "rows", tuple(x), series, Kind.STACKED)
+
+
+def _as_float(value: int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def open_rows(row: Row) -> int:
+    """The rows a window left open (waiting for a partner, or a provisional match): the backlog at its end."""
+    return sum(int(_int(row.get(f"rows_{name}")) or 0) for name in OPEN)
+
+
+def backlog_chart(windows: Sequence[Row]) -> Chart:
+    """The open rows after each window, by kind, over the windows' ends: the backlog at the watermark."""
+    names = [n for n in OPEN if any(_int(r.get(f"rows_{n}")) for r in windows)] or ["a_waiting"]
+    series = tuple(Series(n, tuple(_as_float(_int(r.get(f"rows_{n}"))) for r in windows), Fold.LAST) for n in names)
+    x = tuple(str(r.get("window_end")) for r in windows)
+    return Chart(
+        "backlog", "Open rows at the watermark after each window (the backlog)", "rows", x, series, Kind.STACKED
+    )
+
+
+def late_chart(windows: Sequence[Row]) -> Chart:
+    """Timed-out A rows and too-late B rows per window (too late: unknown in rows written before it was counted)."""
+    series = (
+        Series("a_timed_out", tuple(_as_float(_int(r.get("rows_a_timed_out"))) for r in windows)),
+        Series("too_late", tuple(_as_float(_int(r.get("rows_too_late"))) for r in windows)),
+    )
+    x = tuple(window_label(r) for r in windows)
+    return Chart("late", "Timed-out rows and too-late B rows per window", "rows", x, series, Kind.LINES)
+
+
+@functools.lru_cache(maxsize=65536)
+def _unit(label: str, uom: str) -> int:
+    return to_index(dt.datetime.fromisoformat(label), uom)
+
+
+def lag_chart(rows: Sequence[Row], uom: str) -> Chart:
+    """How far the watermark is behind each source's latest RecDate at each run, in units of `uom`: the latest
+    the run saw when it began, against the watermark after it. Rows written before the sources' latest was
+    recorded have no lag (unknown)."""
+    watermark: str | None = None
+    points: list[tuple[str, dict[str, float]]] = []
+    roles: list[str] = []
+    for row in rows:
+        if row.get("watermark") is not None:
+            watermark = str(row["watermark"])
+        latest = row.get("source_latest")
+        if not isinstance(latest, str) or watermark is None:
+            continue
+        seen = {role: label for role, label in json.loads(latest).items() if label is not None}
+        roles += [role for role in seen if role not in roles]
+        behind = {role: float(_unit(label, uom) - _unit(watermark, uom)) for role, label in seen.items()}
+        points.append((_started(row), behind))
+    series = tuple(Series(role, tuple(p.get(role) for _, p in points), Fold.LAST) for role in roles)
+    x = tuple(label for label, _ in points)
+    return Chart("lag", f"Watermark behind each source's latest RecDate ({uom}s)", f"{uom}s", x, series, Kind.LINES)
+
+
+def _started(row: Row) -> str:
+    started = row.get("started_at")
+    if isinstance(started, dt.datetime):
+        return started.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return str(started)
+
+
+def run_mark(row: Row) -> str | None:
+    """What a run's point is marked with: 'failed' or 'cancelled', else 'took over' when it took a dead run's lock."""
+    status = row.get("status")
+    if status in ("failed", "cancelled"):
+        return str(status)
+    return "took over" if row.get("took_over") else None
+
+
+def duration_chart(rows: Sequence[Row]) -> Chart:
+    """Each run's seconds by phase, stacked; a row written before phases were recorded shows its whole duration as
+    'unrecorded'. Failed, cancelled and taken-over runs are marked."""
+    columns: dict[str, list[float | None]] = {label: [] for _, label in PHASES}
+    unrecorded: list[float | None] = []
+    for row in rows:
+        known = row.get("join_s") is not None or row.get("bookkeeping_s") is not None
+        for name, label in PHASES:
+            columns[label].append(_float(row.get(name)) if known else None)
+        unrecorded.append(None if known else _float(row.get("duration_s")))
+    series = [Series(label, tuple(values)) for label, values in columns.items()]
+    if any(v is not None for v in unrecorded):
+        series.append(Series("unrecorded", tuple(unrecorded)))
+    x = tuple(_started(r) for r in rows)
+    marks = tuple(run_mark(r) for r in rows)
+    return Chart("durations", "Run durations by phase (s)", "s", x, tuple(series), Kind.STACKED, marks)
+
+
+def _reads(row: Row) -> dict[str, tuple[int, int]]:
+    """Files and bytes a window read per source: A, then B or each feature source, then the target."""
+    found = {"source_a": (int(_int(row.get("files_read_a")) or 0), int(_int(row.get("bytes_read_a")) or 0))}
+    features = row.get("source_reads")
+    if isinstance(features, str):
+        features = json.loads(features)
+    if isinstance(features, dict) and features:
+        for role, read in features.items():
+            found[role] = (int(read["files"]), int(read["bytes"]))
+    else:
+        found["source_b"] = (int(_int(row.get("files_read_b")) or 0), int(_int(row.get("bytes_read_b")) or 0))
+    found["target"] = (int(_int(row.get("files_read_target")) or 0), int(_int(row.get("bytes_read_target")) or 0))
+    return found
+
+
+def reads_charts(windows: Sequence[Row]) -> tuple[Chart, Chart]:
+    """Files and MiB read per source per window (per feature source for a feature job), and of the target: flat
+    lines mean pruning works."""
+    reads = [_reads(r) for r in windows]
+    roles: list[str] = []
+    for read in reads:
+        roles += [role for role in read if role not in roles]
+    x = tuple(window_label(r) for r in windows)
+
+    def series(pick: int, scale: float) -> tuple[Series, ...]:
+        return tuple(
+            Series(role, tuple(None if role not in r else r[role][pick] / scale for r in reads)) for role in roles
+        )
+
+    files = Chart("files", "Files read per window, by source", "files", x, series(0, 1.0), Kind.LINES)
+    size = Chart("bytes", "MiB read per window, by source", "MiB", x, series(1, 1024.0 * 1024.0), Kind.LINES)
+    return files, size

@@ -1,0 +1,176 @@
+"""`deltainc report` and `status`'s trend over run logs written by the state layer's own writer (delta-rs): no Spark.
+
+Each test builds the job's run log with `append_run`, runs the command in-process through `main`, and reads what it
+wrote: the page's numbers (its JSON, the same the charts and tables show), the images, or its one line of error.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+import pytest
+from cli_jobs import D1, job_toml, settings_env
+
+from deltainc.cli.app import main
+from deltainc.pipeline.state import RunRecord, append_run, state_paths
+
+FIXTURE_STATE = Path(__file__).resolve().parents[1] / "fixtures" / "spark35_job" / "state"  # a run log of 0.1's columns
+
+
+@pytest.fixture()
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A job `trx` whose sources were never created (the report reads only its state), its settings under tmp_path."""
+    for name, value in settings_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    (jobs / "trx.toml").write_text(job_toml("trx", str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "t"), D1))
+    return tmp_path
+
+
+def record(day: int, **values: object) -> RunRecord:
+    """The run-log row of the daily window D1 + day, run the morning after; `values` override."""
+    label = (D1 + dt.timedelta(days=day)).isoformat()
+    fields: dict[str, object] = {
+        "rows_same_time": 10 + day,
+        "rows_a_waiting": day,
+        "rows_a_timed_out": 1,
+        "files_read_a": 1 + day,
+        "watermark": label,
+        "watermark_unit": day,
+        "releases_lock": True,
+        "spark_start_s": 9.0,
+        "join_s": 2.0,
+        "write_s": 1.0,
+        "bookkeeping_s": 0.5,
+        "source_latest": json.dumps({"source_a": label, "source_b": label}),
+        **values,
+    }
+    status, error = str(fields.pop("status", "succeeded")), fields.pop("error", None)
+    end = str(fields.pop("window_end", label))
+    started = dt.datetime.combine(D1, dt.time(6)) + dt.timedelta(days=day + 1)
+    return RunRecord("trx", f"run-{day}", "run", label, end, status, error, started, 12.5, **fields)  # type: ignore[arg-type]
+
+
+def write_runs(root: Path, *records: RunRecord) -> None:
+    for item in records:
+        append_run(state_paths(str(root / "state")), item)
+
+
+def page_data(path: Path) -> dict[str, object]:
+    """The numbers the page holds (its JSON element)."""
+    found = re.search(r'<script type="application/json" id="deltainc-report">(.*?)</script>', path.read_text(), re.S)
+    assert found is not None
+    return dict(json.loads(found.group(1).replace("<\\/", "</")))
+
+
+def test_the_page_holds_the_numbers_status_json_shows(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    failed = record(3, status="failed", error="ValueError: boom", watermark=None, watermark_unit=None)
+    write_runs(root, record(0), record(1), record(2), failed)
+    assert main(["status", "trx", "--json", "--runs", "10"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    page = root / "trx.html"
+    assert main(["report", "trx", "--out", str(page)]) == 0
+    assert capsys.readouterr().out.startswith("trx: report of 4 run(s), 3 window(s): ")
+    data = page_data(page)
+    runs = data["runs"]
+    assert isinstance(runs, list) and isinstance(data["charts"], dict)
+    assert [(r["run_id"], r["status"], r["duration_s"], r["error"]) for r in runs] == [
+        (r["run_id"], r["status"], r["duration_s"], r["error"]) for r in status["runs"]
+    ]
+    succeeded = [r for r in reversed(status["runs"]) if r["status"] == "succeeded"]
+    outcomes = data["charts"]["outcomes"]
+    assert outcomes["x"] == [r["window_start"] for r in succeeded]
+    assert outcomes["series"]["same_time"] == [r["rows_same_time"] for r in succeeded]
+    assert data["charts"]["backlog"]["series"]["a_waiting"] == [r["rows_a_waiting"] for r in succeeded]
+    assert data["charts"]["durations"]["series"]["Spark's start"] == [
+        r["spark_start_s"] for r in reversed(status["runs"])
+    ]
+    html = page.read_text()
+    assert 'class="failed"' in html and "ValueError: boom" in html  # the failed run and its message, in the table
+    assert "<link" not in html and "src=" not in html and "http" not in html  # nothing fetched from anywhere
+
+
+def test_a_job_that_never_ran_has_no_runs_yet_and_nothing_is_written(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "trx", "--out", str(root / "trx.html")]) == 0
+    assert capsys.readouterr().out == "trx: no runs yet: nothing to report (run the job first: deltainc run trx)\n"
+    assert not (root / "trx.html").exists()
+
+
+def test_since_after_the_last_run_is_refused_naming_it(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_runs(root, record(0))
+    assert main(["report", "trx", "--since", "2030-01-01", "--out", str(root / "trx.html")]) == 2
+    assert capsys.readouterr().err == (
+        "deltainc: error: --since 2030-01-01: trx has no run since then (its last run started 2025-03-02)\n"
+    )
+    assert not (root / "trx.html").exists()
+
+
+def test_an_unreadable_run_log_is_refused_naming_state_dir(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_runs(root, record(0))
+    for commit in (root / "state" / "runs" / "_delta_log").glob("*.json"):
+        commit.write_text("not a Delta commit")
+    assert main(["report", "trx", "--out", str(root / "trx.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("deltainc: error: state_dir: ") and len(err.strip().splitlines()) == 1
+    assert not (root / "trx.html").exists()
+
+
+def test_an_old_run_log_without_phases_reads_them_as_unknown(
+    root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DELTAINC_STATE_DIR", str(FIXTURE_STATE))
+    assert main(["report", "trx", "--out", str(root / "trx.html")]) == 0
+    durations = page_data(root / "trx.html")["charts"]["durations"]  # type: ignore[index]
+    assert set(durations["series"]["join"]) == {None}
+    assert all(value > 0 for value in durations["series"]["unrecorded"])
+
+
+def test_last_and_since_choose_the_runs_shown(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_runs(root, record(0), record(1), record(2))
+    assert main(["report", "trx", "--last", "2", "--out", str(root / "last.html")]) == 0
+    assert [r["run_id"] for r in page_data(root / "last.html")["runs"]] == ["run-2", "run-1"]  # type: ignore[union-attr]
+    assert main(["report", "trx", "--since", "2025-03-03", "--out", str(root / "since.html")]) == 0
+    assert [r["run_id"] for r in page_data(root / "since.html")["runs"]] == ["run-2", "run-1"]  # type: ignore[union-attr]
+
+
+def test_png_writes_each_chart_as_an_image(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_runs(root, record(0), record(1))
+    assert main(["report", "trx", "--out", str(root / "trx.html"), "--png", str(root / "images")]) == 0
+    images = sorted(p.name for p in (root / "images").iterdir())
+    assert "trx-outcomes.png" in images and "trx-durations.png" in images and "trx-lag.png" in images
+    assert all((root / "images" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for name in images)
+
+
+def test_status_shows_the_trend_of_the_last_runs(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_runs(root, record(0), record(1), record(2))
+    assert main(["status", "trx"]) == 0
+    out = capsys.readouterr().out
+    assert "  trend of the last 3 runs, oldest to newest (deltainc report trx: charts):" in out
+    assert "    backlog        ▁▅█  0 -> 2" in out
+    assert "    same_time      ▁▅█  10 -> 12" in out
+
+
+def test_a_catch_up_window_shows_its_days_from_the_target(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    d3 = D1 + dt.timedelta(days=2)
+    target = pa.table(
+        {
+            "TrxId": [1, 2, 3, 4, 5],
+            "JoinType": pa.array([1, 1, 1, 4, 5], pa.int32()),  # 5: a waiting row, counted from the run log
+            "RecDate": pa.array([D1, D1, d3, d3, d3], pa.date32()),
+        }
+    )
+    write_deltalake(str(root / "t"), target, partition_by=["RecDate"])
+    write_runs(root, record(0, window_end=d3.isoformat(), rows_same_time=3, rows_a_timed_out=1, rows_a_waiting=2))
+    assert main(["report", "trx", "--out", str(root / "trx.html")]) == 0
+    outcomes = page_data(root / "trx.html")["charts"]["outcomes"]  # type: ignore[index]
+    assert outcomes["x"] == [D1.isoformat(), (D1 + dt.timedelta(days=1)).isoformat(), d3.isoformat()]
+    assert outcomes["series"] == {"same_time": [2, 0, 1], "a_timed_out": [0, 0, 1], "a_waiting": [0, 0, 2]}

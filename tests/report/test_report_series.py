@@ -1,0 +1,165 @@
+"""The report's charts gathered from run-log rows: one rule a test, rows inline, no Spark, no table."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from deltainc.join.join_types import COUNTED_ORDER
+from deltainc.report.buckets import aggregate
+from deltainc.report.charts import Chart, Fold, Kind, Series
+from deltainc.report.series import (
+    backlog_chart,
+    duration_chart,
+    lag_chart,
+    late_chart,
+    outcome_chart,
+    reads_charts,
+    windows_of,
+)
+from deltainc.report.trend import sparkline, trend_lines
+
+
+def run(day: str, end: str | None = None, **values: object) -> dict[str, object]:
+    """A succeeded run-log row of the window [day, end] that moved the watermark; `values` override."""
+    end = end or day
+    row: dict[str, object] = {
+        "run_id": f"r-{day}",
+        "command": "run",
+        "window_start": day,
+        "window_end": end,
+        "status": "succeeded",
+        "started_at": dt.datetime.fromisoformat(end).replace(tzinfo=dt.timezone.utc) + dt.timedelta(hours=30),
+        "duration_s": 10.0,
+        "watermark": end,
+        **{f"rows_{code.outcome}": 0 for code in COUNTED_ORDER},  # a RunRecord's counts default to 0
+    }
+    return row | values
+
+
+def series(chart: Chart) -> dict[str, tuple[float | None, ...]]:
+    return {s.name: s.values for s in chart.series}
+
+
+def test_rows_by_outcome_are_the_run_logs_counts_per_window() -> None:
+    rows = [run("2025-03-01", rows_same_time=4, rows_a_waiting=2), run("2025-03-02", rows_same_time=1, rows_b_late=2)]
+    chart = outcome_chart(rows)
+    assert chart.x == ("2025-03-01", "2025-03-02")
+    assert series(chart) == {"same_time": (4.0, 1.0), "b_late": (0.0, 2.0), "a_waiting": (2.0, 0.0)}
+    assert chart.kind is Kind.STACKED
+
+
+def test_a_catch_up_window_is_shown_per_day_its_open_rows_on_its_last_day() -> None:
+    rows = [run("2025-03-01", "2025-03-03", rows_same_time=9, rows_a_timed_out=1, rows_a_waiting=5)]
+    per_day = {
+        "2025-03-01..2025-03-03": {
+            "2025-03-01": {"same_time": 4},
+            "2025-03-02": {},
+            "2025-03-03": {"same_time": 5, "a_timed_out": 1},
+        }
+    }
+    chart = outcome_chart(rows, per_day)
+    assert chart.x == ("2025-03-01", "2025-03-02", "2025-03-03")
+    assert series(chart) == {
+        "same_time": (4.0, 0.0, 5.0),
+        "a_timed_out": (0.0, 0.0, 1.0),
+        "a_waiting": (0.0, 0.0, 5.0),
+    }
+
+
+def test_reruns_and_failed_runs_are_not_windows_of_the_history() -> None:
+    rows = [
+        run("2025-03-01"),
+        run("2025-03-02", status="failed", watermark=None),
+        run("2025-03-01", command="rerun", watermark=None),
+        run("2025-03-02"),
+    ]
+    assert [r["window_start"] for r in windows_of(rows)] == ["2025-03-01", "2025-03-02"]
+
+
+def test_the_backlog_is_the_open_rows_each_window_left() -> None:
+    rows = [run("2025-03-01", rows_a_waiting=3), run("2025-03-02", rows_a_waiting=1, rows_b_waiting=2)]
+    chart = backlog_chart(rows)
+    assert chart.x == ("2025-03-01", "2025-03-02")
+    assert series(chart) == {"a_waiting": (3.0, 1.0), "b_waiting": (0.0, 2.0)}
+    assert {s.fold for s in chart.series} == {Fold.LAST}
+
+
+def test_too_late_rows_are_unknown_in_rows_written_before_they_were_counted() -> None:
+    rows = [run("2025-03-01", rows_a_timed_out=2), run("2025-03-02", rows_a_timed_out=0, rows_too_late=3)]
+    assert series(late_chart(rows)) == {"a_timed_out": (2.0, 0.0), "too_late": (None, 3.0)}
+
+
+def test_the_lag_is_each_sources_latest_minus_the_watermark_in_units() -> None:
+    latest = json.dumps({"source_a": "2025-03-05", "source_b": "2025-03-03"})
+    rows = [run("2025-03-01"), run("2025-03-02", source_latest=latest)]
+    chart = lag_chart(rows, "day")
+    assert len(chart.x) == 1  # the first row predates the record of the sources' latest: no lag
+    assert series(chart) == {"source_a": (3.0,), "source_b": (1.0,)}
+
+
+def test_durations_are_split_by_phase_and_older_rows_are_unrecorded() -> None:
+    phases = {"spark_start_s": 20.0, "join_s": 5.0, "write_s": 3.0, "bookkeeping_s": 1.0, "duration_s": 29.0}
+    rows = [run("2025-03-01", duration_s=12.0), run("2025-03-02", **phases)]
+    chart = duration_chart(rows)
+    assert series(chart) == {
+        "Spark's start": (None, 20.0),
+        "join": (None, 5.0),
+        "write": (None, 3.0),
+        "bookkeeping": (None, 1.0),
+        "unrecorded": (12.0, None),
+    }
+    assert chart.total(1) == 29.0
+
+
+def test_failed_cancelled_and_taken_over_runs_are_marked() -> None:
+    rows = [
+        run("2025-03-01", status="failed", error="boom"),
+        run("2025-03-02", status="cancelled"),
+        run("2025-03-03", took_over="r0 (host): its lease expired"),
+        run("2025-03-04"),
+    ]
+    assert duration_chart(rows).marks == ("failed", "cancelled", "took over", None)
+
+
+def test_reads_are_per_feature_source_in_a_feature_job() -> None:
+    reads = json.dumps({"features[risk]": {"files": 2, "bytes": 2048}, "features[pay]": {"files": 4, "bytes": 1024}})
+    rows = [run("2025-03-01", files_read_a=3, bytes_read_a=1048576, source_reads=reads, files_read_target=1)]
+    files, size = reads_charts(rows)
+    assert series(files) == {"source_a": (3.0,), "features[risk]": (2.0,), "features[pay]": (4.0,), "target": (1.0,)}
+    assert series(size)["source_a"] == (1.0,)
+
+
+def test_many_points_are_folded_into_periods_counts_summed_states_last() -> None:
+    hours = [dt.datetime(2025, 1, 1) + dt.timedelta(hours=h) for h in range(24 * 3)]
+    chart = Chart(
+        "c",
+        "t",
+        "rows",
+        tuple(h.isoformat() for h in hours),
+        (Series("written", tuple(1.0 for _ in hours)), Series("open", tuple(float(h.hour) for h in hours), Fold.LAST)),
+        Kind.STACKED,
+        tuple("failed" if h.hour == 5 else None for h in hours),
+    )
+    folded = aggregate(chart, limit=10)
+    assert folded.x == ("2025-01-01", "2025-01-02", "2025-01-03")
+    assert series(folded) == {"written": (24.0, 24.0, 24.0), "open": (23.0, 23.0, 23.0)}
+    assert folded.marks == ("1 failed", "1 failed", "1 failed")
+    assert folded.note.startswith("72 points folded into 3 days")
+    assert aggregate(chart, limit=100) is chart
+
+
+def test_three_years_of_hourly_windows_fold_into_weeks() -> None:
+    start = dt.datetime(2023, 1, 1)
+    labels = tuple((start + dt.timedelta(hours=h)).isoformat() for h in range(24 * 365 * 3))
+    folded = aggregate(Chart("c", "t", "rows", labels, (Series("x", tuple(1.0 for _ in labels)),), Kind.LINES))
+    assert len(folded.x) == 158 and folded.x[0] == "week of 2022-12-26"
+    assert sum(v or 0 for v in folded.series[0].values) == len(labels)
+
+
+def test_the_status_trend_is_a_sparkline_of_the_same_numbers() -> None:
+    assert sparkline([0, 5, 10]) == "▁▅█"
+    newest_first = [run("2025-03-02", rows_a_waiting=4, duration_s=2.0), run("2025-03-01", rows_a_waiting=1)]
+    lines = dict(trend_lines(newest_first, ["same_time"]))
+    assert lines["backlog"] == "▁█  1 -> 4"
+    assert lines["duration"] == "█▁  10.0 -> 2.0 s"

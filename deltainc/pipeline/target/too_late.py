@@ -28,7 +28,7 @@ from deltainc.join.time_units import TimeUnit
 from deltainc.join.unit_columns import UNIT, source_filter
 from deltainc.pipeline.job.join_plan import Identity
 
-__all__ = ["TOO_LATE_BY", "FINAL_A_TYPES", "ASide", "a_side", "published_a_rows", "too_late_rows"]
+__all__ = ["TOO_LATE_BY", "FINAL_A_TYPES", "ASide", "a_side", "published_a_rows", "window_a_rows", "too_late_rows"]
 
 TOO_LATE_BY = "TooLateBy"  # units between the A row's timeout (A.RecDate + mw) and the B row's arrival
 
@@ -84,6 +84,31 @@ def published_a_rows(
     final = F.col(JOIN_TYPE).isin([int(code) for code in FINAL_A_TYPES])
     rows = published.where(source_filter(published, rec, uom, first, last) & final)
     return rows.select(*[F.col(f"`{out}`").alias(source) for source, out in columns.items()])
+
+
+def window_a_rows(
+    earlier: DataFrame | None,
+    output: DataFrame,
+    columns: Mapping[str, str],
+    identity: Sequence[str],
+    rec: str,
+    uom: TimeUnit,
+    first: int,
+    start: int,
+) -> DataFrame:
+    """The A rows published as of a window starting at unit `start`, one per A row (`identity`: A's key columns
+    and RecDate, as in the source): the final rows of `earlier` (the target before the window's write; None
+    when there is none) dated in [first, start - 1], and the window's own `output`'s final rows.
+
+    Rows of `earlier` dated `start` or later are left out: they can only be a crashed attempt's at this window,
+    which the window's output replaces. So the result does not depend on whether the target's commit of this
+    window already happened, e.g. `window_a_rows(target, output, {"TrxId": "TrxId", "RecDate": "RecDate_A"},
+    ["TrxId", "RecDate"], "RecDate", TimeUnit.DAY, s - horizon, s)`.
+    """
+    rows = published_a_rows(output, columns, rec, uom, None, None)
+    if earlier is not None:
+        rows = published_a_rows(earlier, columns, rec, uom, first, start - 1).unionByName(rows)
+    return rows.dropDuplicates(list(identity))
 
 
 def too_late_rows(

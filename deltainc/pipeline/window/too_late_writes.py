@@ -25,7 +25,7 @@ from deltainc.pipeline.delta.sql import read, table_exists
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.layout import default_partitioning, ensure_target, lay_out
 from deltainc.pipeline.target.slice_writer import Destination, replace_where, sql_literal
-from deltainc.pipeline.target.too_late import a_side, published_a_rows, too_late_rows
+from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_rows
 from deltainc.pipeline.target.write_mode import WriteMode
 
 __all__ = ["LateRows", "count_too_late", "search_too_late", "too_late_found", "settled", "keep_too_late"]
@@ -75,11 +75,10 @@ def _a_rows(prepared: PreparedJob, window: Window, mode: WriteMode, output: Data
     side = a_side(job.outcome_kind, spec.layout, columns, [*job.join.join_cols, *keys, inc])
     why = side.why
     if side.from_target:
-        rows = published_a_rows(output, side.columns, prepared.rec, prepared.uom, None, None)
-        if earlier is not None:
-            first, last = window.start - job.join.horizon, window.start - 1
-            rows = published_a_rows(earlier, side.columns, prepared.rec, prepared.uom, first, last).unionByName(rows)
-        rows = rows.dropDuplicates([*keys, inc])
+        first = window.start - job.join.horizon
+        rows = window_a_rows(
+            earlier, output, side.columns, [*keys, inc], prepared.rec, prepared.uom, first, window.start
+        )
         why = _unresolved_join_cond(prepared, rows)
         if why is None:
             return rows

@@ -5,10 +5,12 @@ published gives, for any cut of the days into windows, the rows of the definitio
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from frames import frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,6 +18,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc import inc_join
+from deltainc.join.output_layout import OutputLayout, plan_layout
+from deltainc.join.settings import IncJoinSettings
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import to_index
 from deltainc.pipeline.job.join_plan import plan_join
@@ -99,3 +103,27 @@ def test_too_late_rows_are_those_of_the_definition_for_any_cut_into_windows(
     expected = _model(a, b, mw, job.join.horizon)
     assert got[0] == expected, (how, lb, mw, beyond)
     assert got[1] == expected, (how, lb, mw, beyond, sorted(cuts))
+
+
+def _layout(how: str) -> OutputLayout:
+    return plan_layout(["k", "ia", "RecDate"], ["k", "ib", "RecDate"], ["k"], how, IncJoinSettings())
+
+
+@pytest.mark.parametrize(
+    ("how", "target_columns", "why"),
+    [
+        ("left", ["k", "RecDate", "ia", "RecDate_A", "JoinType"], None),
+        ("full_outer", ["k", "RecDate", "ia", "RecDate_A", "ib", "RecDate_B", "JoinType"], None),
+        ("inner", ["k", "RecDate", "ia", "RecDate_A", "JoinType"], "a inner target holds matched A rows only"),
+        ("left_anti", ["k", "RecDate", "ia", "RecDate_A", "JoinType"], "holds the A rows that matched nothing only"),
+        ("left", ["RecDate", "ia", "RecDate_A", "JoinType"], "the target lacks A's column\\(s\\) k"),
+    ],
+)
+def test_the_a_rows_come_from_the_target_only_where_it_holds_every_final_a_row_and_the_columns_needed(
+    how: str, target_columns: list[str], why: str | None
+) -> None:
+    side = a_side(how, _layout(how), target_columns, ["k", "ia", "RecDate"])
+    if why is None:
+        assert side.from_target and dict(side.columns) == {"k": "k", "ia": "ia", "RecDate": "RecDate_A"}
+    else:
+        assert not side.from_target and re.search(why, str(side.why))

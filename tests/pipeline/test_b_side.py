@@ -7,6 +7,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+import pytest
 from expected import engine_output, same_rows
 from frames import frame
 from pyspark.sql import DataFrame, SparkSession
@@ -14,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from deltainc import JoinType
 from deltainc.pipeline.controller import backfill, rerun, run
 from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.state import RunRecord
 from deltainc.tools.sample_data import SampleSpec, write_sources
 from jobs import job_config
 
@@ -78,23 +80,44 @@ def test_a_b_row_waits_for_its_a_look_back_time_units_and_resolves_when_it_arriv
     assert (report.counts["a_late"], report.counts["not_matched"], report.counts["b_waiting"]) == (1, 1, 0)
 
 
+@pytest.fixture(scope="module")
+def late_job(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[JobConfig, list[RunRecord]]:
+    """A full_outer job (lb 0, mw 2) run daily over days 0-3, keeping its too-late rows. A row 1 times out on
+    day 2 and its B lands on day 3; A row 2 is matched on day 1 by its first parcel, its second lands on day 3."""
+    root = tmp_path_factory.mktemp("late_rows")
+    a = [(1, 10.0, D[0]), (2, 20.0, D[0]), (8, 80.0, D[3])]
+    write(spark, root, a, [(1, 11, D[3]), (2, 21, D[1]), (2, 22, D[3]), (9, 99, D[3])])
+    job = make_job(root, join={"look_back_time": 0}, target={"late_rows": str(root / "late")})
+    return job, [r.record for r in run(job, spark=spark).windows]
+
+
+def _kept(spark: SparkSession, job: JobConfig) -> list[tuple[Any, ...]]:
+    """(TrxId, RecDate_A, SepaId, RecDate_B, TooLateBy) of the rows in the job's late_rows table."""
+    late = spark.read.format("delta").load(str(job.target.late_rows)).collect()
+    return sorted((r.TrxId, r.RecDate_A, r.SepaId, r.RecDate_B, r.TooLateBy) for r in late)
+
+
 def test_a_b_row_one_unit_after_the_timeout_is_too_late_counted_and_kept_in_the_late_rows_table(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, late_job: tuple[JobConfig, list[RunRecord]]
 ) -> None:
-    # A row 1 times out on day 2 (mw = 2); its B lands on day 3: one unit too late.
-    write(spark, tmp_path, [(1, 10.0, D[0]), (8, 80.0, D[3])], [(1, 11, D[3]), (9, 99, D[3])])
-    late_path = tmp_path / "late"
-    job = make_job(tmp_path, join={"look_back_time": 0}, target={"late_rows": str(late_path)})
-    reports = run(job, spark=spark).windows
-    assert [r.record.rows_too_late for r in reports] == [0, 0, 0, 1]
+    job, records = late_job
+    assert [r.rows_too_late for r in records] == [0, 0, 0, 2]  # TrxId 1's B row and TrxId 2's second parcel
     assert (1, 11, 3, JoinType.NOT_MATCHED) in rows(spark, job)  # in a full outer job also a B-only row
     assert (1, None, 2, JoinType.A_TIMED_OUT) in rows(spark, job)
-    late = spark.read.format("delta").load(str(late_path)).collect()
-    assert [(r.TrxId, r.RecDate_A, r.SepaId, r.RecDate_B, r.TooLateBy) for r in late] == [(1, D[0], 11, D[3], 1)]
+    assert (1, D[0], 11, D[3], 1) in _kept(spark, job)
     logged = spark.read.format("delta").load(f"{job.state.path}/runs").orderBy("window_start").collect()
-    assert [r.rows_too_late for r in logged] == [0, 0, 0, 1]
+    assert [r.rows_too_late for r in logged] == [0, 0, 0, 2]
     rerun(job, D[3], spark=spark)  # a re-run rewrites the same late rows
-    assert spark.read.format("delta").load(str(late_path)).count() == 1
+    assert len(_kept(spark, job)) == 2
+
+
+def test_a_b_row_arriving_after_its_a_row_was_matched_by_another_b_row_is_too_late(
+    spark: SparkSession, late_job: tuple[JobConfig, list[RunRecord]]
+) -> None:
+    job, _ = late_job
+    assert (2, 21, 1, JoinType.B_LATE) in rows(spark, job)  # the first parcel matched within the wait
+    assert (2, 22, 3, JoinType.NOT_MATCHED) in rows(spark, job)  # the second one pairs with nothing
+    assert (2, D[0], 22, D[3], 1) in _kept(spark, job)  # one unit after A row 2's window closed (day 2)
 
 
 def _corrected(spark: SparkSession, root: Path, corrections: str) -> tuple[JobConfig, list[tuple[Any, ...]]]:
@@ -130,22 +153,23 @@ def test_with_corrections_keep_a_rerun_keeps_the_timed_out_row_and_reports_the_m
     assert (report.rows_inserted, report.rows_deleted, report.rows_too_late) == (0, 0, 1)
 
 
-def _too_late_pairs(spark: SparkSession, job: JobConfig, last: dt.date) -> set[tuple[Any, ...]]:
+def _too_late_pairs(spark: SparkSession, job: JobConfig, last: dt.date) -> tuple[set[tuple[Any, ...]], int]:
     """The too-late rows (docs/design.md#the-b-side-and-too-late-rows), by brute force on the complete sources:
-    (TrxId, A day, SepaId, B day) of each B row up to `last` whose A row timed out (no B row in its sliding join
-    window) before it arrived, within the horizon."""
+    (TrxId, A day, SepaId, B day) of each B row up to `last` that arrived after its A row's sliding join window
+    closed, within the horizon, whether that A row timed out or was matched by other B rows; and how many of
+    them are of a matched A row (second parcels)."""
     lb, mw, horizon = job.join.look_back_time, job.join.max_waiting_time, job.join.horizon
     a = [(r.TrxId, r.RecDate) for r in spark.read.format("delta").load(job.source_a.path).collect() if r.RecDate]
     b = [(r.TrxId, r.SepaId, r.RecDate) for r in spark.read.format("delta").load(job.source_b.path).collect()]
     b = [row for row in b if row[2] is not None]
-    pairs = set()
+    pairs, of_matched = set(), 0
     for key, a_day in a:
-        if any(k == key and -lb <= (day - a_day).days <= mw for k, _sepa, day in b):
-            continue  # matched in its sliding join window: never timed out
+        matched = any(k == key and -lb <= (day - a_day).days <= mw for k, _sepa, day in b)
         for k, sepa, day in b:
             if k == key and day <= last and mw < (day - a_day).days <= horizon:
                 pairs.add((key, a_day, sepa, day))
-    return pairs
+                of_matched += matched
+    return pairs, of_matched
 
 
 def test_too_late_b_rows_are_those_of_the_definition_whatever_the_window_size(
@@ -159,8 +183,8 @@ def test_too_late_b_rows_are_those_of_the_definition_whatever_the_window_size(
                      target={"late_rows": str(tmp_path / "late_d")})  # fmt: skip
     once = make_job(tmp_path, "once", "left", max_window=0, join=settings,
                     target={"late_rows": str(tmp_path / "late_o")})  # fmt: skip
-    expected = _too_late_pairs(spark, daily, last)
-    assert len(expected) >= 3  # the data has too-late rows to find
+    expected, second_parcels = _too_late_pairs(spark, daily, last)
+    assert len(expected) >= 3 and second_parcels >= 1  # the data has too-late rows of both kinds to find
     for job, late in ((daily, "late_d"), (once, "late_o")):
         reports = run(job, spark=spark).windows
         assert sum(r.record.rows_too_late or 0 for r in reports) == len(expected)

@@ -191,7 +191,6 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
     search: Future[LateRows | None] | None = None
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="deltainc-too-late")
     try:
-        search = search_too_late(pool, prepared, window)  # beside the join and the write: it reads only the sources
         null_keys = _null_keys(prepared, window)
         record = replace(record, null_key_a=null_keys[0], null_key_b=null_keys[1])
         if any(null_keys):
@@ -211,6 +210,8 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
         output = output.persist(StorageLevel.MEMORY_AND_DISK)
         found = count_and_check(output, prepared.identity)
         phases["join_s"] = time.monotonic() - clock
+        # Beside the write: it reads the target's final rows before the window, which the write never changes.
+        search = search_too_late(pool, prepared, window, mode, output)
         step(Step.READ)
 
         lease.check(job.name)

@@ -1,27 +1,37 @@
-"""A window's too-late B rows (docs/design.md#the-b-side-and-too-late-rows): counted beside the window's join and
-write, kept in `target.late_rows` after the target's commit.
+"""A window's too-late B rows (docs/design.md#the-b-side-and-too-late-rows): counted beside the window's write,
+kept in `target.late_rows` after the target's commit.
 
-The search reads only the sources, so it runs in a second thread while the window joins and writes: on a small
-window both are mostly Spark's per-job latency, which overlaps. Its rows are written (when the job keeps them)
-only after the window's own commit, under the same lock check.
+"Too late" is defined against what the job published: the A rows come from the target's final rows before the
+window (output RecDate < s, which the window's own write never changes) plus the window's own final rows, so the
+result is the same whether an A row's final row was written by an earlier window or by this one, and whether a
+crashed attempt of this window already committed its rows (those dated >= s are not read). The search starts
+once the window's output is computed and runs in a second thread beside the write; its rows are written (when
+the job keeps them) only after the window's own commit, under the same lock check.
 """
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
+from deltainc.errors import ConfigError
+from deltainc.join.join_spec import resolve_join_cond
 from deltainc.join.windows import Window, from_index
+from deltainc.pipeline.delta.sql import read, table_exists
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.layout import default_partitioning, ensure_target, lay_out
 from deltainc.pipeline.target.slice_writer import Destination, replace_where, sql_literal
-from deltainc.pipeline.target.too_late import too_late_rows
+from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_rows
 from deltainc.pipeline.target.write_mode import WriteMode
 
 __all__ = ["LateRows", "count_too_late", "search_too_late", "too_late_found", "settled", "keep_too_late"]
+
+log = logging.getLogger("deltainc")
+_told: set[tuple[str, str]] = set()  # (job, why) of the fallbacks to source_a already logged by this process
 
 
 @dataclass(frozen=True)
@@ -33,16 +43,16 @@ class LateRows:
     rows: DataFrame | None
 
 
-def count_too_late(prepared: PreparedJob, window: Window) -> LateRows | None:
-    """Count the window's too-late B rows; None when the job does not look for them (`late_horizon = 0`)."""
+def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame) -> LateRows | None:
+    """Count the window's too-late B rows, given its `output` (persisted, with the target's columns); None when
+    the job does not look for them (`late_horizon = 0`, asof and feature jobs)."""
     job = prepared.job
     horizon = job.join.horizon
     if horizon == 0 or prepared.spec is None or prepared.df_b is None:  # not looked for, or a feature job
         return None
     spec = replace(prepared.spec, start=window.start, end=window.end)
-    rows = too_late_rows(
-        prepared.df_a, prepared.df_b, spec, prepared.identity, job.target.keys, job.target.b_keys, horizon
-    )
+    a_rows = _a_rows(prepared, window, mode, output)
+    rows = too_late_rows(a_rows, prepared.df_b, spec, prepared.identity, job.target.keys, job.target.b_keys, horizon)
     if job.target.late_rows_ref is None:
         return LateRows(rows.count(), None)
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
@@ -53,9 +63,52 @@ def count_too_late(prepared: PreparedJob, window: Window) -> LateRows | None:
         raise
 
 
-def search_too_late(pool: ThreadPoolExecutor, prepared: PreparedJob, window: Window) -> Future[LateRows | None]:
-    """`count_too_late` started in `pool`'s thread, to run beside the window's join and write."""
-    return pool.submit(count_too_late, prepared, window)
+def _a_rows(prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame) -> DataFrame:
+    """The A rows the window's too-late search joins: the published ones (the target's final rows dated in
+    [s - horizon, s - 1], and the window's own; a rebuild's target is the window's output alone), one per A row,
+    in the source's names; source_a itself where the target cannot answer, which is logged once per job."""
+    job, spec = prepared.job, prepared.spec
+    assert spec is not None  # count_too_late returned before for a feature job
+    spark, inc, keys = prepared.spark, job.join.inc_col, job.target.keys
+    earlier = None if mode.replaces_columns or not table_exists(spark, job.target) else read(spark, job.target)
+    columns = [c for c in output.columns if earlier is None or c in earlier.columns]
+    side = a_side(job.outcome_kind, spec.layout, columns, [*job.join.join_cols, *keys, inc])
+    why = side.why
+    if side.from_target:
+        first = window.start - job.join.horizon
+        rows = window_a_rows(
+            earlier, output, side.columns, [*keys, inc], prepared.rec, prepared.uom, first, window.start
+        )
+        why = _unresolved_join_cond(prepared, rows)
+        if why is None:
+            return rows
+    if (job.name, str(why)) not in _told:
+        _told.add((job.name, str(why)))
+        log.warning("%s: too-late rows are searched in source_a, not in the target: %s", job.name, why)
+    return prepared.df_a
+
+
+def _unresolved_join_cond(prepared: PreparedJob, rows: DataFrame) -> str | None:
+    """Why the job's join_cond cannot be evaluated on the A rows taken from the target, or None if it can (or
+    there is none). Analysis only, no Spark job."""
+    spec = prepared.spec
+    if spec is None or spec.join_cond is None or prepared.df_b is None:
+        return None
+    try:
+        resolve_join_cond(rows, prepared.df_b, spec.join_cond, spec.settings)
+    except ConfigError:
+        return (
+            f"join_cond uses A columns the target does not hold (it holds {', '.join(rows.columns)}); "
+            "add them to join.output_select to search the target"
+        )
+    return None
+
+
+def search_too_late(
+    pool: ThreadPoolExecutor, prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame
+) -> Future[LateRows | None]:
+    """`count_too_late` started in `pool`'s thread, to run beside the window's write."""
+    return pool.submit(count_too_late, prepared, window, mode, output)
 
 
 def too_late_found(search: Future[LateRows | None]) -> LateRows | None:

@@ -2,10 +2,11 @@
 
 A run takes the lock with one compare and swap (`commits.swap`): it replaces the job's row only if the
 row is still the one the run saw, and its commit goes in only if nothing else committed to the table since
-the run read it. The run judged that row's run over before (it wrote its last run-log row, its process on
-this host is gone, or its heartbeat is older than the lease). Of two runs racing for it, one commit wins;
-the loser reads the lock again and finds it held. A live run is never taken over: its heartbeat thread
-renews `heartbeat_at` every quarter of the lease while it works. Every commit here is delta-rs's (no Spark).
+the run read it. The run judged that row's run over before (it wrote its last run-log row, every process the
+row names on this host is gone, or, on another host, its heartbeat is older than the lease: `lock_model.judge`).
+Of two runs racing for it, one commit wins; the loser reads the lock again and finds it held. A live run is
+never taken over: its heartbeat thread renews `heartbeat_at` every quarter of the lease while it works. Every
+commit here is delta-rs's (no Spark).
 """
 
 from __future__ import annotations
@@ -44,13 +45,14 @@ __all__ = [
 
 
 def lock_schema() -> pa.Schema:
-    """The lock table's columns: one row per locked job."""
+    """The lock table's columns: one row per locked job; `processes` (JSON) names every process that can commit
+    for the run, with its host, pid and start time (`processes.encode`)."""
     import pyarrow as pa
 
     stamp = pa.timestamp("us", tz="UTC")
     return pa.schema(
         [("job", pa.string()), ("run_id", pa.string()), ("acquired_at", stamp), ("owner", pa.string()),
-         ("heartbeat_at", stamp)]
+         ("heartbeat_at", stamp), ("processes", pa.string())]
     )  # fmt: skip
 
 

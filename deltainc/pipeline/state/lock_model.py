@@ -98,7 +98,7 @@ def locked_message(job: str, holder: LockHolder, life: Liveness) -> str:
     """What a second run says when the lock is held by a live run."""
     return (
         f"job {job!r} is locked by run {holder.run_id} ({holder.owner}) since {holder.acquired_at:%Y-%m-%d %H:%M:%S}; "
-        f"{life.reason}. Wait for it to finish: a run that died is taken over by the next run once its "
-        "heartbeat is older than the lease (at once on the same host). `deltainc unlock` is only needed if "
-        "the lock must go sooner"
+        f"{life.reason}. Wait for it to finish: a run that died is taken over by the next run once its processes "
+        "are gone (on this host; a Spark driver left running is stopped first) or its heartbeat is older than the "
+        "lease (another host). `deltainc unlock` is only needed if the lock must go sooner"
     )

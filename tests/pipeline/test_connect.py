@@ -43,10 +43,15 @@ def _env(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def server_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The server's folder: its log, server.log."""
+    return tmp_path_factory.mktemp("connect_server")
+
+
+@pytest.fixture(scope="module")
+def server(server_root: Path) -> Iterator[str]:
     """A Spark Connect server with Delta, started as a user would: `deltainc serve --port N`."""
-    root = tmp_path_factory.mktemp("connect_server")
-    process, url = start_server(root, _env(root))
+    process, url = start_server(server_root, _env(server_root))
     try:
         yield url
     finally:
@@ -154,3 +159,16 @@ def test_over_spark_connect_verify_status_validate_and_unlock_read_the_job_a_cli
     assert unlocked.returncode == 0 and unlocked.stdout.startswith(f"{job.name}: removed the lock of run "), unlocked
     again = deltainc(tmp_path, server, "unlock", str(path))
     assert (again.returncode, again.stdout.strip()) == (0, f"{job.name}: no lock held, nothing to remove")
+
+
+def test_serve_listens_on_this_machine_only_unless_told_and_says_so(server: str, server_root: Path) -> None:
+    port = int(server.rsplit(":", 1)[1])
+    listening = set()  # the local addresses of the sockets listening on the port (the kernel's table)
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                listening.add(local.rsplit(":", 1)[0])
+    assert listening == {"0100007F"}, listening  # 127.0.0.1 only, no wildcard address
+    said = (server_root / "server.log").read_text()
+    assert f"serves Spark Connect on sc://127.0.0.1:{port}, to this machine only (--host ADDRESS" in said

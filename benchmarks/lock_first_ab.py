@@ -7,7 +7,7 @@ is held by this process (live, on this host) on the status benchmark's job with 
 exit 3 naming the holder. Pairs alternate (A B A B ...) after one warm-up each. Prints a Markdown table; `--out`
 also writes it.
 
-    python -m benchmarks.lock_first_ab [--pairs 3] [--data bench-data/status] [--out benchmarks/results/LOCK_FIRST_AB.md]
+    python -m benchmarks.lock_first_ab [--pairs 3] [--data DIR] [--out benchmarks/results/LOCK_FIRST_AB.md]
 """
 
 from __future__ import annotations

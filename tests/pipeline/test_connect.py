@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -169,6 +170,10 @@ def test_serve_listens_on_this_machine_only_unless_told_and_says_so(server: str,
             local, state = line.split()[1], line.split()[3]
             if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
                 listening.add(local.rsplit(":", 1)[0])
-    assert listening == {"0100007F"}, listening  # 127.0.0.1 only, no wildcard address
-    said = (server_root / "server.log").read_text()
-    assert f"serves Spark Connect on sc://127.0.0.1:{port}, to this machine only (--host ADDRESS" in said
+    # 127.0.0.1 only (as IPv4, or IPv4-mapped on an IPv6 socket: ::ffff:127.0.0.1), no wildcard address
+    assert listening and all(address.endswith("0100007F") for address in listening), listening
+    line = f"serves Spark Connect on sc://127.0.0.1:{port}, to this machine only (--host ADDRESS"
+    deadline = time.monotonic() + 120  # it says so once it saw its own port accept connections, as the fixture did
+    while line not in (said := (server_root / "server.log").read_text()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert line in said, said[-2000:]

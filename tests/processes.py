@@ -3,6 +3,7 @@ or stop it, and then let the next run, in the test's own process, recover."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -63,3 +64,27 @@ def python(root: Path, *args: str, new_session: bool = False) -> subprocess.Comp
         check=False,
         start_new_session=new_session,
     )
+
+
+def commits_of(target: str, run_id: str) -> list[tuple[int, float]]:
+    """The target's commits made by run `run_id` (its userMetadata names it): (version, commit time in epoch
+    seconds), read from the Delta log with delta-rs (a local path or S3)."""
+    from deltainc.pipeline.delta.log_tables import open_table
+
+    table = open_table(target)
+    assert table is not None, target
+    return [
+        (int(entry["version"]), int(entry["timestamp"]) / 1000)
+        for entry in table.history()
+        if json.loads(entry.get("userMetadata") or "{}").get("run_id") == run_id
+    ]
+
+
+def lock_taken_at(locks: str, job: str) -> float:
+    """When the job's lock was last taken (its row's acquired_at), in epoch seconds."""
+    from deltainc.pipeline.delta.log_tables import job_rows, open_table
+
+    table = open_table(locks)
+    assert table is not None, locks
+    [row] = job_rows(table, locks, job, ["acquired_at"])
+    return float(row["acquired_at"].timestamp())

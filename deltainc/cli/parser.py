@@ -281,4 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
         None,
     )
     sub.add_argument("--port", type=_positive, default=15002, metavar="N", help="port to listen on (default: 15002)")
+    sub.add_argument(
+        "--host",
+        default="127.0.0.1",
+        metavar="ADDRESS",
+        help="address to listen on (default: 127.0.0.1, this machine only; 0.0.0.0 for every interface: Spark Connect "
+        "has no authentication of its own, so protect such a server with a proxy or firewall)",
+    )
     return parser

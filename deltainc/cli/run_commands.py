@@ -1,4 +1,8 @@
-"""The commands that write: run, rerun and backfill, each window's line printed as soon as it committed."""
+"""The commands that write: run, rerun and backfill, each window's line printed as soon as it committed.
+
+Each takes the job's lock before it starts Spark (`pipeline.hold_lock`, delta-rs, no JVM) and holds it, renewed,
+while the JVM starts: a second run of the job exits 3 at once, and `status` shows this one from its first second.
+"""
 
 from __future__ import annotations
 
@@ -49,14 +53,16 @@ def run(ctx: Context) -> int:
     if idle is not None:  # nothing pending, read from the Delta logs: no JVM started
         _print_result(ctx, idle)
         return EXIT_OK
-    result = pipeline.run(
-        job,
-        until=ctx.args.until,
-        spark=ctx.spark(),
-        settings=ctx.settings,
-        on_window=_on_window(ctx),
-        rebuild=ctx.args.rebuild,
-    )
+    with pipeline.hold_lock(job, ctx.settings, "run", check_settings=not ctx.args.rebuild) as lease:
+        result = pipeline.run(
+            job,
+            until=ctx.args.until,
+            spark=ctx.spark(),
+            settings=ctx.settings,
+            on_window=_on_window(ctx),
+            rebuild=ctx.args.rebuild,
+            lease=lease,
+        )
     _print_result(ctx, result)
     return EXIT_OK
 
@@ -68,9 +74,16 @@ def rerun(ctx: Context) -> int:
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
     pipeline.check_from_logs(job)
-    result = pipeline.rerun(
-        job, ctx.args.start, ctx.args.end, spark=ctx.spark(), settings=ctx.settings, on_window=_on_window(ctx)
-    )
+    with pipeline.hold_lock(job, ctx.settings, "rerun") as lease:
+        result = pipeline.rerun(
+            job,
+            ctx.args.start,
+            ctx.args.end,
+            spark=ctx.spark(),
+            settings=ctx.settings,
+            on_window=_on_window(ctx),
+            lease=lease,
+        )
     _print_result(ctx, result)
     return EXIT_OK
 
@@ -85,44 +98,46 @@ def backfill(ctx: Context) -> int:
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
     pipeline.check_from_logs(job)
-    spark = ctx.spark()
-    done = {"chunks": 0, "total": 0}
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=ctx.out,
-        disable=ctx.json,
-    )
+    with pipeline.hold_lock(job, ctx.settings, "backfill") as lease:  # before Spark starts
+        spark = ctx.spark()
+        done = {"chunks": 0, "total": 0}
+        progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=ctx.out,
+            disable=ctx.json,
+        )
 
-    def on_progress(number: int, total: int, report: WindowReport | None, window: Window) -> None:
-        done.update(chunks=number, total=total)
-        progress.update(task, completed=number, total=total)
-        if not ctx.json:
-            line = window_line(report) if report is not None else f"{window}  already processed, skipped"
-            progress.console.print(f"[{number}/{total}] {line}", markup=False, highlight=False)
+        def on_progress(number: int, total: int, report: WindowReport | None, window: Window) -> None:
+            done.update(chunks=number, total=total)
+            progress.update(task, completed=number, total=total)
+            if not ctx.json:
+                line = window_line(report) if report is not None else f"{window}  already processed, skipped"
+                progress.console.print(f"[{number}/{total}] {line}", markup=False, highlight=False)
 
-    ctx.hint = "run the same command again to resume: processed chunks are skipped"
-    with progress:
-        task = progress.add_task(f"backfill {job.name}", total=None)
-        try:
-            result = pipeline.backfill(
-                job,
-                ctx.args.start,
-                ctx.args.end,
-                chunk=ctx.args.chunk,
-                spark=spark,
-                settings=ctx.settings,
-                on_progress=on_progress,
-            )
-        except Exception:
-            if done["total"]:
-                ctx.hint = (
-                    f"stopped after chunk {done['chunks']} of {done['total']}; run the same command again "
-                    "to resume: processed chunks are skipped"
+        ctx.hint = "run the same command again to resume: processed chunks are skipped"
+        with progress:
+            task = progress.add_task(f"backfill {job.name}", total=None)
+            try:
+                result = pipeline.backfill(
+                    job,
+                    ctx.args.start,
+                    ctx.args.end,
+                    chunk=ctx.args.chunk,
+                    spark=spark,
+                    settings=ctx.settings,
+                    on_progress=on_progress,
+                    lease=lease,
                 )
-            raise
+            except Exception:
+                if done["total"]:
+                    ctx.hint = (
+                        f"stopped after chunk {done['chunks']} of {done['total']}; run the same command again "
+                        "to resume: processed chunks are skipped"
+                    )
+                raise
     if ctx.json:
         emit_json(result_document(result))
     else:

@@ -28,8 +28,9 @@ def unlock(ctx: Context) -> int:
         ctx.print(f"{job.name}: removed the lock of run {row['run_id']} ({row['owner']}), taken at {taken}{age}")
     if removed:
         ctx.print(
-            "  (rarely needed: the next run takes over a dead run's lock by itself once its heartbeat is older "
-            f"than lock_expiry_seconds = {ctx.settings.lock_expiry_seconds}, at once on the same host)"
+            "  (rarely needed: the next run takes over a dead run's lock by itself once its processes are gone on "
+            "this host, or once its heartbeat is older than "
+            f"lock_expiry_seconds = {ctx.settings.lock_expiry_seconds} on another host)"
         )
     return EXIT_OK
 
@@ -70,8 +71,9 @@ def demo(ctx: Context) -> int:
 
 
 def serve(ctx: Context) -> int:
-    """`deltainc serve [--port N]`: a Spark Connect server with Delta, until stopped (SIGTERM or Ctrl-C)."""
+    """`deltainc serve [--port N] [--host ADDRESS]`: a Spark Connect server with Delta, until stopped (SIGTERM or
+    Ctrl-C); on 127.0.0.1 unless --host says otherwise."""
     from deltainc.tools.connect_server import serve as run_server
 
-    run_server(ctx.settings, ctx.args.port, ctx.print)
+    run_server(ctx.settings, ctx.args.port, ctx.print, ctx.args.host, ctx.extra_conf)
     return EXIT_OK

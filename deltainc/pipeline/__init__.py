@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from deltainc.pipeline.controller import backfill, rerun, run, status
     from deltainc.pipeline.job.config import JobConfig, load_job, resolve_job
     from deltainc.pipeline.log_checks import check_from_logs
-    from deltainc.pipeline.log_commands import idle_run, unlock
+    from deltainc.pipeline.log_commands import hold_lock, idle_run, unlock
     from deltainc.pipeline.log_status import read_status
     from deltainc.pipeline.prepared_job import prepare_job
     from deltainc.pipeline.results import PipelineResult, WindowReport
@@ -32,6 +32,7 @@ __all__ = [
     "WindowReport",
     "backfill",
     "check_from_logs",
+    "hold_lock",
     "idle_run",
     "load_job",
     "prepare_job",
@@ -53,7 +54,7 @@ __getattr__ = lazy_exports(
     {
         **{name: "deltainc.pipeline.job.config" for name in ("JobConfig", "load_job", "resolve_job")},
         **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run", "status")},
-        **{name: "deltainc.pipeline.log_commands" for name in ("idle_run", "unlock")},
+        **{name: "deltainc.pipeline.log_commands" for name in ("hold_lock", "idle_run", "unlock")},
         **{name: "deltainc.pipeline.state.job_status" for name in ("JobStatus", "status_document")},
         "read_status": "deltainc.pipeline.log_status",
         "check_from_logs": "deltainc.pipeline.log_checks",

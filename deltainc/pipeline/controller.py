@@ -21,7 +21,7 @@ from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
 from deltainc.pipeline.delta.sources import latest_unit, read_table
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.log_checks import check_from_logs
-from deltainc.pipeline.log_commands import idle_run, nothing_pending
+from deltainc.pipeline.log_commands import hold_lock, idle_run, nothing_pending
 from deltainc.pipeline.log_status import latest_in_both
 from deltainc.pipeline.plan import (
     Planned,
@@ -56,9 +56,15 @@ WindowHook = Callable[[WindowReport], None]
 ProgressHook = Callable[[int, int, WindowReport | None, Window], None]  # chunk number, of, its report
 
 
-def _locked(prepared: PreparedJob, state: JobState | None) -> contextlib.AbstractContextManager[Lease]:
-    """The job's lock, held for the block (`lease.locked`) with the settings' expiry."""
-    return locked(prepared.paths, prepared.job.name, prepared.settings.lock_expiry_seconds, state)
+def _locked(
+    prepared: PreparedJob, state: JobState | None, lease: Lease | None
+) -> contextlib.AbstractContextManager[Lease]:
+    """The job's lock, held for the block (`lease.locked`) with the settings' expiry; `lease` when the command took
+    it before Spark started (`hold_lock`), made to name the Spark driver it has started since."""
+    if lease is None:
+        return locked(prepared.paths, prepared.job.name, prepared.settings.lock_expiry_seconds, state)
+    lease.name_drivers()
+    return contextlib.nullcontext(lease)
 
 
 def _latest_available(prepared: PreparedJob) -> int | None:
@@ -92,6 +98,7 @@ def run(
     on_step: StepHook | None = None,
     on_window: WindowHook | None = None,
     rebuild: bool = False,
+    lease: Lease | None = None,
 ) -> PipelineResult:
     """Process every pending window: from the unit after the watermark to the latest RecDate in both sources.
 
@@ -108,6 +115,8 @@ def run(
         on_step: called at each step of a window (for tests and progress).
         on_window: called with each window's report as soon as its commits are done.
         rebuild: recompute the whole target under the current settings, over the target in one commit.
+        lease: the job's lock, taken before Spark started (`hold_lock`); with neither a session nor a lease,
+            the lock is taken here before Spark starts.
 
     Returns:
         Its windows' reports (each with its run-log row), the watermark and a one-line message.
@@ -126,12 +135,13 @@ def run(
         print(result.message, result.watermark)
         ```
     """
-    if spark is None:  # what does not fit, or that there is nothing to do, is found in the logs without Spark
+    if spark is None and lease is None:  # what does not fit, or that there is nothing to do, is found in the logs
         check_from_logs(load(job, settings)[0])
-    if spark is None and not rebuild:
-        idle = idle_run(job, settings, until)
+        idle = None if rebuild else idle_run(job, settings, until)
         if idle is not None:
             return idle
+        with hold_lock(job, settings, Command.RUN.value, check_settings=not rebuild) as held:  # before Spark starts
+            return run(job, until, None, settings, on_step, on_window, rebuild, held)
     prepared, state = open_job(job, spark, settings, "run", check_settings=not rebuild)
     if rebuild and until is not None:
         raise ConfigError("--until: a rebuild always goes to the latest RecDate in both sources; drop --until")
@@ -145,7 +155,7 @@ def run(
         return _result(prepared, Command.RUN, None, [], message, state.watermark)
     else:
         planned = partial(run_plan, prepared.job, latest=latest, until=until_unit)
-    done = _execute(prepared, state, Command.RUN, planned, on_step, _each(on_window), check=not rebuild)
+    done = _execute(prepared, state, Command.RUN, planned, on_step, _each(on_window), lease, check=not rebuild)
     if rebuild:
         message = f"rebuilt the target in {done.reports[0].window}"
     else:
@@ -161,6 +171,7 @@ def rerun(
     settings: Settings | None = None,
     on_step: StepHook | None = None,
     on_window: WindowHook | None = None,
+    lease: Lease | None = None,
 ) -> PipelineResult:
     """Recompute an already processed window; the target changes only where the sources changed.
 
@@ -175,6 +186,7 @@ def rerun(
         settings: the global settings; None = read them.
         on_step: called at each step of the window.
         on_window: called with the window's report once its commits are done.
+        lease: as for `run`.
 
     Returns:
         The window's report (its run-log row counts the rows inserted and deleted), the unchanged watermark.
@@ -191,6 +203,9 @@ def rerun(
         print(report.rows_inserted, report.rows_deleted)  # 0 0 when the sources did not change
         ```
     """
+    if spark is None and lease is None:
+        with hold_lock(job, settings, Command.RERUN.value) as held:  # before Spark starts
+            return rerun(job, start, end, None, settings, on_step, on_window, held)
     prepared, state = open_job(job, spark, settings, "rerun")
     first = parse_point(start, "--start", prepared.uom)
     last = first if end is None else parse_point(end, "--end", prepared.uom)
@@ -198,7 +213,9 @@ def rerun(
     last_arg = "--start" if end is None else "--end"
     window = Window(first, last, prepared.uom)
     plan = rerun_plan(prepared.job, first, last, state.watermark, last_arg)  # the watermark as read: it stays
-    done = _execute(prepared, state, Command.RERUN, lambda _watermark: plan, on_step, _each(on_window), check=False)
+    done = _execute(
+        prepared, state, Command.RERUN, lambda _watermark: plan, on_step, _each(on_window), lease, check=False
+    )
     todo = plan[0].window
     message = f"re-ran {window}" + (f" (recomputed {todo}: rows after it depend on it)" if todo != window else "")
     return _result(prepared, Command.RERUN, done.run_id, done.reports, message, state.watermark)
@@ -213,6 +230,7 @@ def backfill(
     settings: Settings | None = None,
     on_progress: ProgressHook | None = None,
     on_step: StepHook | None = None,
+    lease: Lease | None = None,
 ) -> PipelineResult:
     """Process a historic range in chunks (day, month, year, all), each a forward window of its own.
 
@@ -228,6 +246,7 @@ def backfill(
         settings: the global settings; None = read them.
         on_progress: called after each chunk (done or skipped), e.g. for a progress bar.
         on_step: called at each step of a window.
+        lease: as for `run`.
 
     Returns:
         The reports of the chunks processed and the watermark.
@@ -243,6 +262,9 @@ def backfill(
         backfill("bank_trx", "2025-03-01", "2025-03-31", chunk="day")
         ```
     """
+    if spark is None and lease is None:
+        with hold_lock(job, settings, Command.BACKFILL.value) as held:  # before Spark starts
+            return backfill(job, start, end, chunk, None, settings, on_progress, on_step, held)
     prepared, state = open_job(job, spark, settings, "backfill")
     first = parse_point(start, "--start", prepared.uom)
     last = parse_point(end, "--end", prepared.uom)
@@ -258,7 +280,7 @@ def backfill(
         if on_progress:
             on_progress(item.number, of, report, item.window)
 
-    done = _execute(prepared, state, Command.BACKFILL, planned, on_step, progress)
+    done = _execute(prepared, state, Command.BACKFILL, planned, on_step, progress, lease)
     message = f"backfilled {len(done.reports)} of {done.planned} chunk(s)"
     return _result(prepared, Command.BACKFILL, done.run_id, done.reports, message, done.watermark)
 
@@ -280,18 +302,19 @@ def _execute(
     plan: Callable[[int | None], tuple[Planned, ...]],
     on_step: StepHook | None,
     on_item: Callable[[Planned, int, WindowReport | None], None],
+    lease: Lease | None,
     check: bool = True,
 ) -> _Executed:
     """Take the lock, plan from the watermark as of holding it (its settings `check`ed again), and process the
     plan's windows in order; each window's run-log row moves the watermark (or not: its mode says), and the
     last one releases the lock. Stopped between two windows, the next one's row says cancelled."""
-    with _locked(prepared, state) as lease:
+    with _locked(prepared, state, lease) as held:
         if check:
-            check_unchanged(prepared.job, lease.state.settings, command.value)  # as of holding the lock
-        watermark = lease.state.watermark
+            check_unchanged(prepared.job, held.state.settings, command.value)  # as of holding the lock
+        watermark = held.state.watermark
         items = plan(watermark)
         todo = to_do(items)
-        ongoing = begin(prepared, command, lease, on_step)
+        ongoing = begin(prepared, command, held, on_step)
         reports: list[WindowReport] = []
         try:
             for item in items:
@@ -305,7 +328,7 @@ def _execute(
             upcoming = todo[len(reports)].window if len(reports) < len(todo) else None
             record_stop(ongoing, upcoming, exc)
             raise
-    return _Executed(lease.run_id, reports, watermark, len(items))
+    return _Executed(held.run_id, reports, watermark, len(items))
 
 
 def _each(on_window: WindowHook | None) -> Callable[[Planned, int, WindowReport | None], None]:

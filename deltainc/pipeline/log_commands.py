@@ -1,4 +1,5 @@
-"""Commands answered from the Delta logs alone, without a JVM: a run with nothing pending, and `unlock`.
+"""Commands answered from the Delta logs alone, without a JVM: a run with nothing pending, `unlock`, and the lock
+a command takes before it starts Spark (`hold_lock`).
 
 Starting Spark takes seconds (half a minute on a busy machine); a scheduled run that finds nothing new, or a
 hand `unlock`, needs only the state tables and the sources' latest RecDate, which the Delta logs give in
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from deltainc.join.windows import from_index, next_window, parse_point, to_index
@@ -16,10 +19,18 @@ from deltainc.pipeline.delta.log_tables import LogUnreadable
 from deltainc.pipeline.job.config import JobConfig, load_job, resolve_job
 from deltainc.pipeline.log_status import latest_in_both
 from deltainc.pipeline.results import PipelineResult
-from deltainc.pipeline.state import check_unchanged, read_state, read_state_from_log, remove_lock, state_paths
+from deltainc.pipeline.state import (
+    Lease,
+    check_unchanged,
+    locked,
+    read_state,
+    read_state_from_log,
+    remove_lock,
+    state_paths,
+)
 from deltainc.settings import Settings, load_settings
 
-__all__ = ["nothing_pending", "idle_run", "unlock"]
+__all__ = ["nothing_pending", "idle_run", "unlock", "hold_lock"]
 
 log = logging.getLogger("deltainc")
 
@@ -85,3 +96,22 @@ def unlock(
     paths = state_paths(job.state_path(settings.state_dir))
     read_state(paths, job.name)  # a state folder that cannot be read says so here, naming state_dir
     return remove_lock(paths.locks, job.name, run_id)
+
+
+@contextmanager
+def hold_lock(
+    job: JobConfig | str | Path, settings: Settings | None = None, command: str = "run", check_settings: bool = True
+) -> Iterator[Lease]:
+    """Take the job's lock now, without a JVM, and hold it (renewed) for the block: what `run`, `rerun` and
+    `backfill` do before they start Spark, so that a second run exits 3 at once instead of starting a JVM first,
+    and `status` shows the run from its first second. Changed settings are refused before (nothing written).
+
+    Example: ``with hold_lock("trx") as lease: run("trx", spark=start(), lease=lease)``.
+    """
+    job, settings = _load(job, settings)
+    paths = state_paths(job.state_path(settings.state_dir))
+    state = read_state(paths, job.name)
+    if check_settings:
+        check_unchanged(job, state.settings, command)
+    with locked(paths, job.name, settings.lock_expiry_seconds, state) as lease:
+        yield lease

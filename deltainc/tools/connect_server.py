@@ -19,15 +19,20 @@ from pathlib import Path
 
 from deltainc.settings import Settings
 
-__all__ = ["DEFAULT_PORT", "server_conf", "serve", "wait_for_port", "free_port", "start_server"]
+__all__ = ["DEFAULT_PORT", "DEFAULT_HOST", "server_conf", "serve", "wait_for_port", "free_port", "start_server"]
 
 DEFAULT_PORT = 15002  # Spark Connect's own default
+DEFAULT_HOST = "127.0.0.1"  # this machine only: Spark Connect has no authentication of its own
 _PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
 
 
-def server_conf(port: int) -> dict[str, str]:
-    """The Spark configuration that makes a session a Spark Connect server listening on `port`."""
-    return {"spark.plugins": _PLUGIN, "spark.connect.grpc.binding.port": str(port)}
+def server_conf(port: int, host: str = DEFAULT_HOST) -> dict[str, str]:
+    """The Spark configuration that makes a session a Spark Connect server listening on `host`:`port`."""
+    return {
+        "spark.plugins": _PLUGIN,
+        "spark.connect.grpc.binding.address": host,
+        "spark.connect.grpc.binding.port": str(port),
+    }
 
 
 def wait_for_port(host: str, port: int, timeout_seconds: float, alive: Callable[[], bool] = lambda: True) -> bool:
@@ -42,8 +47,32 @@ def wait_for_port(host: str, port: int, timeout_seconds: float, alive: Callable[
     return False
 
 
-def serve(settings: Settings, port: int, echo: Callable[[str], None]) -> None:
-    """Start the server and keep it up until SIGTERM or SIGINT; then stop Spark cleanly."""
+def _reach(host: str) -> str:
+    """Where this machine reaches a server bound to `host` (all interfaces: through loopback)."""
+    return "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+
+
+def listening(host: str, port: int) -> str:
+    """The line `serve` says once the server listens: where, and who can reach it."""
+    url = f"sc://{_reach(host)}:{port}"
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return f"serves Spark Connect on {url}, to this machine only (--host ADDRESS to serve others)"
+    return (
+        f"serves Spark Connect on {host}:{port} ({url} from here), to whoever reaches this address: Spark Connect "
+        "has no authentication of its own, so anyone who can connect can read and write every table this server "
+        "can; put it behind an authenticating proxy or a firewall"
+    )
+
+
+def serve(
+    settings: Settings,
+    port: int,
+    echo: Callable[[str], None],
+    host: str = DEFAULT_HOST,
+    extra_conf: Mapping[str, str] | None = None,
+) -> None:
+    """Start the server on `host`:`port` (this machine only by default) and keep it up until SIGTERM or SIGINT;
+    then stop Spark cleanly. `extra_conf` (--conf) reaches the server, e.g. spark.connect.authenticate.token."""
     from deltainc.spark import get_spark
 
     os.environ.pop("SPARK_REMOTE", None)  # the server is never itself a client
@@ -51,11 +80,11 @@ def serve(settings: Settings, port: int, echo: Callable[[str], None]) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     local = settings.model_copy(update={"spark": settings.spark.model_copy(update={"remote": None})})
-    spark = get_spark(local, server_conf(port))
+    spark = get_spark(local, {**(extra_conf or {}), **server_conf(port, host)})
     try:
-        if not wait_for_port("127.0.0.1", port, 60):
-            raise RuntimeError(f"--port: the Spark Connect server did not listen on port {port} within 60 s")
-        echo(f"Spark {spark.version} with Delta serves Spark Connect on sc://localhost:{port} (Ctrl-C stops it)")
+        if not wait_for_port(_reach(host), port, 60):
+            raise RuntimeError(f"--port: the Spark Connect server did not listen on {host}:{port} within 60 s")
+        echo(f"Spark {spark.version} with Delta {listening(host, port)} (Ctrl-C stops it)")
         while not stop.wait(1):
             pass
     finally:
@@ -88,4 +117,4 @@ def start_server(
         process.wait(timeout=60)
         tail = (cwd / "server.log").read_text(errors="replace")[-3000:]
         raise RuntimeError(f"the Spark Connect server did not listen on port {port}: {tail}")
-    return process, f"sc://localhost:{port}"
+    return process, f"sc://127.0.0.1:{port}"

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,10 +44,15 @@ def _env(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def server_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The server's folder: its log, server.log."""
+    return tmp_path_factory.mktemp("connect_server")
+
+
+@pytest.fixture(scope="module")
+def server(server_root: Path) -> Iterator[str]:
     """A Spark Connect server with Delta, started as a user would: `deltainc serve --port N`."""
-    root = tmp_path_factory.mktemp("connect_server")
-    process, url = start_server(root, _env(root))
+    process, url = start_server(server_root, _env(server_root))
     try:
         yield url
     finally:
@@ -154,3 +160,20 @@ def test_over_spark_connect_verify_status_validate_and_unlock_read_the_job_a_cli
     assert unlocked.returncode == 0 and unlocked.stdout.startswith(f"{job.name}: removed the lock of run "), unlocked
     again = deltainc(tmp_path, server, "unlock", str(path))
     assert (again.returncode, again.stdout.strip()) == (0, f"{job.name}: no lock held, nothing to remove")
+
+
+def test_serve_listens_on_this_machine_only_unless_told_and_says_so(server: str, server_root: Path) -> None:
+    port = int(server.rsplit(":", 1)[1])
+    listening = set()  # the local addresses of the sockets listening on the port (the kernel's table)
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                listening.add(local.rsplit(":", 1)[0])
+    # 127.0.0.1 only (as IPv4, or IPv4-mapped on an IPv6 socket: ::ffff:127.0.0.1), no wildcard address
+    assert listening and all(address.endswith("0100007F") for address in listening), listening
+    line = f"serves Spark Connect on sc://127.0.0.1:{port}, to this machine only (--host ADDRESS"
+    deadline = time.monotonic() + 120  # it says so once it saw its own port accept connections, as the fixture did
+    while line not in (said := (server_root / "server.log").read_text()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert line in said, said[-2000:]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from cli_jobs import job_toml
-from processes import KILLER, python
+from processes import KILLER, commits_of, lock_taken_at, python
 from pyspark.sql import SparkSession
 from s3_server import BUCKET, SECRET_KEY, S3Server
 
@@ -94,14 +94,19 @@ def test_a_run_on_s3_killed_during_its_target_commit_is_recovered_by_the_next_ru
     run(job, until=START + dt.timedelta(days=1), spark=spark, settings=Settings())  # the first window, committed
     killed = python(tmp_path, "-c", KILLER, str(path), "writing", "during")  # killed in the next one
     assert killed.returncode == -9, killed.stderr[-3000:]
-    assert job.state.path is not None
+    assert job.state.path is not None and job.target.path is not None
     held = read_state(state_paths(job.state.path), "killed").holder
-    assert held is not None and not held.finished  # the killed run's lock, in S3
-    unlocked = python(tmp_path, "-m", "deltainc", "unlock", str(path))
-    assert unlocked.returncode == 0 and "removed the lock" in unlocked.stdout, unlocked.stderr[-2000:]
-    run(job, spark=spark, settings=Settings())
+    assert held is not None and not held.finished  # the killed run's lock, in S3, naming its command and JVM
+    assert [p.role for p in held.processes] == ["command", "spark driver"], held.processes
+    run(job, spark=spark, settings=Settings())  # at once: its JVM, maybe still committing, is stopped first
     assert target_rows(spark, job) == target_rows(spark, daily)
+    assert not any(p.alive() for p in held.processes)
+    taken = lock_taken_at(f"{job.state.path}/locks", "killed")
+    late = [(v, t) for v, t in commits_of(job.target.path, held.run_id) if t >= taken]
+    assert late == [], (late, taken)  # no commit of the killed run after the next run took the lock
     logged = read_runs(state_paths(job.state.path), "killed", 5)
-    assert logged[0]["status"] == "succeeded" and logged[0]["took_over"] is None  # unlock freed it
+    assert logged[0]["status"] == "succeeded" and "gone" in str(logged[0]["took_over"])
+    unlocked = python(tmp_path, "-m", "deltainc", "unlock", str(path))  # the finished run's lock row, by hand
+    assert unlocked.returncode == 0, unlocked.stderr[-2000:]
     shown = killed.stdout + killed.stderr + unlocked.stdout + unlocked.stderr + str(logged)
     assert SECRET_KEY not in shown  # no credential printed, logged or in the run log

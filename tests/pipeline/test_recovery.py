@@ -11,16 +11,18 @@ import datetime as dt
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 from chispa import assert_df_equality
 from cli_jobs import job_toml
-from processes import KILLER, env, python
+from processes import KILLER, commits_of, env, lock_taken_at, python
 from pyspark.sql import SparkSession
 
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.job.config import load_job
+from deltainc.pipeline.log_status import status_from_log
 from deltainc.pipeline.state.store import read_state, state_paths
 from deltainc.settings import Settings
 from deltainc.tools.sample_data import SampleSpec, write_sources
@@ -143,11 +145,19 @@ def test_a_run_killed_at_any_point_is_recovered_by_the_next_run(
     run(load_job(job), until=START + dt.timedelta(days=2), spark=spark)  # the first window, committed
     killed = python(tmp_path, "-c", KILLER, str(job), point, how)  # killed in the next window
     assert killed.returncode == -9, killed.stderr[-2000:]
-    run(load_job(job), spark=spark)  # the next run, in this process (its JVM is up already)
+    dead = read_state(state_paths(str(tmp_path / "state")), "trx").holder
+    assert dead is not None
+    run(load_job(job), spark=spark)  # the next run, at once, in this process (its JVM is up already)
     assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
     if point != "watermark":  # the killed run still held the lock: the next run says it took it over
         took = [r["took_over"] for r in runs(spark, tmp_path) if r["took_over"]]
-        assert len(took) == 1 and "is gone" in str(took[0]), took
+        assert len(took) == 1 and "gone" in str(took[0]), took
+        # its Spark driver, which may still have been committing, was named in the lock row and ended first
+        assert [p.role for p in dead.processes] == ["command", "spark driver"], dead.processes
+        assert not any(p.alive() for p in dead.processes)
+        taken = lock_taken_at(str(tmp_path / "state" / "locks"), "trx")
+        late = [(v, t) for v, t in commits_of(str(tmp_path / "target"), dead.run_id) if t >= taken]
+        assert late == [], (late, taken)  # no commit of the killed run after the next run took the lock
 
 
 def test_sigterm_or_ctrl_c_at_any_moment_logs_the_run_cancelled_frees_the_lock_and_the_next_run_goes_on(
@@ -171,7 +181,9 @@ def test_sigterm_or_ctrl_c_at_any_moment_logs_the_run_cancelled_frees_the_lock_a
         before = logged()
         stopped = python(tmp_path, "-c", STOPPED, str(job), moment, str(nth), new_session=True)
         said = "cancelled (SIGTERM)" if code == 143 else "interrupted"
-        assert (stopped.returncode, stopped.stderr.strip()) == (code, f"deltainc: error: {said}"), moment
+        *before_error, error = stopped.stderr.strip().splitlines()
+        assert (stopped.returncode, error) == (code, f"deltainc: error: {said}"), (moment, stopped.stderr)
+        assert all("waiting for the commit under way" in line for line in before_error), stopped.stderr  # "commit"
         holder = read_state(paths, "trx").holder
         assert holder is None or holder.finished, moment  # the lock is free
         log = logged()
@@ -179,8 +191,16 @@ def test_sigterm_or_ctrl_c_at_any_moment_logs_the_run_cancelled_frees_the_lock_a
         # what the stopped run itself logged: its committed window where it had one, then its cancellation
         assert added == {0: [], 1: ["cancelled"], 2: ["succeeded", "cancelled"]}[nth], moment
         if added:
-            assert log[-1]["releases_lock"] and log[-1]["error"].startswith(("Cancelled", "KeyboardInterrupt"))
+            stop = log[-1]
+            assert stop["releases_lock"] and stop["error"].startswith(("Cancelled", "KeyboardInterrupt"))
             assert read_state(paths, "trx").watermark == log[-2]["watermark_unit"], moment
+            # every commit of the stopped run came before its cancelled row freed the lock, and that row says
+            # which one landed in the stopped window (none, or the version it names)
+            commits = commits_of(str(tmp_path / "target"), str(stop["run_id"]))
+            freed = stop["started_at"].timestamp() + stop["duration_s"]  # naive local time, as pyspark gives it
+            assert all(t <= freed for _, t in commits), (moment, commits, freed)
+            landed = [v for v, _ in commits if v != (log[-2]["target_version"] if nth == 2 else None)]
+            assert landed == ([] if stop["target_version"] is None else [stop["target_version"]]), moment
     again = run(load_job(job), spark=spark)  # the next run, in this process (its JVM is up already)
     assert again.watermark == LAST.isoformat()
     log = runs(spark, tmp_path)
@@ -190,17 +210,33 @@ def test_sigterm_or_ctrl_c_at_any_moment_logs_the_run_cancelled_frees_the_lock_a
     assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
 
 
-def test_two_processes_started_together_never_both_write(
+def test_a_run_holds_the_lock_before_spark_starts_and_a_second_run_exits_3_at_once_without_a_jvm(
     spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path
 ) -> None:
     job = write_job(tmp_path, sources)
+    paths = state_paths(str(tmp_path / "state"))
     command = [sys.executable, "-m", "deltainc", "run", str(job)]
-    both = [
-        subprocess.Popen(command, cwd=tmp_path, env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        for _ in range(2)
-    ]
-    codes = sorted(p.wait(timeout=300) for p in both)
-    assert codes in ([0, 0], [0, 3]), [p.stderr.read() for p in both if p.stderr]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    clock = time.monotonic()
+    first = subprocess.Popen(command, cwd=tmp_path, env=env(tmp_path), **pipes)  # type: ignore[call-overload]
+    while (holder := read_state(paths, "trx").holder if (tmp_path / "state" / "locks").exists() else None) is None:
+        assert first.poll() is None, first.communicate()
+        time.sleep(0.05)
+    held_after = time.monotonic() - clock
+    shown = status_from_log(load_job(job), Settings(), runs=1).lock  # `status`, no JVM: running, alive
+    assert shown is not None and shown["run_id"] == holder.run_id and shown["alive"], shown
+    assert shown["processes"][0]["role"] == "command" and shown["processes"][0]["running"], shown
+    clock = time.monotonic()
+    logs = tmp_path / "second-spark-logs"  # a JVM started by the second run would write its log there
+    second = subprocess.run(
+        command, cwd=tmp_path, env={**env(tmp_path), "DELTAINC_SPARK_LOG_DIR": str(logs)}, timeout=120, **pipes
+    )  # type: ignore[call-overload]
+    refused_after = time.monotonic() - clock
+    assert second.returncode == 3 and f"is locked by run {holder.run_id}" in second.stderr, second.stderr
+    assert not logs.exists()  # it started no JVM
+    # the whole process, start-up included, on a loaded 2-core machine (about 1.5 s each when idle)
+    assert held_after < 15 and refused_after < 15, (held_after, refused_after)
+    assert first.wait(timeout=300) == 0, first.communicate()
     windows = [(r["window_start"], r["window_end"]) for r in runs(spark, tmp_path) if r["status"] == "succeeded"]
     assert len(windows) == len(set(windows))  # no window written twice
     assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)

@@ -17,7 +17,8 @@ from pyspark.sql import SparkSession
 from deltainc import JobLockedError
 from deltainc.join.windows import Window
 from deltainc.pipeline.results import PipelineResult, WindowReport
-from deltainc.pipeline.state.lock import release_lock, remove_lock, start_heartbeat, take_lock
+from deltainc.pipeline.state.lock import judge, release_lock, remove_lock, start_heartbeat, take_lock
+from deltainc.pipeline.state.processes import COMMAND, DRIVER, Process, encode, start_ticks
 from deltainc.pipeline.state.run_record import RUN_SCHEMA, RunRecord
 from deltainc.pipeline.state.store import (
     StatePaths,
@@ -143,7 +144,7 @@ def test_a_lock_whose_heartbeat_is_older_than_the_lease_is_taken_over_and_said_s
     ensure_state_tables(paths)
     spark.sql(
         f"INSERT INTO delta.`{paths.locks}` VALUES ('j', 'dead', current_timestamp() - INTERVAL 10 MINUTES, "
-        "'x@another-host:1', current_timestamp() - INTERVAL 3 MINUTES)"
+        "'x@another-host:1', current_timestamp() - INTERVAL 3 MINUTES, NULL)"
     )
     acquired = acquire(paths, "j", "alive", LEASE)
     assert acquired.took_over is not None and re.fullmatch(
@@ -159,11 +160,33 @@ def test_a_lock_whose_process_on_this_host_is_gone_is_taken_over_at_once(spark: 
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     owner = f"me@{socket.gethostname()}:{gone.pid}"
-    spark.sql(
-        f"INSERT INTO delta.`{paths.locks}` VALUES ('j', 'killed', current_timestamp(), '{owner}', current_timestamp())"
-    )
+    now = "current_timestamp()"
+    spark.sql(f"INSERT INTO delta.`{paths.locks}` VALUES ('j', 'killed', {now}, '{owner}', {now}, NULL)")
     acquired = acquire(paths, "j", "next", LEASE)
     assert acquired.took_over == f"killed ({owner}): its process ({owner}) is gone"
+
+
+def test_a_lock_whose_command_is_gone_is_taken_over_only_once_its_spark_driver_is_stopped(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # kill -9 of a command leaves its JVM running (it may finish a commit): the lock row names both processes
+    paths = state_paths(str(tmp_path))
+    ensure_state_tables(paths)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    driver = subprocess.Popen(["sleep", "300"])  # stands for the orphaned driver JVM: a real process that runs on
+    host, now = socket.gethostname(), "current_timestamp()"
+    processes = encode((Process(COMMAND, host, gone.pid), Process(DRIVER, host, driver.pid, start_ticks(driver.pid))))
+    owner = f"me@{host}:{gone.pid}"
+    spark.sql(f"INSERT INTO delta.`{paths.locks}` VALUES ('j', 'killed', {now}, '{owner}', {now}, '{processes}')")
+    held = read_state(paths, "j").holder
+    assert held is not None and judge(held, LEASE).alive  # status shows it running while its driver runs
+    acquired = acquire(paths, "j", "next", LEASE)
+    assert driver.wait(timeout=10) == -9  # stopped before the lock changed hands
+    assert acquired.took_over == (
+        f"killed ({owner}): its processes are gone ({owner}: command pid {gone.pid}, spark driver pid {driver.pid}); "
+        f"its spark driver pid {driver.pid} was stopped"
+    )
 
 
 def test_a_live_run_renews_its_lease_and_is_never_taken_over(spark: SparkSession, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from deltainc.pipeline.delta.log_tables import (
 )
 from deltainc.pipeline.state.lock_model import LockHolder
 from deltainc.pipeline.state.model import JobState, StatePaths
+from deltainc.pipeline.state.processes import decode
 from deltainc.pipeline.state.run_record import RunStatus
 
 __all__ = ["read_state_from_log", "read_runs_from_log"]
@@ -48,7 +49,8 @@ def read_state_from_log(paths: StatePaths, job: str) -> JobState:
     if locks is not None:
         lock_types = column_types(locks, paths.locks)
         require(lock_types, paths.locks, "job", "run_id", "owner", "acquired_at")
-        lock_columns = [name for name in ("run_id", "owner", "acquired_at", "heartbeat_at") if name in lock_types]
+        optional_lock = ("heartbeat_at", "processes")
+        lock_columns = [name for name in ("run_id", "owner", "acquired_at", *optional_lock) if name in lock_types]
         rows = job_rows(locks, paths.locks, job, lock_columns)
         held = spark_row(rows[0], lock_types) if rows else None
     watermark: int | None = None
@@ -94,6 +96,7 @@ def read_state_from_log(paths: StatePaths, job: str) -> JobState:
             acquired_at=held["acquired_at"],
             heartbeat_at=held.get("heartbeat_at"),
             finished=finished,
+            processes=decode(held.get("processes")),
         )
     return JobState(watermark=watermark, holder=holder, settings=settings)
 

@@ -58,6 +58,10 @@ def _lock_view(state: JobState, expiry_seconds: int) -> dict[str, object] | None
         "heartbeat_age_s": round((now - beat).total_seconds(), 1),
         "alive": life.alive,
         "reason": life.reason,
+        "processes": [  # every process that can commit for the run, and whether it still runs (on this host)
+            {"role": p.role, "host": p.host, "pid": p.pid, "running": p.alive() if p.local else None}
+            for p in held.committers()
+        ],
     }
 
 

@@ -1,5 +1,5 @@
-"""Holding the job's lock while a command works: taken once, renewed by a heartbeat, released by the run's last
-run-log row (or here, when the run ends without one)."""
+"""Holding the job's lock while a command works: taken once (before Spark starts, for a command that starts it),
+renewed by a heartbeat, released by the run's last run-log row (or here, when the run ends without one)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from deltainc.errors import JobLockedError
-from deltainc.pipeline.state.lock import Heartbeat, release_lock, start_heartbeat
+from deltainc.pipeline.state.lock import Heartbeat, record_processes, release_lock, start_heartbeat
+from deltainc.pipeline.state.processes import Process, spark_drivers, this_process
 from deltainc.pipeline.state.store import JobState, StatePaths, acquire, ensure_state_tables
 
 __all__ = ["Lease", "locked"]
@@ -26,6 +27,9 @@ class Lease:
     state: JobState  # as of taking the lock
     took_over: str | None
     heartbeat: Heartbeat
+    job: str
+    locks: str  # the lock table
+    drivers: tuple[Process, ...] = ()  # the Spark driver JVMs the lock row names
     released: bool = False
 
     def check(self, job: str) -> None:
@@ -36,6 +40,16 @@ class Lease:
                 "in time); it stops before writing more"
             )
 
+    def name_drivers(self) -> None:
+        """Make the lock row name the Spark driver JVM this process has started since it took the lock (one
+        commit; none when the row names it already): from then on the run counts as alive while that JVM is."""
+        drivers = spark_drivers()
+        if drivers == self.drivers:
+            return
+        if not record_processes(self.locks, self.job, self.run_id, (this_process(), *drivers)):
+            raise JobLockedError(f"job {self.job!r}: run {self.run_id} lost its lock to another run")
+        self.drivers = drivers
+
 
 @contextmanager
 def locked(paths: StatePaths, name: str, expiry: int, state: JobState | None = None) -> Iterator[Lease]:
@@ -43,13 +57,14 @@ def locked(paths: StatePaths, name: str, expiry: int, state: JobState | None = N
     last run-log row, or here. `state`, read before, saves reading it again when nobody took the lock since."""
     run_id = uuid.uuid4().hex[:12]
     ensure_state_tables(paths)
+    drivers = spark_drivers()  # the lock row names them as it is taken
     acquired = acquire(paths, name, run_id, expiry, state)
     if acquired.took_over:
         log.warning("%s: took over the lock of run %s", name, acquired.took_over)
     heartbeat = start_heartbeat(
         paths.locks, name, run_id, expiry / 4, lambda exc: log.warning("%s: heartbeat failed: %s", name, exc)
     )
-    lease = Lease(run_id, acquired.state, acquired.took_over, heartbeat)
+    lease = Lease(run_id, acquired.state, acquired.took_over, heartbeat, name, paths.locks, drivers)
     try:
         yield lease
     finally:

@@ -2,10 +2,11 @@
 
 A run takes the lock with one compare and swap (`commits.swap`): it replaces the job's row only if the
 row is still the one the run saw, and its commit goes in only if nothing else committed to the table since
-the run read it. The run judged that row's run over before (it wrote its last run-log row, its process on
-this host is gone, or its heartbeat is older than the lease). Of two runs racing for it, one commit wins;
-the loser reads the lock again and finds it held. A live run is never taken over: its heartbeat thread
-renews `heartbeat_at` every quarter of the lease while it works. Every commit here is delta-rs's (no Spark).
+the run read it. The run judged that row's run over before (it wrote its last run-log row, every process the
+row names on this host is gone, or, on another host, its heartbeat is older than the lease: `lock_model.judge`).
+Of two runs racing for it, one commit wins; the loser reads the lock again and finds it held. A live run is
+never taken over: its heartbeat thread renews `heartbeat_at` every quarter of the lease while it works. Every
+commit here is delta-rs's (no Spark).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from deltainc.errors import ConfigError
 from deltainc.pipeline.delta.log_tables import column_types, job_rows, spark_row
 from deltainc.pipeline.state.commits import SwapLost, retrying, swap
 from deltainc.pipeline.state.lock_model import Liveness, LockHolder, judge, locked_message, owner_id
+from deltainc.pipeline.state.processes import Process, encode, spark_drivers, this_process
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,6 +36,7 @@ __all__ = [
     "lock_schema",
     "take_lock",
     "renew_lock",
+    "record_processes",
     "start_heartbeat",
     "release_lock",
     "remove_lock",
@@ -42,13 +45,14 @@ __all__ = [
 
 
 def lock_schema() -> pa.Schema:
-    """The lock table's columns: one row per locked job."""
+    """The lock table's columns: one row per locked job; `processes` (JSON) names every process that can commit
+    for the run, with its host, pid and start time (`processes.encode`)."""
     import pyarrow as pa
 
     stamp = pa.timestamp("us", tz="UTC")
     return pa.schema(
         [("job", pa.string()), ("run_id", pa.string()), ("acquired_at", stamp), ("owner", pa.string()),
-         ("heartbeat_at", stamp)]
+         ("heartbeat_at", stamp), ("processes", pa.string())]
     )  # fmt: skip
 
 
@@ -71,11 +75,17 @@ def _affected(metrics: dict[str, Any]) -> int:
 def take_lock(locks: str, job: str, run_id: str, seen: LockHolder | None) -> bool:
     """One compare and swap: make `run_id` the holder if the job's row is still `seen`'s (or still absent).
 
-    True when this run now holds the lock; False when the row changed hands since it was read, or another
-    commit to the lock table went in first (read again and judge the holder again).
+    The row names this process and the Spark driver JVMs it runs already (a command that takes the lock before
+    Spark starts adds its driver later, `record_processes`). True when this run now holds the lock; False when
+    the row changed hands since it was read, or another commit to the lock table went in first (read again and
+    judge the holder again).
     """
     now = _now()
-    claim = _rows([{"job": job, "run_id": run_id, "acquired_at": now, "owner": owner_id(), "heartbeat_at": now}])
+    processes = encode((this_process(), *spark_drivers()))
+    claim = _rows(
+        [{"job": job, "run_id": run_id, "acquired_at": now, "owner": owner_id(), "heartbeat_at": now,
+          "processes": processes}]
+    )  # fmt: skip
     claim = claim.append_column("seen_run_id", _text([None if seen is None else seen.run_id]))
     assign = {name: f"s.{name}" for name in lock_schema().names}
 
@@ -118,6 +128,23 @@ def renew_lock(locks: str, job: str, run_id: str) -> bool | None:
         return swap(locks, change)
     except SwapLost:
         return None
+
+
+def record_processes(locks: str, job: str, run_id: str, processes: tuple[Process, ...]) -> bool:
+    """Make the lock row of `run_id` name `processes` (this command's and the Spark driver it has just started),
+    in one commit retried over other commits; False when the lock is no longer this run's."""
+    row = _rows([{"job": job, "run_id": run_id, "processes": encode(processes)}])
+
+    def change(table: DeltaTable, commit: Any) -> bool:
+        metrics = (
+            table.merge(row, "t.job = s.job AND t.run_id = s.run_id", source_alias="s", target_alias="t",
+                        commit_properties=commit)
+            .when_matched_update({"processes": "s.processes"})
+            .execute()
+        )  # fmt: skip
+        return _affected(metrics) == 1
+
+    return retrying(lambda: swap(locks, change))
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import logging
 import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from deltainc.pipeline.state.commits import append, create_table, instant_utc, r
 from deltainc.pipeline.state.from_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.lock import judge, lock_schema, locked_message, take_lock
 from deltainc.pipeline.state.model import JobState, StatePaths, state_paths
+from deltainc.pipeline.state.processes import stop
 from deltainc.pipeline.state.run_record import RunRecord
 
 if TYPE_CHECKING:
@@ -41,6 +43,8 @@ __all__ = [
     "append_run",
     "read_runs",
 ]
+
+log = logging.getLogger("deltainc")
 
 
 def run_schema() -> pa.Schema:
@@ -64,17 +68,27 @@ def run_schema() -> pa.Schema:
 
 
 def ensure_state_tables(paths: StatePaths) -> None:
-    """Create the run-log and lock tables if they do not exist yet (and bring a 0.1 lock table up to date)."""
+    """Create the run-log and lock tables if they do not exist yet (and bring an older lock table up to date:
+    `heartbeat_at` came in 0.2, `processes` later)."""
     create_table(paths.runs, run_schema())
     create_table(paths.locks, lock_schema())
     locks = open_table(paths.locks)
-    if locks is not None and "heartbeat_at" not in column_types(locks, paths.locks):
-        from deltalake.schema import Field, PrimitiveType
+    if locks is None:
+        return
+    present = column_types(locks, paths.locks)
+    for name, kind in (("heartbeat_at", "timestamp"), ("processes", "string")):
+        if name not in present:
+            _add_column(paths.locks, name, kind)
 
-        def change(table: DeltaTable, commit: Any) -> None:
-            table.alter.add_columns(Field("heartbeat_at", PrimitiveType("timestamp")), commit_properties=commit)
 
-        retrying(lambda: swap(paths.locks, change))
+def _add_column(location: str, name: str, kind: str) -> None:
+    """Add a nullable column to a state table, in one commit retried over other commits."""
+    from deltalake.schema import Field, PrimitiveType
+
+    def change(table: DeltaTable, commit: Any) -> None:
+        table.alter.add_columns(Field(name, PrimitiveType(kind)), commit_properties=commit)
+
+    retrying(lambda: swap(location, change))
 
 
 def _unreadable(exc: LogUnreadable) -> ConfigError:
@@ -117,17 +131,26 @@ def acquire(
     """Take the job's lock in one commit, or raise JobLockedError when a live run holds it.
 
     `state` (read just before) saves a read; after a lost race (another run, or another job of the same
-    state folder, committed first) the state is read again and the holder judged again.
+    state folder, committed first) the state is read again and the holder judged again. A holder whose command is
+    gone while its Spark driver still runs on this host (a kill -9 during a commit) is taken over only once that
+    driver is stopped: killed and waited for, so that none of its commits can land after this run holds the lock.
     """
+    stopped = ""
     for _attempt in range(attempts):
         state = state or read_state(paths, job)
         held, took_over = state.holder, None
         if held is not None and held.run_id != run_id:
             life = judge(held, expiry_seconds)
+            if life.orphans and stop(life.orphans):
+                names = ", ".join(p.label() for p in life.orphans)
+                log.warning("%s: stopped the %s of dead run %s before taking its lock", job, names, held.run_id)
+                stopped = f"; its {names} was stopped"
+                state = None
+                continue
             if life.alive:
                 raise JobLockedError(locked_message(job, held, life))
             if not held.finished:
-                took_over = f"{held.run_id} ({held.owner}): {life.reason}"
+                took_over = f"{held.run_id} ({held.owner}): {life.reason}{stopped}"
         if take_lock(paths.locks, job, run_id, held):
             return Acquired(state, took_over)
         state = None

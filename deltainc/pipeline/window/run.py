@@ -36,6 +36,7 @@ from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run, built_with, encode
 from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target.write_mode import WriteMode, Written
+from deltainc.pipeline.window.commits_on_stop import finish_commit, landed_commit
 from deltainc.pipeline.window.join import SourceScan, join_window
 from deltainc.pipeline.window.target_writes import fitted, shaped, write_window
 from deltainc.pipeline.window.too_late_writes import (
@@ -218,12 +219,13 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
         step(Step.WRITING)
         writing = time.monotonic()
         metadata = {"job": job.name, "run_id": lease.run_id, "command": run.command.value, "window": str(window)}
-        written = write_window(prepared, window, mode, output, metadata)
+        ready = output  # a stop while the commit is under way waits for it (`finish_commit`)
+        written = finish_commit(prepared.spark, lambda: write_window(prepared, window, mode, ready, metadata))
         phases["write_s"] = time.monotonic() - writing
         step(Step.WRITTEN)
         late = too_late_found(search)
         if late is not None:
-            keep_too_late(prepared, window, mode, late, metadata)
+            finish_commit(prepared.spark, lambda: keep_too_late(prepared, window, mode, late, metadata))
         moves = mode.moves_watermark
         done = replace(
             _with_writes(
@@ -310,6 +312,29 @@ def _timed(run: CommandRun, phases: dict[str, float]) -> dict[str, Any]:
     }
 
 
+def _with_landed(run: CommandRun, record: RunRecord) -> RunRecord:
+    """A stopped window's row with the target commit of this run and window that landed, if one did (its window,
+    rows and version): the watermark stays, and the next run's forward write replaces that commit's rows."""
+    prepared, start, end = run.prepared, record.window_start, record.window_end
+    window = str(start) if start == end else f"{start}..{end}"  # as str(Window) wrote it in the userMetadata
+    landed = landed_commit(prepared.spark, prepared.job.target, run.lease.run_id, window)
+    if landed is None:
+        return record
+    log.warning("%s: the stopped window %s had committed target version %s", prepared.job.name, window, landed.version)
+    return replace(
+        record,
+        rows_inserted=landed.inserted,
+        rows_updated=landed.updated,
+        rows_deleted=landed.deleted,
+        target_write=landed.operation,
+        target_version=landed.version,
+        target_files_added=landed.files_added,
+        target_files_removed=landed.files_removed,
+        target_rows_copied=landed.rows_copied,
+        target_deletion_vectors=landed.deletion_vectors,
+    )
+
+
 def _with_reads(record: RunRecord, found: dict[int, int], how: str, reads: dict[str, ScanStats]) -> RunRecord:
     """The run-log row with what the window read: its output rows by JoinType (of the types a job of this kind
     outputs), the files and bytes of A and of B (of the feature sources together), and for a feature job each
@@ -350,9 +375,12 @@ def _with_writes(record: RunRecord, written: Written, late: int | None) -> RunRe
 
 
 def _record_failure(run: CommandRun, record: RunRecord, exc: BaseException, phases: dict[str, float]) -> None:
-    """The failed (or cancelled) window's run-log row, which ends the run and releases the lock; best effort."""
+    """The failed (or cancelled) window's run-log row, which ends the run and releases the lock; best effort. A
+    stopped window's row records the target commit it made, if one landed before the stop (`landed_commit`)."""
     try:
         cancelled = isinstance(exc, (KeyboardInterrupt, Cancelled))
+        if cancelled:
+            record = _with_landed(run, record)
         failed = replace(
             record,
             status=(RunStatus.CANCELLED if cancelled else RunStatus.FAILED).value,

@@ -90,7 +90,7 @@ def worker_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSess
         "spark.ui.retainedTasks": "2000",
         "spark.sql.ui.retainedExecutions": "20",
     }
-    if "SUITE_CODEGEN_CACHE" in os.environ:  # benchmarks/suite_jvm_ab.py compares sizes of the compiled-code cache
+    if "SUITE_CODEGEN_CACHE" in os.environ:  # tests/suite_jvm_ab.py compares sizes of the compiled-code cache
         extra["spark.sql.codegen.cache.maxEntries"] = os.environ["SUITE_CODEGEN_CACHE"]
     # S3A's jars too where they are small (the main line): tests/pipeline/test_object_storage.py runs jobs on S3.
     os.environ["SPARK_SUBMIT_OPTS"] = worker_options()  # this JVM serves the whole run

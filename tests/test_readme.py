@@ -17,6 +17,8 @@ from deltainc.pipeline.job.config import FeatureConfig, JobConfig, JoinConfig, S
 from deltainc.pipeline.target.write_mode import TargetWrite
 from deltainc.settings import Settings, SparkSettings, StorageSettings
 
+pytestmark = pytest.mark.pure
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
@@ -52,6 +54,7 @@ def scratch_conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.mark.spark
 def test_the_python_blocks_run_in_order(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every ```python block, in one namespace, from a scratch folder holding a copy of the repository's conf/."""
     python = blocks("python")

@@ -33,6 +33,8 @@ from deltainc.pipeline.job.config import load_job
 from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
 from deltainc.settings import load_settings
 
+pytestmark = pytest.mark.spark
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -91,6 +93,7 @@ def deltainc_process(root: Path, *args: str) -> subprocess.CompletedProcess[str]
                           timeout=600, check=False)  # fmt: skip
 
 
+@pytest.mark.processes
 def test_python_m_deltainc_help_lists_every_command(tmp_path: Path) -> None:
     done = deltainc_process(tmp_path, "--help")
     assert done.returncode == 0, done.stderr
@@ -99,6 +102,7 @@ def test_python_m_deltainc_help_lists_every_command(tmp_path: Path) -> None:
     assert done.stderr == ""
 
 
+@pytest.mark.processes
 def test_validate_as_a_process_shows_pending_window_and_read_bounds_with_no_spark_noise(
     tmp_path: Path, sources: Sources
 ) -> None:

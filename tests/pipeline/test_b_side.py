@@ -7,6 +7,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+import pytest
 from expected import engine_output, same_rows
 from frames import frame
 from pyspark.sql import DataFrame, SparkSession
@@ -16,6 +17,8 @@ from deltainc.pipeline.controller import backfill, rerun, run
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.tools.sample_data import SampleSpec, write_sources
 from jobs import job_config
+
+pytestmark = pytest.mark.spark
 
 START = dt.date(2025, 3, 27)
 D = [START + dt.timedelta(days=i) for i in range(8)]

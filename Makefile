@@ -42,6 +42,13 @@ $(VENV)/.jars-s3: $(VENV)/.jars
 	$(call warm,--s3)
 	touch $@
 
+# A developer's loop: the tests that need nothing or the worker's one Spark session (the tiers `pure` and `spark`,
+# tests/README.md), on two workers as below; what starts processes or a service (Connect, the cluster, S3) is left to
+# `make test`. No lint and no Spark 3.5 smoke here.
+.PHONY: check
+check: $(VENV)/.jars-s3
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not processes and not service" $(ARGS)
+
 # Two workers, one SparkSession each; a test file stays on one worker (its module fixtures are built once).
 # The whole suite runs on the main line with Spark's default ANSI mode (on), and the smoke subset (-m smoke: the
 # seed example, ANSI parity, daily = monthly = one run, a rerun) a second time in the same run with ANSI off, in a

@@ -5,7 +5,7 @@ Two commands are measured: `run` with nothing pending (all fixed cost) and `run`
 the target and the state put back (copied from a snapshot) before every run, so that each run does the same
 work. Pairs alternate (A B A B ...) after one warm-up of each. Prints a Markdown table; `--out` writes it.
 
-    python -m benchmarks.connect_ab [--pairs 5] [--data bench-data/connect] [--out benchmarks/results/CONNECT_AB.md]
+    python -m benchmarks.connect_ab [--pairs 5] [--data bench-data/connect] [--out connect.md]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.status_ab import bench_env, job_file
+from benchmarks.small_job import bench_env, job_file
 from benchmarks.timing import publish, report_args
 
 DAYS, ROWS_PER_DAY = 10, 2000

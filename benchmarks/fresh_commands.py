@@ -8,7 +8,7 @@ files an earlier start resolved (what deltainc does) against one that resolves `
 (a fresh jar-list cache), alternating. Medians of `--repeat` runs after one warm-up each; Markdown on stdout.
 
     python -m benchmarks.fresh_commands [--repeat 5] [--data bench-data/fresh] \
-        [--out benchmarks/results/FRESH_COMMANDS.md]
+        [--out fresh.md]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.status_ab import bench_env, prepare
+from benchmarks.small_job import bench_env, prepare
 from benchmarks.timing import publish, report_args
 
 START_SPARK = """

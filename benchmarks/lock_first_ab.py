@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.status_ab import bench_env, prepare
+from benchmarks.small_job import bench_env, prepare
 from benchmarks.timing import publish, report_args
 
 # The same command with the lock taken where it was before: after Spark started and the job was prepared.

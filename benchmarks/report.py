@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pyspark.sql import SparkSession
 
@@ -22,11 +22,9 @@ from benchmarks.scenarios import OUTCOMES, PHASES, DailyPoint, ReloadResult, Str
 from benchmarks.timing import Measurement, fmt_ratio, fmt_s, ratio
 from deltainc.pipeline.delta.sources import ScanStats
 
-if TYPE_CHECKING:
-    from benchmarks.harness import Scenario
-
 __all__ = [
     "Results",
+    "Section",
     "Verdict",
     "machine_info",
     "versions",
@@ -51,6 +49,21 @@ __all__ = [
 
 _CONF_PREFIXES = ("spark.master", "spark.driver.memory", "spark.default.parallelism", "spark.sql.", "spark.databricks.")
 _CONF_SKIP = ("spark.sql.warehouse.dir", "spark.sql.extensions", "spark.sql.catalog.spark_catalog")
+
+
+class Section(Protocol):
+    """What RESULTS.md needs of a scenario: its name, what it measures, its goal, its section's body and what was
+    measured against the goal. `benchmarks.harness.Scenario` is one; the report names no module above it, so the
+    registry imports the report and never the other way round."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def measures(self) -> str: ...
+    @property
+    def goal(self) -> str: ...
+    def body(self, results: Results) -> list[str]: ...
+    def verdict(self, results: Results) -> Verdict: ...
 
 
 @dataclass
@@ -590,7 +603,7 @@ def connect_section(results: Results) -> list[str]:
     return render_connect(results.connect)
 
 
-def render(results: Results, scenarios: Sequence[Scenario]) -> str:
+def render(results: Results, scenarios: Sequence[Section]) -> str:
     """RESULTS.md: the goals of `scenarios` with what was measured against them, the set-up, then a section per
     scenario, its goal beside its numbers."""
     lines = [

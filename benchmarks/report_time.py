@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.status_ab import bench_env
+from benchmarks.small_job import bench_env
 from deltainc.pipeline.state import RunRecord, state_paths
 from deltainc.pipeline.state.commits import append, create_table
 from deltainc.pipeline.state.store import _record_rows, run_schema

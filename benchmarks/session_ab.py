@@ -168,14 +168,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pairs", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/SESSION_AB.md"))
+    parser.add_argument("--out", type=Path, help="also write the report there (it is always printed)")
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(args.child, args.rows_per_day, args.days, args.repeat)))
         return 0
     results = run_pairs(args.pairs, args.rows_per_day, args.days, args.repeat)
     text = "\n".join(["# Fixed cost and the session", "", *render(results, args.rows_per_day, args.days), ""])
-    args.out.write_text(text)
+    if args.out is not None:
+        args.out.write_text(text)
     print(text)
     return 0
 

@@ -110,12 +110,12 @@ def get_spark(
         "spark.databricks.delta.snapshotPartitions": "2",
         # PySpark 4 records the Python call site of every DataFrame call (four JVM round trips each) for error
         # contexts; deltainc's plans are built inside deltainc, so the site would name its code, not the user's.
-        # Recording them took a window's plan 3.3-3.9 times the round trips (benchmarks/results/CALL_SITES.md).
+        # Recording them took a window's plan 3.3-3.9 times the round trips (benchmarks/DECISIONS.md).
         DATAFRAME_DEBUGGING: "false",
         # Spark keeps 100 compiled query stages. A window compiles dozens, many of them with its own dates, so a run of
         # several windows, a Connect server or a notebook compiled the same code again: 12 daily windows in one
         # session compiled 882 stages with 100 kept, 321 with 5,000, and the same windows again none
-        # (benchmarks/results/SUITE_JVM.md).
+        # (tests/SUITE_JVM.md).
         "spark.sql.codegen.cache.maxEntries": "5000",
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={settings.warehouse_dir.absolute()}",
     }

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from jvm_options import process_options, worker_options
 from pyspark.sql import SparkSession
 from s3_server import S3Server, start, stop
 from spark_home import spark_home
+from tiers import PROCESS_EVENTS, fixture_problem, process_problem, tier_of
 
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
@@ -90,7 +93,7 @@ def worker_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSess
         "spark.ui.retainedTasks": "2000",
         "spark.sql.ui.retainedExecutions": "20",
     }
-    if "SUITE_CODEGEN_CACHE" in os.environ:  # benchmarks/suite_jvm_ab.py compares sizes of the compiled-code cache
+    if "SUITE_CODEGEN_CACHE" in os.environ:  # tests/suite_jvm_ab.py compares sizes of the compiled-code cache
         extra["spark.sql.codegen.cache.maxEntries"] = os.environ["SUITE_CODEGEN_CACHE"]
     # S3A's jars too where they are small (the main line): tests/pipeline/test_object_storage.py runs jobs on S3.
     os.environ["SPARK_SUBMIT_OPTS"] = worker_options()  # this JVM serves the whole run
@@ -130,3 +133,51 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
             else:
                 os.environ[name] = value
         stop(running)
+
+
+# --- the tiers (tests/tiers.py, tests/README.md) --------------------------------------------------------------------
+# Every test says what it needs with one marker; these hooks fail a test whose marker says less than it uses: no
+# marker, the `spark` fixture in a `pure` test, a service in a lower tier, or a process started by a `pure` test (set-up
+# or body) or by a `spark` test's body. Processes are seen through Python's audit events, nothing is replaced.
+_started: list[str] | None = None  # the processes started while a test is watched; None: not watching
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _started is not None and event in PROCESS_EVENTS:
+        command = args[1] if event == "subprocess.Popen" else args[0] if args else ""
+        _started.append(" ".join(map(str, command)) if isinstance(command, list | tuple) else str(command) or event)
+
+
+sys.addaudithook(_audit)
+
+
+def _tier(item: pytest.Item) -> str | None:
+    return tier_of(marker.name for marker in item.iter_markers())
+
+
+def _watched(item: pytest.Item, phase: str) -> Iterator[None]:
+    """Run one phase of `item` (a hook wrapper's yield), failing it if it started a process its tier forbids."""
+    global _started
+    tier = _tier(item)
+    watch = tier == "pure" or (tier == "spark" and phase == "call")
+    _started = [] if watch else None
+    try:
+        yield
+    finally:
+        started, _started = _started or [], None
+    problem = process_problem(tier, started) if tier else None
+    if problem:
+        pytest.fail(f"{item.nodeid}: {problem}", pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    problem = fixture_problem(_tier(item), getattr(item, "fixturenames", ()))
+    if problem:
+        pytest.fail(f"{item.nodeid}: {problem}", pytrace=False)
+    return (yield from _watched(item, "setup"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    return (yield from _watched(item, "call"))

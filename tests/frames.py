@@ -2,7 +2,7 @@
 
 `spark.createDataFrame(rows, schema)` makes a Python RDD: every query that scans it sends tasks through Python
 workers. The engine's property tests query their frames hundreds of times, and about half of each query went there
-(24 daily-window joins: 5.8 s over createDataFrame frames, 3.0 s over inline tables; benchmarks/frames_ab.py).
+(24 daily-window joins: 5.8 s over createDataFrame frames, 3.0 s over inline tables; benchmarks/DECISIONS.md).
 SQL parameters would avoid writing literals, but inside VALUES Spark 4.2 left named ones unbound in the suite's
 session (Delta's extensions on) and bound positional ones in the wrong order, so each value is written as a SQL
 literal here and cast to the schema's type.

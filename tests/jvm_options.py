@@ -23,7 +23,7 @@ _COMPILER = "-XX:TieredStopAtLevel=1"
 # The serial collector, for every JVM of the suite: on 2 busy cores G1's concurrent and parallel threads cost more
 # than they save on these heaps. Two copies of test_b_side at once: 339 and 350 busy CPU-s against 363 and 378 with
 # G1 (alternated); a killed-run process's two windows 24.0-24.6 against 26.9-27.5 (three alternated pairs by hand)
-# (benchmarks/results/SUITE_JVM.md). SUITE_GC replaces it ("" gives the JVM's default, G1).
+# (tests/SUITE_JVM.md). SUITE_GC replaces it ("" gives the JVM's default, G1).
 _GC = "-XX:+UseSerialGC"
 # An archive that does not fit this JVM or class path is skipped without a word on stderr (tests read stderr).
 _QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
@@ -33,7 +33,7 @@ _KEPT = 3  # archives kept in ~/.cache/deltainc/cds, the newest
 # JVM's CPU (test_b_side alone: C2's threads 75 s of the JVM's 200 s), and the suite is CPU-bound on 2 cores. Two
 # copies of test_b_side at once, alternated: at 4 times the thresholds a median of 230 s (4 rounds) against 261 s at
 # the defaults (5), C1 only 284 s; later, with the serial collector, 16 times 176 and 167 s against 4 times 186 and
-# 187 s, and 64 times no better than 16 (benchmarks/results/SUITE_JVM.md, `python -m benchmarks.suite_jvm_ab`).
+# 187 s, and 64 times no better than 16 (tests/SUITE_JVM.md, `python -m tests.suite_jvm_ab`).
 # SUITE_WORKER_JIT replaces these.
 _C2_DEFAULTS = {"Tier4InvocationThreshold": 5000, "Tier4MinInvocationThreshold": 600,
                 "Tier4CompileThreshold": 15000, "Tier4BackEdgeThreshold": 40000}  # fmt: skip
@@ -70,7 +70,7 @@ def worker_options() -> str:
 
 
 def _gc() -> str:
-    """The collector option of every JVM of the suite: SUITE_GC when set (benchmarks.suite_jvm_ab), else serial."""
+    """The collector option of every JVM of the suite: SUITE_GC when set (tests.suite_jvm_ab), else serial."""
     return os.environ.get("SUITE_GC", _GC)
 
 
@@ -83,7 +83,7 @@ def server_options() -> str:
     """Options for the JVMs a test keeps up for a minute or two (the Connect server; the standalone cluster's
     master, worker, driver and executor): C1 too, as for the processes. They live too briefly for C2 to pay back:
     the cluster test 108-112 busy CPU-seconds against 132-148, the Connect tests a median of 115 against 126
-    (benchmarks/results/SUITE_JVM.md). SUITE_SERVER_JIT=worker gives them the workers' options instead."""
+    (tests/SUITE_JVM.md). SUITE_SERVER_JIT=worker gives them the workers' options instead."""
     return worker_options() if os.environ.get("SUITE_SERVER_JIT") == "worker" else process_options()
 
 

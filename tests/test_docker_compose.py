@@ -7,7 +7,10 @@ import subprocess
 from importlib.metadata import version
 from pathlib import Path
 
+import pytest
 import yaml
+
+pytestmark = pytest.mark.pure
 
 COMPOSE = Path(__file__).resolve().parent.parent / "docker-compose.yml"
 
@@ -53,6 +56,7 @@ def test_compose_pins_the_spark_version_of_pyproject() -> None:
         assert str(service["image"]).startswith(f"apache/spark:{spark}-"), (name, service["image"], spark)
 
 
+@pytest.mark.processes
 def test_docker_compose_config_accepts_the_file_where_docker_compose_exists() -> None:
     docker = shutil.which("docker")
     if docker is None or subprocess.run([docker, "compose", "version"], capture_output=True).returncode != 0:

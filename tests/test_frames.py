@@ -9,6 +9,8 @@ import pytest
 from frames import frame
 from pyspark.sql import SparkSession
 
+pytestmark = pytest.mark.spark
+
 AWKWARD = "k int, id bigint, day date, at timestamp, note string, x double, amount decimal(10,2), tags array<int>"
 
 

@@ -1,12 +1,17 @@
-"""The design reads from the tree: deltainc/pipeline's layers import only the layers below them, and no module
-imports itself back through others. Read from the source with ast; no Spark here."""
+"""The design reads from the tree: deltainc/pipeline's layers import only the layers below them, and no module of
+deltainc or of benchmarks imports itself back through others. Read from the source with ast; no Spark here."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.pure
+
 PACKAGE = Path(__file__).resolve().parents[1] / "deltainc"
+BENCHMARKS = PACKAGE.parent / "benchmarks"
 # Each layer of deltainc/pipeline and the layers it may import; the modules above them (controller, window run,
 # commands) may import any layer, and no layer imports them.
 LAYERS = {"job": set(), "delta": {"job"}, "state": {"job", "delta"}, "target": {"job", "delta"}}
@@ -21,23 +26,42 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(path: Path, modules: set[str], *, at_load_only: bool) -> set[str]:
-    """The deltainc modules `path` imports; with `at_load_only`, those imported when it loads (not inside a
-    function, not under TYPE_CHECKING)."""
+def _imports(path: Path, modules: set[str], *, at_load_only: bool, package: str = "deltainc") -> set[str]:
+    """The modules of `package` that `path` imports; with `at_load_only`, those imported when it loads (not inside
+    a function, not under TYPE_CHECKING)."""
     tree = ast.parse(path.read_text())
     nodes: list[ast.stmt] = list(tree.body) if at_load_only else [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
     found: set[str] = set()
     for node in nodes:
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("deltainc"):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(package):
             submodules = {f"{node.module}.{alias.name}" for alias in node.names} & modules  # `from pkg import module`
             found.update(submodules or {node.module})
         elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name.startswith("deltainc"))
+            found.update(alias.name for alias in node.names if alias.name.startswith(package))
     return found
 
 
-def _modules() -> dict[str, Path]:
-    return {_module(path): path for path in PACKAGE.rglob("*.py")}
+def _modules(root: Path = PACKAGE) -> dict[str, Path]:
+    return {_module(path): path for path in root.rglob("*.py")}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle a depth-first walk of the import graph meets, each as the modules around it."""
+    cycles: list[list[str]] = []
+    done: set[str] = set()
+
+    def visit(name: str, trail: list[str]) -> None:
+        for nxt in sorted(graph[name]):
+            if nxt in trail:
+                cycles.append([*trail[trail.index(nxt) :], nxt])
+            elif nxt not in done:
+                visit(nxt, [*trail, nxt])
+        done.add(name)
+
+    for start in sorted(graph):
+        if start not in done:
+            visit(start, [start])
+    return cycles
 
 
 def _imports_outside(allowed: dict[str, set[str]]) -> list[str]:
@@ -73,18 +97,20 @@ def test_no_module_imports_itself_back_through_others() -> None:
         name: {i for i in _imports(path, set(modules), at_load_only=True) if i in modules and i != name}
         for name, path in modules.items()
     }
-    cycles: list[list[str]] = []
+    assert _cycles(graph) == []
 
-    def visit(name: str, trail: list[str]) -> None:
-        for nxt in graph[name]:
-            if nxt in trail:
-                cycles.append([*trail[trail.index(nxt) :], nxt])
-            elif nxt not in done:
-                visit(nxt, [*trail, nxt])
-        done.add(name)
 
-    done: set[str] = set()
-    for start in sorted(graph):
-        if start not in done:
-            visit(start, [start])
-    assert cycles == []
+def test_no_benchmark_module_imports_itself_back_through_others() -> None:
+    """Every import counts here, also one inside a function or under TYPE_CHECKING: the harness registers the
+    scenarios and imports the report, the report never names the harness."""
+    modules = _modules(BENCHMARKS)
+    graph = {
+        name: {
+            i
+            for i in _imports(path, set(modules), at_load_only=False, package="benchmarks")
+            if i in modules and i != name
+        }
+        for name, path in modules.items()
+    }
+    assert {name for name in graph if name.startswith("benchmarks.")}  # it read the benchmarks
+    assert _cycles(graph) == []

@@ -12,6 +12,8 @@ import pytest
 import deltainc
 import deltainc.pipeline
 
+pytestmark = pytest.mark.pure
+
 
 def _every_module() -> list[str]:
     return [info.name for info in pkgutil.walk_packages(deltainc.__path__, "deltainc.")]

@@ -21,6 +21,8 @@ from deltainc.pipeline.job.config import FeatureConfig, JobConfig, JoinConfig, S
 from deltainc.pipeline.target.write_mode import TargetWrite
 from deltainc.settings import Settings, SparkSettings, StorageSettings
 
+pytestmark = pytest.mark.pure
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
@@ -65,6 +67,7 @@ def missing_module(code: str) -> str | None:
     return None
 
 
+@pytest.mark.spark
 def test_the_python_blocks_of_the_readme_and_the_docs_run_in_order(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,8 @@ from deltainc.storage import (
     uses_s3,
 )
 
+pytestmark = pytest.mark.pure
+
 MINIO = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_ACCESS_KEY_ID": "key", "AWS_SECRET_ACCESS_KEY": "s3cret"}
 
 

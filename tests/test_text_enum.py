@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from deltainc.pipeline.state.run_record import RunStatus
 from deltainc.pipeline.window.run import Step
+
+pytestmark = pytest.mark.pure
 
 
 def test_a_member_reads_stores_and_prints_as_its_string() -> None:

@@ -36,6 +36,8 @@ from deltainc.pipeline.job.config import load_job
 from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
 from deltainc.settings import load_settings
 
+pytestmark = pytest.mark.spark
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -94,6 +96,7 @@ def deltainc_process(root: Path, *args: str) -> subprocess.CompletedProcess[str]
                           timeout=600, check=False)  # fmt: skip
 
 
+@pytest.mark.processes
 def test_python_m_deltainc_help_lists_every_command(tmp_path: Path) -> None:
     done = deltainc_process(tmp_path, "--help")
     assert done.returncode == 0, done.stderr
@@ -108,6 +111,7 @@ def test_version_prints_the_packages_version(capsys: pytest.CaptureFixture[str])
     assert deltainc.__version__ == importlib.metadata.version("deltainc")  # one place: the package's metadata too
 
 
+@pytest.mark.processes
 def test_validate_as_a_process_shows_pending_window_and_read_bounds_with_no_spark_noise(
     tmp_path: Path, sources: Sources
 ) -> None:
@@ -221,6 +225,7 @@ def test_a_run_records_its_phases_and_its_duration_holds_them(
         assert json.loads(run["source_latest"]) == {"source_a": D2.isoformat(), "source_b": D2.isoformat()}, day
 
 
+@pytest.mark.processes
 def test_report_holds_what_status_json_shows_and_renders_offline_in_a_browser(
     processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

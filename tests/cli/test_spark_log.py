@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from deltainc.cli.spark_log import log_file
+
+pytestmark = pytest.mark.pure
 
 
 def test_every_command_of_a_job_appends_to_the_same_file(tmp_path: Path) -> None:

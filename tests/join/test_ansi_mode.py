@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from deltainc import IncJoinSettings, inc_join
 
-pytestmark = pytest.mark.smoke
+pytestmark = [pytest.mark.spark, pytest.mark.smoke]
 
 T = dt.datetime
 A_ROWS = [(1, T(2025, 3, 6, 20, 45)), (2, T(2025, 3, 6, 12, 22)), (3, T(2025, 3, 7, 1, 0)), (4, T(2025, 3, 9, 23, 59))]

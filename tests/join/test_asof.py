@@ -17,6 +17,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import ConfigError, IncJoinSettings, JoinType, SchemaError, inc_join
 
+pytestmark = pytest.mark.spark
+
 DAY0 = dt.date(2025, 1, 1)
 A_SCHEMA = "k int, aid int, RecDate date, ts timestamp"
 B_SCHEMA = "k int, bid int, RecDate date, ts timestamp, score double"

@@ -15,6 +15,8 @@ from deltainc import IncJoinSettings, JoinType, inc_join
 from deltainc.join.engine import read_sources
 from deltainc.join.join_spec import check_join
 
+pytestmark = pytest.mark.spark
+
 D = dt.date
 DAY0 = D(2025, 3, 10)
 

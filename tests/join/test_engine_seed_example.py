@@ -12,7 +12,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import IncJoinSettings, JoinType, inc_join
 
-pytestmark = pytest.mark.smoke  # docs/design.md#5-the-seed-example on every Spark line and ANSI setting
+# docs/design.md#5-the-seed-example on every Spark line and ANSI setting
+pytestmark = [pytest.mark.spark, pytest.mark.smoke]
 
 D = dt.date
 OUT = "TrxId, RecDate, RecDate_A, RecDate_B, DiffArrivalTime, JoinType"

@@ -20,6 +20,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import ConfigError, DeltaincError, IncJoinSettings, JoinType, SchemaError, inc_join
 
+pytestmark = pytest.mark.spark
+
 D1 = dt.date(2025, 3, 1)
 A_SCHEMA = "TrxId long, Amount double, RecDate date"
 B_SCHEMA = "TrxId long, Country string, RecDate date"

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 from functools import reduce
 
+import pytest
 from frames import frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,6 +17,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc import IncJoinSettings, JoinType, inc_join
+
+pytestmark = pytest.mark.spark
 
 DAY0 = dt.date(2025, 1, 1)
 DAYS = 8

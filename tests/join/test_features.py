@@ -18,6 +18,8 @@ from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.features import FeatureSource, feature_join
 from deltainc.join.settings import IncJoinSettings
 
+pytestmark = pytest.mark.spark
+
 DAY0 = dt.date(2025, 1, 1)
 DAYS = 7
 WAITING, PROVISIONAL = 5, 7

@@ -11,6 +11,8 @@ from deltainc.join.join_types import COUNTED_ORDER, JoinType, canonical_how, nor
 from deltainc.join.time_units import EPOCH, EPOCH_DAY, TimeUnit, day_of, day_units, to_index, unit_seconds
 from deltainc.join.windows import Bounds, Window, chunk_windows, open_read_bounds, read_bounds
 
+pytestmark = pytest.mark.pure
+
 # 2025-03-01 is day 20148 (tests/join/test_windows.py counts it by hand): hour 483552, minute 29013120.
 MAR_1_2025 = 20148
 

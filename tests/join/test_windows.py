@@ -18,6 +18,8 @@ from deltainc.join.windows import (
     to_index,
 )
 
+pytestmark = pytest.mark.pure
+
 # Anchors, counted by hand from 1970-01-01 (= day 0):
 #   2000-01-01 = 30 * 365 + 7 leap days (72, 76, 80, 84, 88, 92, 96)       = 10957
 #   2025-01-01 = 10957 + 25 * 365 + 7 leap days (2000, 04, 08, 12, 16, 20, 24) = 20089

@@ -7,6 +7,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+import pytest
 from expected import engine_output, same_rows
 from frames import frame
 from pyspark.sql import SparkSession
@@ -17,6 +18,8 @@ from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.tools.sample_data import SampleSpec, write_sources
 from jobs import days_from, job_config
+
+pytestmark = pytest.mark.spark
 
 START = dt.date(2025, 3, 1)
 TRX_SCHEMA = "TrxId long, CustomerId long, Amount double, EventTime timestamp, RecDate date"

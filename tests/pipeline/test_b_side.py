@@ -19,6 +19,8 @@ from deltainc.pipeline.state import RunRecord
 from deltainc.tools.sample_data import SampleSpec, write_sources
 from jobs import job_config
 
+pytestmark = pytest.mark.spark
+
 START = dt.date(2025, 3, 27)
 D = [START + dt.timedelta(days=i) for i in range(8)]
 A_SCHEMA = "TrxId long, Amount double, RecDate date"

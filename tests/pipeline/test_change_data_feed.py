@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 from test_schema_evolution import A_SCHEMA, B_SCHEMA, D1, D2, append, make_job
 
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.target.layout import read_layout
+
+pytestmark = pytest.mark.spark
 
 
 def test_a_consumer_reads_one_runs_changes_from_the_change_data_feed(spark: SparkSession, tmp_path: Path) -> None:

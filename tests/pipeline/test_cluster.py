@@ -26,7 +26,7 @@ from deltainc.pipeline.job.config import load_job
 from deltainc.spark import delta_packages
 from deltainc.tools.sample_data import SampleSpec, write_sources
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.service, pytest.mark.cluster]
 
 SPARK_HOME = spark_home()  # the installed pyspark's distribution, as the suite's JVMs start from it
 REPO = Path(__file__).resolve().parents[2]

@@ -12,6 +12,8 @@ from deltainc.errors import ConfigError
 from deltainc.pipeline.job.config import JobConfig, SourceRef, StateConfig, TableRef, load_job, resolve_job
 from deltainc.pipeline.state.remembered_settings import built_with, changes
 
+pytestmark = pytest.mark.pure
+
 EXAMPLE = """\
 name = "bank_trx"
 start_date = 2025-03-01          # first RecDate to process on the very first run

@@ -27,7 +27,10 @@ from deltainc.spark_compat import spark_major
 from deltainc.tools.connect_server import start_server
 from deltainc.tools.sample_data import write_sources
 
-pytestmark = pytest.mark.skipif(spark_major() < 4, reason="Delta supports Spark Connect from Delta 4 (Spark 4)")
+pytestmark = [
+    pytest.mark.service,
+    pytest.mark.skipif(spark_major() < 4, reason="Delta supports Spark Connect from Delta 4 (Spark 4)"),
+]
 
 
 def _env(root: Path) -> dict[str, str]:

@@ -33,6 +33,8 @@ from deltainc.pipeline.state.store import read_runs, read_state
 from deltainc.settings import load_settings
 from jobs import feature_job_config
 
+pytestmark = pytest.mark.spark
+
 START = dt.date(2025, 3, 1)
 DAYS, LAST = 8, 7  # spine rows on days 0..7; the sources' rows reach day 9, the runs end at day 7
 TRX = "TrxId long, CustomerId long, EventTime timestamp, RecDate date"

@@ -15,10 +15,13 @@ import uuid
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
+import pytest
 from s3_server import BUCKET, S3Server
 
 from deltainc.pipeline.state.lock import judge, release_lock, take_lock
 from deltainc.pipeline.state.store import ensure_state_tables, read_state, state_paths
+
+pytestmark = pytest.mark.processes
 
 PROCESSES = 8
 ROUNDS = 25
@@ -82,6 +85,7 @@ def test_many_processes_racing_for_one_lock_never_hold_it_together(tmp_path: Pat
     assert read_state(state_paths(root), "j").holder is None
 
 
+@pytest.mark.service
 def test_processes_racing_for_a_lock_in_s3_never_hold_it_together(server: S3Server, tmp_path: Path) -> None:
     # delta-rs commits to S3 with a conditional write (If-None-Match): the server refuses the second writer
     root = f"s3a://{BUCKET}/{uuid.uuid4().hex[:8]}/state"

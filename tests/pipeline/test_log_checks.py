@@ -23,6 +23,8 @@ from deltainc.pipeline.validation import validate_from_logs
 from deltainc.settings import load_settings
 from jobs import feature_job_config
 
+pytestmark = pytest.mark.pure
+
 D1 = dt.date(2025, 3, 1)
 
 
@@ -86,6 +88,7 @@ def sources(tmp_path: Path) -> tuple[str, str]:
     return a, b
 
 
+@pytest.mark.spark
 def test_the_schema_from_the_log_is_the_schema_spark_reads(spark: SparkSession, tmp_path: Path) -> None:
     moment = dt.datetime(2025, 3, 1, 12, 30)
     path = _table(
@@ -162,6 +165,7 @@ def test_validate_answers_a_feature_job_from_the_logs_without_spark(tmp_path: Pa
     }
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize(
     ("pay", "message"),
     [

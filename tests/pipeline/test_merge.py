@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc.pipeline.target.merge import Identity, plan_actions
+
+pytestmark = pytest.mark.spark
 
 D = dt.date
 SCHEMA = "Id INT, RecDate_A DATE, SepaId STRING, RecDate_B DATE, WaitingTime INT, JoinType INT"

@@ -23,6 +23,8 @@ from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.state.store import read_runs, state_paths
 from jobs import days_from, job_config
 
+pytestmark = pytest.mark.spark
+
 START = dt.date(2025, 4, 1)
 ORDERS = "Id long, OrderId long, Amount double, EventTime timestamp, RecDate date"
 PAYMENTS = "PayId long, OrderId long, Paid double, EventTime timestamp, RecDate date"

@@ -28,6 +28,8 @@ from deltainc.settings import Settings, load_settings
 from deltainc.spark import job_session
 from deltainc.tools.sample_data import SampleSpec, write_sources
 
+pytestmark = pytest.mark.service
+
 START = dt.date(2025, 5, 1)
 DAYS = 4
 LAST = START + dt.timedelta(days=DAYS - 1)

@@ -25,6 +25,8 @@ from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_pa
 from deltainc.settings import Settings
 from deltainc.tools.sample_data import SampleSpec, write_sources
 
+pytestmark = pytest.mark.spark
+
 START = dt.date(2025, 3, 27)  # the history crosses a month boundary
 DAYS = 8
 LAST = START + dt.timedelta(days=DAYS - 1)

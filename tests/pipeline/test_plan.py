@@ -18,6 +18,8 @@ from deltainc.pipeline.target.forward_write import FORWARD
 from deltainc.pipeline.target.rebuild_write import REBUILD
 from deltainc.pipeline.target.recompute_write import RECOMPUTE
 
+pytestmark = pytest.mark.pure
+
 START = dt.date(2025, 3, 1)
 
 

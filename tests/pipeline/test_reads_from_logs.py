@@ -19,6 +19,8 @@ from deltainc.pipeline.state.from_log import read_runs_from_log, read_state_from
 from deltainc.pipeline.state.lock import release_lock
 from deltainc.pipeline.state.store import RunRecord, StatePaths, acquire, append_run, ensure_state_tables, state_paths
 
+pytestmark = pytest.mark.spark
+
 LEASE = 120
 LEGACY_WATERMARK_SCHEMA = (  # the watermark table of deltainc 0.1, still read
     "job STRING, time_uom STRING, watermark STRING, watermark_unit BIGINT, updated_at TIMESTAMP, run_id STRING"

@@ -27,6 +27,8 @@ from deltainc.pipeline.state.store import read_state, state_paths
 from deltainc.settings import Settings
 from deltainc.tools.sample_data import SampleSpec, write_sources
 
+pytestmark = pytest.mark.processes
+
 START = dt.date(2025, 5, 1)
 DAYS = 6
 LAST = START + dt.timedelta(days=DAYS - 1)

@@ -23,6 +23,8 @@ from deltainc.join.join_types import JoinType
 from deltainc.pipeline.delta import sources as sources_module
 from deltainc.pipeline.delta.sources import ScanStats, local_file_path, scan_stats
 
+pytestmark = pytest.mark.spark
+
 T0 = dt.datetime(2025, 3, 1)
 
 

@@ -10,6 +10,7 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
+import pytest
 from expected import engine_output, same_rows
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -18,6 +19,8 @@ from test_pipeline import make_job, target
 from deltainc.pipeline.controller import run, status
 from deltainc.pipeline.delta.sql import latest_commit, path_ref
 from deltainc.tools.sample_data import SampleSpec, generate
+
+pytestmark = pytest.mark.spark
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "spark35_job"
 START, FIXTURE_LAST = dt.date(2025, 3, 27), dt.date(2025, 3, 31)

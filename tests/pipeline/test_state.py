@@ -30,6 +30,8 @@ from deltainc.pipeline.state.store import (
     state_paths,
 )
 
+pytestmark = pytest.mark.spark
+
 LEASE = 120
 LEGACY_WATERMARK_SCHEMA = (  # the watermark table of deltainc 0.1, still read
     "job STRING, time_uom STRING, watermark STRING, watermark_unit BIGINT, updated_at TIMESTAMP, run_id STRING"
@@ -154,6 +156,7 @@ def test_a_lock_whose_heartbeat_is_older_than_the_lease_is_taken_over_and_said_s
     assert holders == ["alive"]
 
 
+@pytest.mark.processes
 def test_a_lock_whose_process_on_this_host_is_gone_is_taken_over_at_once(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
     ensure_state_tables(paths)
@@ -166,6 +169,7 @@ def test_a_lock_whose_process_on_this_host_is_gone_is_taken_over_at_once(spark: 
     assert acquired.took_over == f"killed ({owner}): its process ({owner}) is gone"
 
 
+@pytest.mark.processes
 def test_a_lock_whose_command_is_gone_is_taken_over_only_once_its_spark_driver_is_stopped(
     spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -26,6 +26,8 @@ from deltainc.pipeline.job.join_plan import plan_join
 from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_rows
 from jobs import job_config
 
+pytestmark = pytest.mark.spark
+
 DAY0 = dt.date(2025, 1, 1)
 DAYS = 9
 UNIT0 = to_index(DAY0, TimeUnit.DAY)  # the unit index of day 0: windows are given in units

@@ -15,6 +15,8 @@ from deltainc.cli.app import main
 from deltainc.pipeline.delta.sql import latest_commit, table_name
 from deltainc.pipeline.job.config import TableRef
 
+pytestmark = pytest.mark.spark
+
 D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
 
 

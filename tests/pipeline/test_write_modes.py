@@ -13,6 +13,8 @@ from deltainc.pipeline.target.rebuild_write import REBUILD
 from deltainc.pipeline.target.recompute_write import RECOMPUTE
 from deltainc.pipeline.target.write_mode import WriteMode
 
+pytestmark = pytest.mark.pure
+
 MODES = (FORWARD, FORWARD_ONLY, RERUN, RECOMPUTE, REBUILD)
 
 

@@ -17,6 +17,8 @@ from cli_jobs import D1, job_toml, settings_env
 from deltainc.cli.app import main
 from deltainc.pipeline.state import RunRecord, append_run, state_paths
 
+pytestmark = pytest.mark.pure
+
 FIXTURE_STATE = Path(__file__).resolve().parents[1] / "fixtures" / "spark35_job" / "state"  # a run log of 0.1's columns
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
+
 from deltainc.join.join_types import COUNTED_ORDER
 from deltainc.report.buckets import aggregate
 from deltainc.report.charts import Chart, Fold, Kind, Series
@@ -18,6 +20,8 @@ from deltainc.report.series import (
     windows_of,
 )
 from deltainc.report.trend import sparkline, trend_lines
+
+pytestmark = pytest.mark.pure
 
 
 def run(day: str, end: str | None = None, **values: object) -> dict[str, object]:

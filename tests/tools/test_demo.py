@@ -17,6 +17,8 @@ from deltainc.tools import demo as demo_module
 from deltainc.tools.demo import COUNT_NAMES, DemoResult, run_demo
 from deltainc.tools.demo_jobs import DEMO_START
 
+pytestmark = pytest.mark.spark
+
 DAYS = 4
 
 

@@ -22,6 +22,8 @@ from deltainc.tools.profile import (
     profile_job,
 )
 
+pytestmark = pytest.mark.pure
+
 D0 = dt.date(2025, 3, 10)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -66,6 +68,7 @@ def by_hand(spark: SparkSession, tmp_path: Path) -> JobConfig:
     return make_job(tmp_path)
 
 
+@pytest.mark.spark
 def test_seven_pairs_stated_by_hand(spark: SparkSession, by_hand: JobConfig) -> None:
     profile = profile_job(spark, by_hand)
     assert profile.histogram == ((-2, 1), (-1, 1), (0, 3), (3, 1), (11, 1))
@@ -79,6 +82,7 @@ def test_seven_pairs_stated_by_hand(spark: SparkSession, by_hand: JobConfig) -> 
     assert profile.share_matched(2, 10) == pytest.approx(6 / 7)
 
 
+@pytest.mark.spark
 def test_a_window_on_a_restricts_the_a_rows(spark: SparkSession, by_hand: JobConfig) -> None:
     profile = profile_job(spark, by_hand, start=day(2), end=day(5))
     assert profile.histogram == ((-1, 1), (0, 3))
@@ -87,6 +91,7 @@ def test_a_window_on_a_restricts_the_a_rows(spark: SparkSession, by_hand: JobCon
     assert only_end.histogram == ((-2, 1),) and only_end.unmatched_a == 1
 
 
+@pytest.mark.spark
 def test_join_cond_counts_only_pairs_it_accepts(spark: SparkSession, tmp_path: Path) -> None:
     write(spark, [(1, "NL", day(0)), (2, "NL", day(0))], "TrxId long, Country string, RecDate date", tmp_path / "a")
     write(
@@ -101,6 +106,7 @@ def test_join_cond_counts_only_pairs_it_accepts(spark: SparkSession, tmp_path: P
     assert cond_only.histogram == ((1, 1), (2, 1), (5, 1))
 
 
+@pytest.mark.spark
 def test_hours_count_whole_hours_between_timestamps(spark: SparkSession, tmp_path: Path) -> None:
     def at(text: str) -> dt.datetime:
         return dt.datetime.fromisoformat(text).replace(tzinfo=dt.timezone.utc)
@@ -124,6 +130,7 @@ def test_hours_count_whole_hours_between_timestamps(spark: SparkSession, tmp_pat
     assert late_only.pairs == 2  # both A rows lie on day(0), whatever the hour
 
 
+@pytest.mark.spark
 def test_suggestions_differ_by_coverage(spark: SparkSession, tmp_path: Path) -> None:
     """2,600 pairs: 100 negative (99 at -1, 1 at -4), 500 at 0, 2,000 positive (1990 at 2, 8 at 5, 9, 30)."""
     delays = [-1] * 99 + [-4] + [0] * 500 + [2] * 1990 + [5] * 8 + [9] + [30]
@@ -199,6 +206,7 @@ def test_no_pairs_gives_an_empty_profile(tmp_path: Path) -> None:
     assert "no pairs to measure" in format_profile(profile, make_job(tmp_path))
 
 
+@pytest.mark.spark
 def test_format_profile_summarises(spark: SparkSession, by_hand: JobConfig) -> None:
     text = format_profile(profile_job(spark, by_hand), by_hand)
     assert "Delay profile of job trx: B.RecDate - A.RecDate in days, all A rows" in text
@@ -209,6 +217,7 @@ def test_format_profile_summarises(spark: SparkSession, by_hand: JobConfig) -> N
     assert any(line.split() == ["current", "1", "3", "71.43%"] for line in text.splitlines())
 
 
+@pytest.mark.spark
 def test_plot_profile_writes_a_png(spark: SparkSession, by_hand: JobConfig, tmp_path: Path) -> None:
     written = plot_profile(profile_job(spark, by_hand), tmp_path / "charts" / "delays.png", by_hand)
     assert written == tmp_path / "charts" / "delays.png"
@@ -218,6 +227,7 @@ def test_plot_profile_writes_a_png(spark: SparkSession, by_hand: JobConfig, tmp_
     assert empty.read_bytes()[:8] == PNG_MAGIC
 
 
+@pytest.mark.spark
 def test_bad_input_is_rejected_naming_the_field(spark: SparkSession, by_hand: JobConfig, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="profile window: start 2025-03-12 is after end 2025-03-11"):
         profile_job(spark, by_hand, start=day(2), end=day(1))

@@ -23,6 +23,8 @@ from deltainc.tools.sample_data import (
 )
 from deltainc.tools.seed_example import SEED_A_SCHEMA, SEED_B_SCHEMA, seed_example
 
+pytestmark = pytest.mark.spark
+
 START = dt.date(2025, 3, 1)
 TINY = SampleSpec(start=START, days=10, rows_per_day=20)
 # Large enough that every kind of case shows up at the default shares, still a few thousand rows.

@@ -5,8 +5,12 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
+
 from deltainc.pipeline.job.config import load_job
 from deltainc.tools.sample_job import left_job_toml
+
+pytestmark = pytest.mark.pure
 
 
 def test_the_sample_job_file_loads_as_the_job_its_values_name_whatever_the_paths_hold(tmp_path: Path) -> None:

@@ -11,11 +11,11 @@ workers' options) or SUITE_GC (tests/jvm_options.py: every JVM's collector; "" g
 reports the machine's busy CPU-seconds (/proc/stat), which counts every JVM a test starts: on a CPU-bound suite
 that is the figure that adds up.
 
-    python -m benchmarks.suite_jvm_ab --file tests/pipeline/test_b_side.py --pairs 2 --a "" --b default
-    python -m benchmarks.suite_jvm_ab --var SUITE_CODEGEN_CACHE --a 100 --b default
-    python -m benchmarks.suite_jvm_ab --var SUITE_SERVER_JIT --a worker --b default --copies 1 \
+    python -m tests.suite_jvm_ab --file tests/pipeline/test_b_side.py --pairs 2 --a "" --b default
+    python -m tests.suite_jvm_ab --var SUITE_CODEGEN_CACHE --a 100 --b default
+    python -m tests.suite_jvm_ab --var SUITE_SERVER_JIT --a worker --b default --copies 1 \
         --file tests/pipeline/test_cluster.py
-    python -m benchmarks.suite_jvm_ab --var SUITE_GC --a "" --b default
+    python -m tests.suite_jvm_ab --var SUITE_GC --a "" --b default
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-from benchmarks.report import load_average
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,8 +74,13 @@ def one_round(test_file: str, copies: int, var: str, value: str) -> tuple[float,
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _load_average() -> str:
+    """The machine's 1-, 5- and 15-minute load averages."""
+    return " / ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.suite_jvm_ab", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tests.suite_jvm_ab", description=__doc__.splitlines()[0])
     parser.add_argument("--file", default="tests/pipeline/test_b_side.py")
     parser.add_argument("--copies", type=int, default=2)
     parser.add_argument("--pairs", type=int, default=2)
@@ -93,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             found[name].append(one_round(args.file, args.copies, args.var, value))
             wall, cpu = found[name][-1]
             print(f"pair {pair + 1} {name}: {wall:.0f} s, {cpu:.0f} busy CPU-s", file=sys.stderr)
-    print(f"{args.copies} copies of {args.file} at once; load average at the end {load_average()}")
+    print(f"{args.copies} copies of {args.file} at once; load average at the end {_load_average()}")
     print(f"| setting | {args.var} | rounds: wall s | rounds: busy CPU-s |\n|---|---|---|---|")
     for name, value in (("A", args.a), ("B", args.b)):
         walls = ", ".join(f"{wall:.0f}" for wall, _ in found[name])

@@ -1,0 +1,73 @@
+"""A small job brought up to date, and the environment of a `deltainc` command run on it as a fresh process.
+
+The scenarios that time whole command lines (`fresh-commands`, `connect`) start `python -m deltainc ...` as cron or
+a scheduler would: every setting under one folder, none of the caller's. This module writes that job (`trx`: the
+sample sources joined left, one day a window) and runs it up to a day, once per folder.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+from deltainc.tools.sample_job import left_job_toml
+
+__all__ = ["START", "job_file", "bench_env", "prepare"]
+
+START = dt.date(2025, 3, 1)
+
+
+def job_file(root: Path) -> str:
+    """The job file of `trx`: the sample sources under `root` joined left, look back 1, wait 2, one day a window.
+
+    Example: `(root / "jobs" / "trx.toml").write_text(job_file(root))`.
+    """
+    return left_job_toml(
+        "trx", f"{root}/a", f"{root}/b", f"{root}/target", start=START, look_back_time=1, max_waiting_time=2,
+        max_window=1,
+    )  # fmt: skip
+
+
+def bench_env(root: Path) -> dict[str, str]:
+    """The environment of a timed command: every deltainc setting under `root`, none of the caller's (no
+    DELTAINC_* variable, no SPARK_REMOTE), Spark on two local cores.
+
+    Example: `subprocess.run([sys.executable, "-m", "deltainc", "status", "trx"], env=bench_env(root), cwd=root)`.
+    """
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DELTAINC_", "SPARK_REMOTE"))}
+    return {
+        **clean,
+        "DELTAINC_SETTINGS_FILE": str(root / "no-settings.toml"),
+        "DELTAINC_STATE_DIR": str(root / "state"),
+        "DELTAINC_JOB_DIR": str(root / "jobs"),
+        "DELTAINC_WAREHOUSE_DIR": str(root / "warehouse"),
+        "DELTAINC_SPARK_LOG_DIR": str(root / "logs"),
+        "DELTAINC_SPARK__MASTER": "local[2]",
+        "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
+    }
+
+
+def prepare(root: Path, until: str | None = "2025-03-05") -> None:
+    """Sources of 10 days x 50 rows under `root` and the job `trx` run up to `until` (by default its first 5 days: 5
+    windows, 5 run-log rows; None: every day, so nothing is pending). Does nothing if the job has run there before.
+
+    Example: `prepare(Path("bench-data/fresh"), until=None)`.
+    """
+    if (root / "state" / "runs").is_dir():
+        return
+    from deltainc.pipeline.controller import run
+    from deltainc.pipeline.job.config import load_job
+    from deltainc.settings import Settings, SparkSettings
+    from deltainc.spark import get_spark
+    from deltainc.tools.sample_data import SampleSpec, write_sources
+
+    (root / "jobs").mkdir(parents=True, exist_ok=True)
+    (root / "jobs" / "trx.toml").write_text(job_file(root))
+    settings = Settings(
+        spark=SparkSettings(master="local[2]", shuffle_partitions=2), state_dir=root / "state", job_dir=root / "jobs"
+    )
+    spark = get_spark(settings)
+    write_sources(spark, SampleSpec(start=START, days=10, rows_per_day=50, seed=1), str(root / "a"), str(root / "b"))
+    run(load_job(root / "jobs" / "trx.toml"), until=until, spark=spark, settings=settings)
+    spark.stop()

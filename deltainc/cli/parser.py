@@ -223,6 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--start", type=_point, metavar="DATE", help="default: the job's start_date")
     sub.add_argument("--end", type=_point, metavar="DATE", help="default: the watermark")
 
+    command(
+        "migrate",
+        "rewrite a target created by an earlier version into the current layout (its open rows in partitions of "
+        "their own, IsFinal), in one commit under the job's lock; the rows and the watermark stay",
+        tool_commands.migrate,
+        False,
+    )
+
     sub = command("unlock", "remove the lock a dead run left behind", tool_commands.unlock, False)
     sub.add_argument("--run-id", metavar="ID", help="remove the lock only if run ID holds it")
 

@@ -66,13 +66,10 @@ def hour_sources(spark: SparkSession, sources: Sources, root: Path) -> tuple[str
 
 def hour_job(day_job: JobConfig, path_a: str, path_b: str) -> JobConfig:
     """The day job's settings over the hour sources, in hours (start_date, a date, is hour zero's day)."""
-    return day_job.model_copy(
-        update={
-            "source_a": day_job.source_a.model_copy(update={"path": path_a}),
-            "source_b": day_job.source_b.model_copy(update={"path": path_b}) if day_job.source_b else None,
-            "join": day_job.join.model_copy(update={"time_uom": "hour"}),
-        }
-    )
+    config = day_job.model_dump(mode="json", exclude_unset=True)
+    config["source_a"]["path"], config["source_b"]["path"] = path_a, path_b
+    config["join"]["time_uom"] = "hour"
+    return JobConfig.model_validate(config)
 
 
 def measure_pairs(
@@ -178,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             measured = measure_pairs(bench, jobs, until, args.repeat, echo)
             results.update(measured)
             loads += [r["load"] for rows in measured.values() for r in rows]
+            echo(f"{kind}: {measured}")  # each kind's raw rows as soon as they are measured
         meta = {"rows": args.rows_per_day, "days": args.days, "repeat": args.repeat, "spark": spark.version,
                 "load": f"{min(loads):.1f}-{max(loads):.1f}"}  # fmt: skip
         print("\n".join(render(results, meta)))

@@ -83,7 +83,7 @@ def window_line(report: WindowReport) -> str:
         counts += f"  too_late {record.rows_too_late}"
     return (
         f"{report.window}  {counts}  |  inserted {record.rows_inserted}  updated {record.rows_updated}  "
-        f"deleted {record.rows_deleted}  files rewritten {record.target_files_removed}  ({record.duration_s:.1f} s)"
+        f"deleted {record.rows_deleted}  files removed {record.target_files_removed}  ({record.duration_s:.1f} s)"
     )
 
 

@@ -10,7 +10,16 @@ from deltainc.cli.exit_codes import EXIT_FAILURE, EXIT_OK, print_error
 from deltainc.cli.render import emit_json
 from deltainc.errors import ConfigError
 
-__all__ = ["unlock", "profile", "demo", "serve"]
+__all__ = ["unlock", "migrate", "profile", "demo", "serve"]
+
+
+def migrate(ctx: Context) -> int:
+    """`deltainc migrate JOB`."""
+    from deltainc import pipeline
+
+    job, _ = ctx.job(ctx.args.job)
+    ctx.print(pipeline.migrate(job, spark=ctx.spark(), settings=ctx.settings).message)
+    return EXIT_OK
 
 
 def unlock(ctx: Context) -> int:

@@ -8,10 +8,21 @@ from dataclasses import dataclass
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.settings import IncJoinSettings
 
-__all__ = ["OutputLayout", "plan_layout", "DIFF_ARRIVAL_TIME", "WAITING_TIME", "JOIN_TYPE", "RESERVED_PREFIX"]
+__all__ = [
+    "OutputLayout",
+    "plan_layout",
+    "DIFF_ARRIVAL_TIME",
+    "WAITING_TIME",
+    "JOIN_TYPE",
+    "IS_FINAL",
+    "RESERVED_PREFIX",
+]
 
 # The columns the join derives, next to those of the sources.
 DIFF_ARRIVAL_TIME, WAITING_TIME, JOIN_TYPE = "DiffArrivalTime", "WaitingTime", "JoinType"
+# The column a job's target adds to the join output where its layout holds the open rows apart (pipeline/target/
+# layout.py): true for a row no later window can change.
+IS_FINAL = "IsFinal"
 RESERVED_PREFIX = "__di_"  # the engine's working columns (unit index, A row id); no source column may start with it
 
 

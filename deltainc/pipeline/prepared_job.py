@@ -27,7 +27,7 @@ from deltainc.pipeline.job.feature_plan import (
 )
 from deltainc.pipeline.job.join_plan import Identity, plan_join
 from deltainc.pipeline.state import JobState, StatePaths, check_unchanged, read_state, state_paths
-from deltainc.pipeline.target.layout import default_partitioning
+from deltainc.pipeline.target.layout import target_partitioning
 from deltainc.settings import Settings, load_settings
 from deltainc.spark import job_session
 
@@ -93,7 +93,7 @@ def prepare_job(
     spark = job_session(spark, settings, job.on_s3)
     df_a = read_source(spark, job.source_a, "source_a")
     paths = state_paths(job.state_path(settings.state_dir))
-    partition_by = tuple(default_partitioning(job.target.partition_by, job.join.inc_col, job.join.time_uom))
+    partition_by = tuple(target_partitioning(job.target.partition_by, job.join.inc_col, job.join.time_uom))
     if job.features:
         frames = {role: read_source(spark, ref, role) for role, ref in job.sources[1:]}
         sources = feature_sources(job, frames)

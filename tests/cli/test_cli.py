@@ -157,15 +157,16 @@ def test_run_prints_one_line_per_window_with_join_type_counts_and_changes(proces
     first, second = processed.outputs
     assert re.fullmatch(
         r"2025-03-01  same_time 1  a_late 0  b_late 0  a_timed_out 0  a_waiting 1  too_late 0  \|  "
-        r"inserted 2  updated 0  deleted 0  files rewritten 0  \(\d+\.\d s\)\n"
+        r"inserted 2  updated 0  deleted 0  files removed 0  \(\d+\.\d s\)\n"
         r"trx: processed 1 window\(s\); "
         r"watermark 2025-03-01\n",
         first,
     )
-    # TrxId 2's B arrives: its waiting row is deleted and its b_late match inserted; TrxId 4 starts waiting
+    # TrxId 2's B arrives: its waiting row is deleted (the file of 03-01's open rows, removed whole) and its b_late
+    # match inserted; TrxId 4 starts waiting
     assert re.fullmatch(
         r"2025-03-02  same_time 1  a_late 0  b_late 1  a_timed_out 0  a_waiting 1  too_late 0  \|  "
-        r"inserted 3  updated 0  deleted 1  files rewritten 0  \(\d+\.\d s\)\n"
+        r"inserted 3  updated 0  deleted 1  files removed 1  \(\d+\.\d s\)\n"
         r"trx: processed 1 window\(s\); "
         r"watermark 2025-03-02\n",
         second,

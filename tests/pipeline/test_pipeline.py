@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from deltainc import AmbiguousRowsError, JobLockedError, JoinType
 from deltainc.pipeline.controller import backfill, rerun, run, status
 from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.migration import Migration, migrate
 from deltainc.pipeline.state.remembered_settings import SettingsChangedError
 from deltainc.pipeline.state.run_record import RunRecord
 from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
@@ -81,8 +82,9 @@ def fails_before_writing(spark: SparkSession, job: JobConfig, error: type[Except
 
 @dataclass(frozen=True)
 class Schedules:
-    """One history processed under four schedules (daily, windows of three days, one run, calendar months): four
-    jobs, each with a target of its own, in one state; the window lists are the schedules' results."""
+    """One history processed under four schedules (daily, windows of three days, one run, calendar months), and
+    in windows of three days into a target of the earlier layout: five jobs, each with a target of its own, in one
+    state; the window lists are the schedules' results."""
 
     jobs: dict[str, JobConfig]
     windows: dict[str, list[str]]
@@ -98,7 +100,10 @@ def schedules(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, gen
         name: make_job(root, *generated, name=name, max_window=size)
         for name, size in (("daily", 1), ("three", 3), ("once", 0), ("monthly", 0))
     }
-    results = {name: run(jobs[name], spark=spark) for name in ("daily", "three", "once")}
+    # The layout of earlier versions (open rows with the final ones, found by JoinType), in windows of three days.
+    jobs["three_by_recdate"] = make_job(root, *generated, name="three_by_recdate", max_window=3,
+                                        target={"partition_by": ["RecDate"]})  # fmt: skip
+    results = {name: run(jobs[name], spark=spark) for name in ("daily", "three", "once", "three_by_recdate")}
     results["monthly"] = backfill(jobs["monthly"], START, LAST, chunk="month", spark=spark)
     windows = {name: [str(w.window) for w in result.windows] for name, result in results.items()}
     return Schedules(jobs, windows, results["daily"].watermark)
@@ -121,7 +126,11 @@ def test_daily_monthly_and_one_run_give_the_engine_output(spark: SparkSession, s
 def test_rerun_of_any_processed_window_leaves_target_and_watermark_unchanged(
     spark: SparkSession, schedules: Schedules
 ) -> None:
-    job = schedules.jobs["three"]  # processed in windows of three days
+    for name in ("three", "three_by_recdate"):  # processed in windows of three days, in either layout
+        reruns_change_nothing(spark, schedules.jobs[name])
+
+
+def reruns_change_nothing(spark: SparkSession, job: JobConfig) -> None:
     before = target(spark, job).collect()
     version = DeltaTable.forPath(spark, job.target.path).history(1).first()["version"]
     for start, end in (
@@ -137,11 +146,15 @@ def test_rerun_of_any_processed_window_leaves_target_and_watermark_unchanged(
     assert DeltaTable.forPath(spark, job.target.path).history(1).first()["version"] == version
 
 
-@pytest.mark.parametrize("step", ["read", "written", "watermark"])
+@pytest.mark.parametrize(
+    ("step", "partition_by"),
+    [("read", None), ("written", None), ("watermark", None), ("written", ["RecDate"])],
+    ids=["read", "written", "watermark", "written-earlier-layout"],
+)
 def test_a_run_that_fails_at_any_step_and_is_run_again_gives_the_uninterrupted_result(
-    spark: SparkSession, tmp_path: Path, generated: tuple[str, str], step: str
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str], step: str, partition_by: list[str] | None
 ) -> None:
-    job = make_job(tmp_path, *generated, max_window=4)
+    job = make_job(tmp_path, *generated, max_window=4, target={"partition_by": partition_by})
     calls: list[str] = []
 
     def crash(name: str) -> None:
@@ -330,22 +343,100 @@ def reload_then_daily(
     return ReloadThenDaily(job, report, before, versions())
 
 
-def test_a_daily_run_of_a_default_job_changes_only_the_two_slices_of_the_target(
+def operation_metrics(spark: SparkSession, job: JobConfig, version: int) -> dict[str, int]:
+    row = DeltaTable.forPath(spark, job.target.path).history().where(f"version = {version}").first()
+    return {name: int(value) for name, value in row["operationMetrics"].items()}
+
+
+def test_a_daily_run_of_a_default_job_replaces_whole_files_of_the_two_slices_and_reads_none(
     spark: SparkSession, reload_then_daily: ReloadThenDaily
 ) -> None:
     job, report = reload_then_daily.job, reload_then_daily.report
     table = Path(job.target.path or "")
     version = reload_then_daily.after[0]
     actions = commit_actions(table, version)
-    touched = {a[kind]["partitionValues"]["RecDate"] for a in actions for kind in ("add", "remove") if kind in a}
     watermark = LAST - dt.timedelta(days=1)
-    assert touched == {watermark.isoformat(), LAST.isoformat()}, touched  # waiting rows at w, new rows after
-    rewritten = [a["remove"]["path"] for a in actions if "remove" in a]
-    kept_with_vector = [a["add"]["path"] for a in actions if "add" in a and a["add"].get("deletionVector")]
-    assert rewritten == kept_with_vector  # a file that lost its waiting rows got a deletion vector, no copy
-    assert report.target_rows_copied == report.target_files_removed == 0
-    assert report.rows_deleted > 0 and report.files_read_target <= len(list((table / f"RecDate={watermark}").glob("*")))
+    removed = {(a["remove"]["partitionValues"]["RecDate"], a["remove"]["partitionValues"]["IsFinal"])
+               for a in actions if "remove" in a}  # fmt: skip
+    added = {a["add"]["partitionValues"]["RecDate"] for a in actions if "add" in a}
+    assert removed == {(watermark.isoformat(), "false")}  # the open rows at w: their partition, whole
+    assert added == {LAST.isoformat()}  # the window's rows, final and open
+    assert not any(a["add"].get("deletionVector") for a in actions if "add" in a)
+    open_files = len(list((table / f"RecDate={watermark}" / "IsFinal=false").glob("*.parquet")))
+    metrics = operation_metrics(spark, job, version)
+    assert metrics["numCopiedRows"] == metrics.get("numDeletionVectorsAdded", 0) == 0
+    assert metrics["numRemovedFiles"] == open_files > 0
+    logged = (report.target_rows_copied, report.target_deletion_vectors, report.target_files_removed)
+    assert logged == (0, 0, metrics["numRemovedFiles"])
+    assert report.target_files_added == metrics["numFiles"] and report.files_read_target == 0
     same_rows(target(spark, job), engine_output(spark, job, LAST))
+
+
+def test_final_rows_are_read_with_a_partition_filter_on_is_final(
+    spark: SparkSession, reload_then_daily: ReloadThenDaily
+) -> None:
+    rows = target(spark, reload_then_daily.job)
+    assert {f.name: f.dataType.simpleString() for f in rows.schema.fields}["IsFinal"] == "boolean"
+    final = rows.where("IsFinal")
+    assert all(path.split("/")[-2] == "IsFinal=true" for path in final.inputFiles())
+    assert {r.JoinType for r in final.select("JoinType").distinct().collect()} <= {1, 2, 3, 4}
+    assert {r.JoinType for r in rows.where("NOT IsFinal").select("JoinType").distinct().collect()} == {5}
+
+
+@dataclass(frozen=True)
+class OldLayout:
+    """A target built in the layout of earlier versions (partitioned by RecDate alone), run daily by the default
+    job (its layout read from the table): the report of that day, then `migrate`, then the last day's report."""
+
+    job: JobConfig
+    old_day: RunRecord
+    migrated: Migration
+    new_day: RunRecord
+
+
+@pytest.fixture(scope="module")
+def old_layout(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, generated: tuple[str, str]) -> OldLayout:
+    root = tmp_path_factory.mktemp("old_layout")
+    run(make_job(root, *generated, target={"partition_by": ["RecDate"]}), until=LAST - dt.timedelta(days=2),
+        spark=spark)  # fmt: skip
+    job = make_job(root, *generated)  # the default layout, which the existing table does not have
+    old_day = run(job, until=LAST - dt.timedelta(days=1), spark=spark).windows[0].record
+    migrated = migrate(job, spark=spark)
+    new_day = run(job, spark=spark).windows[0].record
+    return OldLayout(job, old_day, migrated, new_day)
+
+
+def test_a_target_of_the_earlier_layout_keeps_its_deletion_vector_path_and_logs_delta_s_metrics(
+    spark: SparkSession, old_layout: OldLayout
+) -> None:
+    job, report = old_layout.job, old_layout.old_day
+    actions = commit_actions(Path(job.target.path or ""), report.target_version or 0)
+    with_vector = [a["add"]["path"] for a in actions if "add" in a and a["add"].get("deletionVector")]
+    metrics = operation_metrics(spark, job, report.target_version or 0)
+    assert report.target_deletion_vectors == len(with_vector) > 0
+    assert report.target_rows_copied == metrics["numCopiedRows"]
+    assert (report.target_files_added, report.target_files_removed) == (metrics["numFiles"], metrics["numRemovedFiles"])
+    assert report.rows_deleted == metrics["numDeletedRows"] > 0
+
+
+def test_migrate_rewrites_a_target_of_the_earlier_layout_in_one_commit_and_its_rows_stay(
+    spark: SparkSession, old_layout: OldLayout
+) -> None:
+    job, migrated = old_layout.job, old_layout.migrated
+    assert (migrated.before, migrated.after) == (("RecDate",), ("RecDate", "IsFinal"))
+    history = DeltaTable.forPath(spark, job.target.path).history().orderBy("version").collect()
+    [commit] = [h for h in history if h.userMetadata and json.loads(h.userMetadata)["command"] == "migrate"]
+    assert commit.version == migrated.version == old_layout.old_day.target_version + 1
+    assert DeltaTable.forPath(spark, job.target.path).detail().first()["partitionColumns"] == ["RecDate", "IsFinal"]
+    at = {
+        v: spark.read.format("delta").option("versionAsOf", v).load(job.target.path)
+        for v in (commit.version - 1, commit.version)
+    }
+    same_rows(at[commit.version].drop("IsFinal"), at[commit.version - 1])
+    assert old_layout.new_day.target_deletion_vectors == old_layout.new_day.target_rows_copied == 0
+    assert old_layout.new_day.files_read_target == 0
+    same_rows(target(spark, job), engine_output(spark, job, LAST))
+    assert migrate(job, spark=spark).version is None  # already migrated: nothing written
 
 
 def test_a_daily_run_costs_one_commit_each_of_lock_target_and_run_log(

@@ -60,7 +60,7 @@ def test_a_target_built_by_the_job_equals_its_reload(processed: Path, capsys: py
     assert code == 0
     assert out == (
         "verify trx 2025-03-01..2025-03-02 (watermark 2025-03-02): target 4 rows, recompute 4 rows: equal\n"
-        "  read 2 file(s) of A, 2 of B, 2 of the target\n"
+        "  read 2 file(s) of A, 2 of B, 3 of the target\n"  # 03-01's final rows, 03-02's final and its open rows
     )
     code, out = verify(["--json"], capsys)
     document = json.loads(out)

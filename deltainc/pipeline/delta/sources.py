@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import operator
 import os
 import re
@@ -11,17 +12,21 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.unit_columns import source_filter
 from deltainc.join.windows import to_index
-from deltainc.pipeline.delta.sql import local_file_path, read, table_exists
+from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark, open_table, reading
+from deltainc.pipeline.delta.sql import detail, local_file_path, read, table_exists
 from deltainc.pipeline.job.config import SourceRef, TableRef
 
 __all__ = [
     "ScanStats",
+    "TableShape",
     "table_exists",
+    "table_shape",
     "read_table",
     "read_source",
     "latest_unit",
@@ -45,6 +50,37 @@ def read_table(spark: SparkSession, ref: TableRef, role: str) -> DataFrame:
     if not table_exists(spark, ref):
         raise ConfigError(f"{role}: no Delta table at {ref.label}")
     return read(spark, ref)
+
+
+@dataclass(frozen=True)
+class TableShape:
+    """A Delta table's columns and partition columns, as its log records them."""
+
+    schema: T.StructType
+    partition_by: tuple[str, ...]
+
+
+def table_shape(spark: SparkSession, ref: TableRef, role: str) -> TableShape:
+    """The columns and partition columns of the Delta table behind `ref`: from its log with delta-rs (no Spark
+    job) when it is a path delta-rs reads, else as Spark reads them. A missing table is a ConfigError naming the
+    role, like `read_table`.
+
+    >>> table_shape(spark, TableRef(path="/data/target"), "target").partition_by  # doctest: +SKIP
+    ('RecDate', 'IsFinal')
+    """
+    if ref.path is not None:
+        try:
+            table = open_table(ref.path)
+            if table is None:
+                raise ConfigError(f"{role}: no Delta table at {ref.label}")
+            with reading(ref.path):
+                schema = T.StructType.fromJson(json.loads(table.schema().to_json()))
+                return TableShape(schema, tuple(table.metadata().partition_columns))
+        except LogUnreadable as exc:
+            asking_spark(f"{role}'s columns", exc)
+    schema = read_table(spark, ref, role).schema
+    found = detail(spark, ref)
+    return TableShape(schema, tuple(found["partitionColumns"] or ()) if found is not None else ())
 
 
 def read_source(spark: SparkSession, ref: SourceRef, role: str) -> DataFrame:

@@ -15,6 +15,7 @@ from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.features import FeatureSource, check_features, feature_columns, resolve_feature_conds, spine_rec
+from deltainc.join.output_layout import IS_FINAL
 from deltainc.join.settings import IncJoinSettings
 from deltainc.pipeline.job.choices import FeatureHow
 from deltainc.pipeline.job.feature_config import FeatureConfig
@@ -121,7 +122,7 @@ def check_feature_job(job: JobConfig, spine: DataFrame | T.StructType, sources: 
                     f"(add it to its columns)"
                 )
     for column in job.target.partition_by or ():
-        if column not in columns:
+        if column not in columns and column != IS_FINAL:
             raise ConfigError(f"target.partition_by: {column!r} is not an output column (output: {', '.join(output)})")
     if not isinstance(spine, T.StructType):  # only Spark's analyzer resolves them (the logs leave them to it)
         resolve_feature_conds(spine, sources, settings)

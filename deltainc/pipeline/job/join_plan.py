@@ -10,7 +10,7 @@ from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.join_spec import JoinSpec, check_join
-from deltainc.join.output_layout import JOIN_TYPE, WAITING_TIME, plan_layout
+from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, WAITING_TIME, plan_layout
 from deltainc.join.settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join.unit_columns import did_you_mean
 from deltainc.pipeline.job.job_config import JobConfig
@@ -78,7 +78,7 @@ def output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: In
     select = ", ".join([chosen, *required])
     selected = plan_layout(a_cols, b_cols, join.join_cols, how, base.model_copy(update={"output_select": select}))
     for column in job.target.partition_by or ():
-        if column not in selected.selected:
+        if column not in selected.selected and column != IS_FINAL:
             raise ConfigError(
                 f"target.partition_by: {column!r} is not an output column (output: {', '.join(selected.selected)})"
             )

@@ -17,8 +17,10 @@ class TargetConfig(TableRef):
 
     keys: Columns
     b_keys: Columns = Field(default_factory=list)
-    # None = the default layout: partitioned by the output RecDate for day jobs, files sorted by it for hour
-    # jobs; [] = no partitioning. Applied when the target is created; an existing table keeps its own.
+    # None = the default layout: partitioned by the output RecDate and IsFinal (the open rows apart) for day jobs,
+    # by IsFinal alone with files sorted by RecDate for hour and minute jobs; [] = no partitioning (the open rows
+    # are then found by JoinType). Applied when the target is created (or by `deltainc migrate`); an existing
+    # table keeps its own, read from its log.
     partition_by: Columns | None = None
     deletion_vectors: StrictBool = True
     forward_write: ForwardWrite = ForwardWrite.REPLACE_WHERE

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-from deltainc.pipeline.delta.sql import latest_commit
+from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark, local_folder
+from deltainc.pipeline.delta.sql import detail, latest_commit
 from deltainc.pipeline.job.config import TableRef
 
-__all__ = ["CommitResult", "NO_COMMIT", "last_commit", "user_metadata"]
+__all__ = ["CommitResult", "NO_COMMIT", "deletion_vectors_added", "last_commit", "user_metadata"]
 
 _USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 
@@ -34,11 +36,12 @@ def user_metadata(spark: SparkSession, metadata: dict[str, str]) -> Iterator[str
 
 @dataclass(frozen=True)
 class CommitResult:
-    """Rows and files one target commit changed; `version` is None when nothing was committed.
+    """Rows and files one target commit changed, as Delta's operation metrics of the commit give them;
+    `version` is None when nothing was committed.
 
-    `rows_copied` counts rows that Delta physically rewrote into new files to change others. A file that
-    only gets a deletion vector is not rewritten, so its kept rows are not counted (Delta's own
-    numCopiedRows counts them all the same).
+    `rows_copied` is Delta's numCopiedRows (numTargetRowsCopied for a MERGE); `deletion_vectors` the deletion
+    vectors the commit added: Delta's metric for a MERGE, and for a WRITE (whose metrics lack it) the files the
+    commit's log entry adds with a deletion vector.
     """
 
     operation: str | None
@@ -69,7 +72,7 @@ def last_commit(spark: SparkSession, ref: TableRef, operations: tuple[str, ...] 
     if last is None or last["operation"] not in operations:
         return NO_COMMIT
     m = dict(last["operationMetrics"] or {})
-    operation = str(last["operation"])
+    operation, version = str(last["operation"]), int(last["version"])
     if operation == "MERGE":
         removed, copied = _metric(m, "numTargetFilesRemoved"), _metric(m, "numTargetRowsCopied")
         inserted, updated = _metric(m, "numTargetRowsInserted"), _metric(m, "numTargetRowsUpdated")
@@ -79,7 +82,10 @@ def last_commit(spark: SparkSession, ref: TableRef, operations: tuple[str, ...] 
         removed, copied = _metric(m, "numRemovedFiles"), _metric(m, "numCopiedRows")
         inserted, updated = _metric(m, "numOutputRows") - copied, 0
         deleted, added = _metric(m, "numDeletedRows"), _metric(m, "numFiles")
-        vectors = _metric(m, "numDeletionVectorsAdded")
+        if "numDeletionVectorsAdded" in m:
+            vectors = _metric(m, "numDeletionVectorsAdded")
+        else:  # a WRITE's metrics lack it: its log entry says
+            vectors = deletion_vectors_added(spark, ref, version) if deleted else 0
     return CommitResult(
         operation=operation,
         inserted=inserted,
@@ -87,7 +93,28 @@ def last_commit(spark: SparkSession, ref: TableRef, operations: tuple[str, ...] 
         deleted=deleted,
         files_added=added,
         files_removed=removed,
-        rows_copied=copied if removed else 0,
+        rows_copied=copied,
         deletion_vectors=vectors,
-        version=int(last["version"]),
+        version=version,
     )
+
+
+def deletion_vectors_added(spark: SparkSession, ref: TableRef, version: int) -> int:
+    """How many deletion vectors commit `version` of the table added: its `add` actions that carry one (a file
+    that lost rows is re-added with its new vector). Read from the commit's log file: directly where the table
+    is local, else with Spark."""
+    name = f"_delta_log/{version:020d}.json"
+    location = ref.path
+    if location is None:
+        found = detail(spark, ref)
+        location = None if found is None else str(found["location"])
+    if location is None:
+        return 0
+    try:
+        with open(os.path.join(local_folder(location), name), encoding="utf-8") as log_file:
+            actions = [json.loads(line) for line in log_file if line.strip()]
+        return sum(1 for action in actions if (action.get("add") or {}).get("deletionVector"))
+    except (LogUnreadable, OSError) as exc:
+        asking_spark(f"the deletion vectors of version {version} of {location}", exc)
+    lines = spark.read.text(f"{location.rstrip('/')}/{name}").collect()
+    return sum(1 for line in lines if (json.loads(line[0]).get("add") or {}).get("deletionVector"))

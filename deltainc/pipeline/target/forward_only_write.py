@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 from deltainc.join.windows import Window, from_index, read_bounds
 from deltainc.pipeline.delta.sources import scan_stats
+from deltainc.pipeline.delta.sql import read as read_target
 from deltainc.pipeline.target.commit_metrics import NO_COMMIT
 from deltainc.pipeline.target.merge import ACTION, merge_window, plan_actions
 from deltainc.pipeline.target.write_mode import TargetWrite, WriteInputs, WriteMode, Written, current_target
@@ -19,7 +20,8 @@ __all__ = ["FORWARD_ONLY", "RERUN"]
 
 def write_forward_only(inputs: WriteInputs, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
     """MERGE the window's output into the target's rows of the A rows it can change, forward only."""
-    target, to = current_target(inputs, output, metadata)
+    _, to = current_target(inputs, output, metadata)
+    target = read_target(inputs.spark, inputs.job.target)
     identity = inputs.identity
     bounds = read_bounds(window, *inputs.spine_reach)
     a_first, a_after = from_index(bounds.a_start, inputs.uom), from_index(bounds.a_end + 1, inputs.uom)

@@ -10,7 +10,9 @@ from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.delta.log_stats import files_in_units
 from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
 from deltainc.pipeline.delta.sources import ScanStats, scan_stats
-from deltainc.pipeline.target.slice_writer import forward_slices, merge_slices, replace_slices
+from deltainc.pipeline.delta.sql import read
+from deltainc.pipeline.target.layout import holds_open_rows_apart
+from deltainc.pipeline.target.slice_writer import Slices, forward_slices, merge_slices, replace_slices
 from deltainc.pipeline.target.write_mode import TargetWrite, WriteInputs, WriteMode, Written, current_target
 from deltainc.spark_compat import is_connect
 
@@ -18,26 +20,32 @@ __all__ = ["FORWARD"]
 
 
 def write_forward(inputs: WriteInputs, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
-    """Replace the target's two slices from the watermark on by the window's output."""
-    target, to = current_target(inputs, output, metadata)
+    """Replace the target's two slices from the watermark on by the window's output. The slices are named as
+    the target's own layout (read from its log) allows: by `IsFinal` where it holds its open rows apart."""
+    shape, to = current_target(inputs, output, metadata)
     rec = inputs.rec
-    slices = forward_slices(rec, from_index(window.start - 1, inputs.uom), target.schema[rec].dataType)
-    read = _slices_read(inputs, window, target.where(slices.condition()))
+    apart = holds_open_rows_apart(shape.partition_by)
+    slices = forward_slices(rec, from_index(window.start - 1, inputs.uom), shape.schema[rec].dataType, apart)
     if inputs.job.target.forward_write == "merge":
-        return Written(TargetWrite.MERGE, merge_slices(to, output, inputs.identity.columns, slices), read)
-    return Written(TargetWrite.REPLACE_WHERE, replace_slices(to, output, slices), read)
+        read_ = _slices_read(inputs, window, slices)
+        return Written(TargetWrite.MERGE, merge_slices(to, output, inputs.identity.columns, slices), read_)
+    # The condition is on partition columns only (a day target holding its open rows apart): Delta removes the
+    # slices' files unread.
+    metadata_only = apart and rec in shape.partition_by
+    read_ = ScanStats(0, 0) if metadata_only else _slices_read(inputs, window, slices)
+    return Written(TargetWrite.REPLACE_WHERE, replace_slices(to, output, slices), read_)
 
 
-def _slices_read(inputs: WriteInputs, window: Window, rows: DataFrame) -> ScanStats:
+def _slices_read(inputs: WriteInputs, window: Window, slices: Slices) -> ScanStats:
     """The target's files the slices from the watermark on span: from its Delta log when the target is a local
-    table partitioned by the output RecDate (partition pruning keeps exactly those), else as Spark plans it."""
+    table (the files whose RecDate range reaches the watermark), else as Spark plans the slices' scan."""
     ref = inputs.job.target
     if ref.path is not None and not is_connect(inputs.spark):
         try:
             return ScanStats(*files_in_units(ref.path, inputs.rec, inputs.uom, window.start - 1, None))
         except LogUnreadable as exc:
             asking_spark("the target's files read", exc)
-    return scan_stats(inputs.spark, rows)
+    return scan_stats(inputs.spark, read(inputs.spark, ref).where(slices.condition()))
 
 
 FORWARD = WriteMode("forward", write_forward, moves_watermark=True, forward=True, lays_out=True)

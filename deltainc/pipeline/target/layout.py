@@ -1,6 +1,12 @@
 """The target's physical layout: how a new target is created, how a window's rows are laid out on write,
 and whether an existing target lets a forward run touch only its two slices
-(docs/design.md#the-two-slices-and-the-forward-write)."""
+(docs/design.md#the-two-slices-and-the-forward-write).
+
+A target created by this version holds its open rows apart: the boolean column `IsFinal` (false for the rows a
+later window may still change, JoinType 5, 6 and 7) is a partition column, after the output RecDate in a day job
+and alone in an hour or minute job. A forward window's slices are then whole files. A target created before keeps
+its own layout, read from its Delta log: the layout is never assumed.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +17,25 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from deltainc.join.join_types import WAITING_TYPES
+from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE
 from deltainc.pipeline.delta.sql import detail as table_detail
 from deltainc.pipeline.delta.sql import table_exists
 from deltainc.pipeline.job.config import TableRef
 
-__all__ = ["TargetLayout", "default_partitioning", "ensure_target", "lay_out", "read_layout", "layout_warnings"]
+__all__ = [
+    "IS_FINAL",
+    "TargetLayout",
+    "default_partitioning",
+    "target_partitioning",
+    "ensure_target",
+    "holds_open_rows_apart",
+    "lay_out",
+    "read_layout",
+    "layout_warnings",
+    "with_is_final",
+]
+
 
 DELETION_VECTORS = "delta.enableDeletionVectors"
 CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
@@ -31,14 +51,44 @@ class TargetLayout:
 
 
 def default_partitioning(partition_by: Sequence[str] | None, rec: str, time_uom: str) -> list[str]:
-    """The job's partition columns; by default the output RecDate for day jobs, none for hour jobs.
+    """Partition columns by time alone (the too-late rows' table): `partition_by` when set, else the output
+    RecDate for day jobs, none for hour jobs, whose rows are written sorted by RecDate instead (`lay_out`).
 
-    A day partition holds one unit of output, so a forward run touches two partitions. An hour job would
-    get 24 partitions a day of small files; its rows are written sorted by RecDate instead (`lay_out`).
+    >>> default_partitioning(None, "RecDate", "hour")
+    []
     """
     if partition_by is not None:
         return list(partition_by)
     return [rec] if time_uom == "day" else []
+
+
+def target_partitioning(partition_by: Sequence[str] | None, rec: str, time_uom: str) -> list[str]:
+    """The partition columns of a target the job creates: `target.partition_by` when set, else the output
+    RecDate then `IsFinal` for day jobs, `IsFinal` alone for hour and minute jobs.
+
+    A day partition holds one unit of output and `IsFinal` splits off its open rows, so a forward window's two
+    slices are whole partitions: its write removes and adds files and reads none. An hour job would get 24
+    partitions a day of small files; its final rows are written sorted by RecDate instead (`lay_out`), so file
+    statistics find the rows after the watermark, and its open rows sit in small files of their own.
+
+    >>> target_partitioning(None, "RecDate", "day")
+    ['RecDate', 'IsFinal']
+    """
+    if partition_by is not None:
+        return list(partition_by)
+    return [*default_partitioning(None, rec, time_uom), IS_FINAL]
+
+
+def holds_open_rows_apart(partition_by: Sequence[str]) -> bool:
+    """Whether a target partitioned by `partition_by` keeps its open rows in files of their own (`IsFinal`)."""
+    return IS_FINAL in partition_by
+
+
+def with_is_final(output: DataFrame) -> DataFrame:
+    """The window's output with `IsFinal`: false for the open rows (JoinType 5, 6, 7), which a later window
+    replaces, true for every other row. Consumers read the rows that will not change with `WHERE IsFinal`."""
+    open_codes = [int(code) for code in WAITING_TYPES]
+    return output.withColumn(IS_FINAL, ~F.col(f"`{JOIN_TYPE}`").isin(open_codes))
 
 
 def ensure_target(
@@ -81,13 +131,14 @@ def read_layout(spark: SparkSession, ref: TableRef) -> TargetLayout:
 def lay_out(output: DataFrame, partition_by: Sequence[str], rec: str) -> DataFrame:
     """Group the window's rows so that each written file holds few output RecDates.
 
-    Partitioned: one task per partition value, so one file per partition and window. Not partitioned:
-    ranges of RecDate per task, so that each file's min/max RecDate is narrow and data skipping finds a
-    slice in few files (a reload of a year would otherwise give files that each span the whole year).
+    Partitioned (by more than `IsFinal`): one task per partition value, so one file per partition and window.
+    Otherwise ranges of RecDate per task (the open rows first, when `IsFinal` is the partition column), so
+    that each file's min/max RecDate is narrow and data skipping finds a slice in few files (a reload of a year
+    would otherwise give files that each span the whole year).
     """
-    if partition_by:
+    if [c for c in partition_by if c != IS_FINAL]:
         return output.repartition(*[F.col(f"`{c}`") for c in partition_by])
-    return output.repartitionByRange(F.col(f"`{rec}`"))
+    return output.repartitionByRange(*[F.col(f"`{c}`") for c in (*partition_by, rec)])
 
 
 def layout_warnings(layout: TargetLayout, rec: str, time_uom: str, change_data_feed: bool = False) -> list[str]:
@@ -106,6 +157,12 @@ def layout_warnings(layout: TargetLayout, rec: str, time_uom: str, change_data_f
             f"target: the table is {laid}, not by the output {rec}: a daily run finds its two slices by file "
             f"statistics, which is only cheap when each file holds few {rec} values; a target created by this "
             f'version is partitioned by {rec} (set target.partition_by = ["{rec}"] for a new target)'
+        )
+    if not holds_open_rows_apart(layout.partition_by):
+        warnings.append(
+            f"target: the table keeps its open rows in the files of its final rows (it is not partitioned by "
+            f"{IS_FINAL}), so every daily run deletes rows instead of replacing whole files; `deltainc migrate JOB` "
+            "rewrites it into the current layout in one commit"
         )
     if not layout.deletion_vectors:
         warnings.append(

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 
 from deltainc.errors import AmbiguousRowsError
 from deltainc.join.join_types import JoinType
-from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
+from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
@@ -178,6 +178,8 @@ def merge_window(
             # present: so no other target row can match, and Delta skips files (or partitions) without any.
             f"t.`{JOIN_TYPE}` = {int(JoinType.A_WAITING)}",
         ]
+        # A target holding its open rows apart (IsFinal): the same, as a partition filter.
+        + ([f"t.`{IS_FINAL}` = false"] if IS_FINAL in target_columns else [])
     )
     columns = [c for c in actions.columns if c != ACTION] if to.add_columns else target_columns
     with commit_metadata(to.spark, to.user_metadata):

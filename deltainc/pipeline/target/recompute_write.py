@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from deltainc.join.output_layout import RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.delta.sources import scan_stats
+from deltainc.pipeline.delta.sql import read as read_target
 from deltainc.pipeline.target.commit_metrics import NO_COMMIT
 from deltainc.pipeline.target.slice_writer import replace_where, sql_literal
 from deltainc.pipeline.target.write_mode import TargetWrite, WriteInputs, WriteMode, Written, current_target
@@ -24,9 +25,10 @@ __all__ = ["RECOMPUTE"]
 
 def write_recompute(inputs: WriteInputs, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
     """Replace the target's rows from the window's start on by its output, counting the rows that changed."""
-    target, to = current_target(inputs, output, metadata)
+    shape, to = current_target(inputs, output, metadata)
     rec = inputs.rec
-    condition = f"`{rec}` >= {sql_literal(from_index(window.start, inputs.uom), target.schema[rec].dataType)}"
+    condition = f"`{rec}` >= {sql_literal(from_index(window.start, inputs.uom), shape.schema[rec].dataType)}"
+    target = read_target(inputs.spark, inputs.job.target)
     # A column the sources added is NULL in the target's rows so far (compared as such).
     held = [F.col(f"`{c}`") if c in target.columns else F.lit(None).cast(f.dataType).alias(c) for c, f in
             ((f.name, f) for f in output.schema.fields)]  # fmt: skip

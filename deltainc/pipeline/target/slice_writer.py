@@ -24,6 +24,7 @@ from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, 
 from deltainc.pipeline.job.config import TableRef
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
+from deltainc.pipeline.target.layout import IS_FINAL
 
 __all__ = [
     "Destination",
@@ -65,32 +66,48 @@ def sql_literal(value: dt.date | dt.datetime, data_type: T.DataType) -> str:
 @dataclass(frozen=True)
 class Slices:
     """The two slices a forward window after the watermark may change, as a SQL condition on the target:
-    the rows still waiting at the watermark (A rows for their B, in full_outer jobs B rows for their A, in asof
-    jobs provisional matches for a nearer B) and any row after it."""
+    the rows still open at the watermark (A rows waiting for their B, in full_outer jobs B rows for their A, in
+    asof jobs provisional matches for a nearer B) and any row after it.
+
+    A target that holds its open rows apart (`apart`: partitioned by `IsFinal`) names them by that column, so
+    in a day job the condition is on partition columns only and Delta answers it from the log; an older target
+    names them by their JoinType, which Delta finds by reading the watermark's files.
+    """
 
     rec: str  # the output RecDate column
     watermark: str  # the watermark as a SQL literal of the column's type
+    apart: bool = False  # the open rows are in a partition of their own (IsFinal = false)
 
     def condition(self, prefix: str = "") -> str:
-        """Waiting rows at the watermark, and rows after it; columns qualified by `prefix` (e.g. 't.')."""
-        column, join_type = f"{prefix}`{self.rec}`", f"{prefix}`{JOIN_TYPE}`"
-        waiting = ", ".join(str(int(code)) for code in WAITING_TYPES)  # A rows for B, B rows for A, provisional
+        """Open rows at the watermark, and rows after it; columns qualified by `prefix` (e.g. 't.')."""
+        column, w = f"{prefix}`{self.rec}`", self.watermark
+        if self.apart:
+            still_open = f"{prefix}`{IS_FINAL}` = false"
+        else:
+            codes = ", ".join(str(int(code)) for code in WAITING_TYPES)  # A rows for B, B rows for A, provisional
+            still_open = f"{prefix}`{JOIN_TYPE}` IN ({codes})"
         # The leading bound repeats what the OR implies, as a conjunct on the RecDate column alone: that is
         # what Delta turns into a partition filter (or file skipping), so history is never looked at.
-        w = self.watermark
-        return f"({column} >= {w} AND (({column} = {w} AND {join_type} IN ({waiting})) OR {column} > {w}))"
+        return f"({column} >= {w} AND (({column} = {w} AND {still_open}) OR {column} > {w}))"
 
 
-def forward_slices(rec: str, watermark: dt.date | dt.datetime, rec_type: T.DataType) -> Slices:
-    """The slices for a window that starts the unit after `watermark`."""
-    return Slices(rec, sql_literal(watermark, rec_type))
+def forward_slices(rec: str, watermark: dt.date | dt.datetime, rec_type: T.DataType, apart: bool = False) -> Slices:
+    """The slices for a window that starts the unit after `watermark`, of a target holding its open rows
+    `apart` or not.
+
+    >>> forward_slices("RecDate", dt.date(2025, 3, 6), T.DateType(), apart=True).condition()  # doctest: +ELLIPSIS
+    "(`RecDate` >= DATE'2025-03-06' AND ((`RecDate` = DATE'2025-03-06' AND `IsFinal` = false) OR ...))"
+    """
+    return Slices(rec, sql_literal(watermark, rec_type), apart)
 
 
 def replace_slices(to: Destination, output: DataFrame, slices: Slices) -> CommitResult:
     """Overwrite exactly the rows of `slices` with `output`: one Delta commit (replaceWhere).
 
-    Delta deletes the matching rows (with deletion vectors, without rewriting their files) and appends the
-    output, and checks that every output row satisfies the condition, so nothing outside the slices moves.
+    Delta removes the slices and appends the output, and checks that every output row satisfies the condition,
+    so nothing outside the slices moves. Where the slices are whole partitions (a day target holding its open
+    rows apart) the removal is a metadata operation: files removed, none read, no row copied. Otherwise Delta
+    finds the slice rows in the files its statistics point to and deletes them with deletion vectors.
     """
     return replace_where(to, output, slices.condition())
 

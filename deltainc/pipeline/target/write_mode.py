@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.sources import ScanStats, read_table
+from deltainc.pipeline.delta.sources import ScanStats, TableShape, table_shape
 from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.target.commit_metrics import CommitResult
@@ -86,12 +86,13 @@ class WriteMode:
     replaces_columns: bool = False  # the target takes the output's columns (no check against the target's)
 
 
-def current_target(inputs: WriteInputs, output: DataFrame, metadata: dict[str, str]) -> tuple[DataFrame, Destination]:
-    """The target as it stands, and where the window's commit goes; the output is checked against the target's
-    columns (`schema.new_columns`), and the sources' new columns, where the job allows them, are added."""
+def current_target(inputs: WriteInputs, output: DataFrame, metadata: dict[str, str]) -> tuple[TableShape, Destination]:
+    """The target's columns and partition columns as its Delta log records them (no Spark read), and where the
+    window's commit goes; the output is checked against those columns (`schema.new_columns`), and the sources'
+    new columns, where the job allows them, are added."""
     spark, job = inputs.spark, inputs.job
-    target = read_table(spark, job.target, "target")
-    added = new_columns(target.schema, output.schema, inputs.origins, job.target.label, job.target.schema_evolution)
+    shape = table_shape(spark, job.target, "target")
+    added = new_columns(shape.schema, output.schema, inputs.origins, job.target.label, job.target.schema_evolution)
     if added:
         log.warning("%s: adding the sources' new column(s) %s to the target %s", job.name, added, job.target.label)
-    return target, Destination(spark, job.target, metadata, bool(added))
+    return shape, Destination(spark, job.target, metadata, bool(added))

@@ -10,15 +10,16 @@ from collections.abc import Mapping
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from deltainc.errors import ConfigError
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.sources import read_table
+from deltainc.pipeline.delta.sources import table_shape
 from deltainc.pipeline.delta.sql import table_exists
 from deltainc.pipeline.prepared_job import PreparedJob
-from deltainc.pipeline.target.layout import ensure_target, lay_out
+from deltainc.pipeline.target.layout import ensure_target, holds_open_rows_apart, lay_out, with_is_final
 from deltainc.pipeline.target.schema import new_columns
 from deltainc.pipeline.target.write_mode import WriteMode, Written
 
-__all__ = ["fitted", "shaped", "write_window"]
+__all__ = ["fitted", "partitioning", "shaped", "write_window"]
 
 
 def fitted(prepared: PreparedJob, output: DataFrame, scans: Mapping[str, DataFrame]) -> DataFrame:
@@ -29,7 +30,7 @@ def fitted(prepared: PreparedJob, output: DataFrame, scans: Mapping[str, DataFra
     spark, job, origins = prepared.spark, prepared.job, prepared.origins
     if not table_exists(spark, job.target):
         return output
-    target = read_table(spark, job.target, "target").schema
+    target = table_shape(spark, job.target, "target").schema  # from the Delta log: no Spark read
     added = new_columns(target, output.schema, origins, job.target.label, "add_columns")
     if not added or job.target.schema_evolution == "add_columns":
         return output
@@ -45,9 +46,25 @@ def fitted(prepared: PreparedJob, output: DataFrame, scans: Mapping[str, DataFra
     return output.drop(*unread)
 
 
+def partitioning(prepared: PreparedJob, mode: WriteMode) -> tuple[str, ...]:
+    """The partition columns the window's rows are written under: the existing target's own, read from its log
+    (a target created by an earlier version keeps its layout); the job's for a new target and for a rebuild,
+    which replaces the table's layout with its rows."""
+    if mode.replaces_columns:
+        return prepared.partition_by
+    try:
+        return table_shape(prepared.spark, prepared.job.target, "target").partition_by
+    except ConfigError:  # no target yet: the first write creates it in the job's layout
+        return prepared.partition_by
+
+
 def shaped(prepared: PreparedJob, mode: WriteMode, output: DataFrame) -> DataFrame:
-    """The window's output as its write wants it: laid out (`lay_out`) where its rows become the target's files."""
-    return lay_out(output, prepared.partition_by, prepared.rec) if mode.lays_out else output
+    """The window's output as its write wants it: with `IsFinal` where the target holds its open rows apart, and
+    laid out (`lay_out`) where its rows become the target's files."""
+    partition_by = partitioning(prepared, mode)
+    if holds_open_rows_apart(partition_by):
+        output = with_is_final(output)
+    return lay_out(output, partition_by, prepared.rec) if mode.lays_out else output
 
 
 def write_window(

@@ -90,7 +90,7 @@ smoke-after-jars: $(VENV)/.jars-s3 install-spark35
 WHEEL_LOG := .venv-wheel.log
 beside-suite: smoke-after-jars
 	@$(MAKE) wheel-check > $(WHEEL_LOG) 2>&1 || { cat $(WHEEL_LOG); echo "the wheel check failed"; exit 1; }
-	@echo "the wheel check: $$(tail -n 1 $(WHEEL_LOG))"
+	@echo "the wheel check: $$(grep -E "from the wheel" $(WHEEL_LOG) | tail -n 1)"
 
 # The Spark 3.5 line (constraints/spark-3.5.txt) in a venv of its own: the smoke subset, ANSI off as 3.5 has it. One
 # process, one JVM: two workers took the same wall time (one file holds most of it) and 156-161 busy CPU-s against

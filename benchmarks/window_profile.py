@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
@@ -85,6 +85,7 @@ class Jobs:
 
     def __init__(self, spark: SparkSession) -> None:
         self._context: Any = spark.sparkContext._jsc.sc()
+        self._session: Any = spark._jsparkSession
         self._dag: Any = self._context.dagScheduler()
 
     def next_id(self) -> int:
@@ -111,7 +112,66 @@ class Jobs:
             found[job_id] = JobInfo(
                 job_id, str(data.name()), None if text is None else str(text), ms, int(data.numTasks())
             )
-        return found
+        origins = self._origins(first, after)
+        searched = {job_id for job_id in found if _group(store, job_id) == "deltainc-too-late"}
+        return {
+            job_id: replace(
+                info,
+                description=("too-late search: " if job_id in searched else "")
+                + (origins.get(job_id) or info.description or "(no description)"),
+            )
+            for job_id, info in found.items()
+        }
+
+    def _origins(self, first: int, after: int) -> dict[int, str]:
+        """What started each job, named from its SQL execution: the Delta operation in the execution's JVM stack
+        (a scan's file listing, a replaceWhere's files to remove, a commit, a snapshot's state), or the
+        execution's own description (a Python call site such as `collect at .../merge.py:40`)."""
+        store = self._session.sharedState().statusStore()
+        named: dict[int, str] = {}
+        executions = store.executionsList().iterator()
+        while executions.hasNext():
+            execution = executions.next()
+            ids = execution.jobs().keysIterator()
+            jobs = []
+            while ids.hasNext():
+                job_id = int(ids.next())
+                if first <= job_id < after:
+                    jobs.append(job_id)
+            if jobs:
+                what = _delta_operation(str(execution.details()), str(execution.physicalPlanDescription()))
+                for job_id in jobs:
+                    named[job_id] = what or str(execution.description())
+        return named
+
+
+_DELTA_OPERATIONS = (  # a frame of the execution's JVM stack -> what it does, the most specific first
+    ("WriteIntoDelta.removeFiles", "Delta: the files a replaceWhere removes"),
+    ("doCommitRetryIteratively", "Delta: the commit (conflict check, post-commit state)"),
+    ("ScanWithDeletionVectors", "Delta: the files of a scan (deletion-vector check)"),
+    ("PrepareDeltaScan", "Delta: the files of a scan (partition and data skipping)"),
+    ("Checkpoints", "Delta: a checkpoint"),
+)
+
+
+def _group(store: Any, job_id: int) -> str | None:
+    """The job group a job ran in (deltainc labels the too-late search's jobs `deltainc-too-late`)."""
+    try:
+        group = store.job(job_id).jobGroup()
+    except Exception:  # evicted from the store
+        return None
+    return str(group.get()) if group.isDefined() else None
+
+
+def _delta_operation(details: str, plan: str) -> str | None:
+    """The Delta operation an SQL execution belongs to, from its JVM stack (`details`) or its plan; None for a
+    query of the caller's own (its description names the Python call site)."""
+    for frame, what in _DELTA_OPERATIONS:
+        if frame in details:
+            return what
+    if "_delta_log" in plan and "checkpoint" in plan:
+        return "Delta: a snapshot's state (checkpoint and log read)"
+    return None
 
 
 # --- the timeline: self time and jobs per innermost wrapped call ---------------------------------------------
@@ -611,6 +671,7 @@ def profile(
     echo: Callable[[str], None],
     conf: dict[str, str] | None = None,
     join: dict[str, Any] | None = None,
+    versus: dict[str, str] | None = None,
 ) -> tuple[list[str], dict[str, Any]]:
     """Set up, measure, and render; also the raw measurements. `conf` adds Spark settings and `join` overrides
     the job's [join] keys (both for A/B comparisons of one setting)."""
@@ -659,8 +720,28 @@ def profile(
             floor.append(result)
             return result
 
+        other: list[Profile] = []
+
+        def run_versus() -> Profile:
+            restore(bench, before)
+            loads.append(os.getloadavg()[0])
+            earlier = {key: spark.conf.get(key, None) for key in versus or {}}
+            for key, value in (versus or {}).items():
+                spark.conf.set(key, value)
+            try:
+                result = profile_daily(bench, job, days, jobs)
+            finally:
+                for key, was in earlier.items():
+                    spark.conf.unset(key) if was is None else spark.conf.set(key, was)
+            other.append(replace(result, kind="daily, versus"))
+            return other[-1]
+
         for number in range(repeat):
-            order = (run_daily, run_floor) if number % 2 == 0 else (run_floor, run_daily)
+            order: tuple[Callable[[], Profile], ...] = (
+                (run_daily, run_floor) if number % 2 == 0 else (run_floor, run_daily)
+            )
+            if versus:
+                order = (*order, run_versus) if number % 2 == 0 else (run_versus, *order)
             for measure in order:
                 result = measure()
                 echo(f"repetition {number + 1}: {result.kind} {result.seconds:.2f} s, {result.job_count} jobs")
@@ -674,12 +755,21 @@ def profile(
         meta = {"rows_per_day": rows, "days": days, "repeat": repeat, "spark": spark.version, "load": load,
                 "conf": conf or {}, "join": join or {}}  # fmt: skip
         lines = render(daily, floor, (warm_daily, warm_floor), (traced_daily, traced_floor), meta)
+        if versus:
+            setting = ", ".join(f"`{key}={value}`" for key, value in versus.items())
+            at = next(i for i, line in enumerate(lines) if line.startswith("- floor")) + 1
+            lines[at:at] = [
+                f"- daily run with {setting} (alternated with the two above, same restored state): "
+                f"{_med([p.seconds for p in other]):.2f} s [{min(p.seconds for p in other):.2f}-"
+                f"{max(p.seconds for p in other):.2f}], Spark jobs {_jobs_cell([p.job_count for p in other])}",
+            ]
         raw = {
             "meta": meta,
             "warm_up": [asdict(warm_daily), asdict(warm_floor)],
             "daily": [asdict(p) for p in daily],
             "floor": [asdict(p) for p in floor],
             "traced": [asdict(traced_daily), asdict(traced_floor)],
+            "versus": {"conf": versus or {}, "daily": [asdict(p) for p in other]},
         }
         return lines, raw
     finally:
@@ -695,6 +785,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the raw measurements here")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting to add")
     parser.add_argument("--join", action="append", default=[], metavar="KEY=VALUE", help="a job [join] key to set")
+    parser.add_argument(
+        "--versus",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="also time daily runs with this SQL setting switched on at run time, alternated with the others",
+    )
     args = parser.parse_args(argv)
     conf = dict(item.split("=", 1) for item in args.conf)
     join = {key: json.loads(value) for key, value in (item.split("=", 1) for item in args.join)}
@@ -702,7 +799,8 @@ def main(argv: list[str] | None = None) -> int:
     def echo(message: str) -> None:
         print(f"window_profile: {message}", file=sys.stderr, flush=True)
 
-    lines, raw = profile(args.rows_per_day, args.days, args.repeat, echo, conf, join)
+    versus = dict(item.split("=", 1) for item in args.versus)
+    lines, raw = profile(args.rows_per_day, args.days, args.repeat, echo, conf, join, versus)
     if args.json:
         args.json.write_text(json.dumps(raw, indent=1, default=str))
     print("\n".join(lines))

@@ -8,6 +8,8 @@ session kinds share (docs/reference/versions.md, docs/production/cluster.md#spar
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.metadata import version
 from typing import TYPE_CHECKING
 
@@ -23,6 +25,7 @@ __all__ = [
     "is_connect",
     "set_log_level",
     "describe_master",
+    "labelled_jobs",
 ]
 
 
@@ -67,3 +70,28 @@ def describe_master(spark: SparkSession) -> str:
     if is_connect(spark):
         return "a client of a Spark Connect server"
     return f"master {spark.sparkContext.master}"
+
+
+_JOB_LABELS = ("spark.jobGroup.id", "spark.job.description")
+
+
+@contextmanager
+def labelled_jobs(spark: SparkSession, group: str, description: str) -> Iterator[None]:
+    """Name the Spark jobs this thread starts inside the block (Spark's UI and status store show `group` and
+    `description`; Delta names its own jobs while they run), then put the thread's earlier names back. A
+    Connect client leaves them as they are.
+
+    >>> with labelled_jobs(spark, "deltainc-too-late", "bank_trx 2025-03-06: too-late search"):  # doctest: +SKIP
+    ...     rows.count()
+    """
+    if is_connect(spark):
+        yield
+        return
+    context = spark.sparkContext
+    before = [context.getLocalProperty(key) for key in _JOB_LABELS]
+    context.setJobGroup(group, description)
+    try:
+        yield
+    finally:
+        for key, value in zip(_JOB_LABELS, before, strict=True):
+            context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None removes it

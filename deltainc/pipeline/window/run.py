@@ -47,6 +47,7 @@ from deltainc.pipeline.window.too_late_writes import (
     too_late_found,
 )
 from deltainc.spark import take_startup_seconds
+from deltainc.spark_compat import labelled_jobs
 from deltainc.text_enum import TextEnum
 
 __all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]
@@ -181,7 +182,15 @@ def _scanned(prepared: PreparedJob, read: SourceScan) -> ScanStats:
 
 def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) -> WindowReport:
     """Join one window, write it to the target, then one run-log row that moves the watermark (a forward
-    window or a rebuild; a re-run not) and, on the run's `last` window, releases the lock."""
+    window or a rebuild; a re-run not) and, on the run's `last` window, releases the lock. Its Spark jobs are
+    labelled with the job, the command and the window (group `deltainc`) in Spark's UI."""
+    label = f"{run.prepared.job.name} {run.command.value} {window}"
+    with labelled_jobs(run.prepared.spark, "deltainc", label):
+        return _process(run, window, mode, last=last)
+
+
+def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) -> WindowReport:
+    """`process_window` inside its jobs' label."""
     prepared, lease, job = run.prepared, run.lease, run.prepared.job
     clock = time.monotonic()
     phases: dict[str, float] = {}

@@ -27,6 +27,7 @@ from deltainc.pipeline.target.layout import default_partitioning, ensure_target,
 from deltainc.pipeline.target.slice_writer import Destination, replace_where, sql_literal
 from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_rows
 from deltainc.pipeline.target.write_mode import WriteMode
+from deltainc.spark_compat import labelled_jobs
 
 __all__ = ["LateRows", "count_too_late", "search_too_late", "too_late_found", "settled", "keep_too_late"]
 
@@ -107,8 +108,15 @@ def _unresolved_join_cond(prepared: PreparedJob, rows: DataFrame) -> str | None:
 def search_too_late(
     pool: ThreadPoolExecutor, prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame
 ) -> Future[LateRows | None]:
-    """`count_too_late` started in `pool`'s thread, to run beside the window's write."""
-    return pool.submit(count_too_late, prepared, window, mode, output)
+    """`count_too_late` started in `pool`'s thread, to run beside the window's write; its Spark jobs are labelled
+    as the search's (group `deltainc-too-late`) in Spark's UI."""
+
+    def search() -> LateRows | None:
+        label = f"{prepared.job.name} {window}: the too-late search"
+        with labelled_jobs(prepared.spark, "deltainc-too-late", label):
+            return count_too_late(prepared, window, mode, output)
+
+    return pool.submit(search)
 
 
 def too_late_found(search: Future[LateRows | None]) -> LateRows | None:

@@ -16,6 +16,12 @@ Finally one more daily run and floor run, untimed, with every py4j call traced: 
 the Python line (in deltainc, or here) whose call into pyspark started it.
 
     python -m benchmarks.window_profile --rows-per-day 2000 --days 40 [--repeat 3] [--json out.json]
+        [--versus adaptive_min_mb=0]
+
+`--versus KEY=VALUE` also times daily runs with that `[spark]` setting changed, alternated with the others on the
+same restored state (e.g. `adaptive_min_mb=0`: the window planned adaptively, Spark's default). Each job is named
+by the Delta operation that started it (from its SQL execution's JVM stack) and, when the too-late search started
+it, says so (deltainc labels the search's jobs with the group `deltainc-too-late`).
 
 It prints a Markdown report; `--json` also writes the raw measurements.
 """
@@ -23,6 +29,7 @@ It prints a Markdown report; `--json` also writes the raw measurements.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -671,7 +678,7 @@ def profile(
     echo: Callable[[str], None],
     conf: dict[str, str] | None = None,
     join: dict[str, Any] | None = None,
-    versus: dict[str, str] | None = None,
+    versus: dict[str, Any] | None = None,
 ) -> tuple[list[str], dict[str, Any]]:
     """Set up, measure, and render; also the raw measurements. `conf` adds Spark settings and `join` overrides
     the job's [join] keys (both for A/B comparisons of one setting)."""
@@ -722,18 +729,13 @@ def profile(
 
         other: list[Profile] = []
 
+        changed = settings.spark.model_copy(update=versus or {})
+        versus_bench = dataclasses.replace(bench, settings=settings.model_copy(update={"spark": changed}))
+
         def run_versus() -> Profile:
             restore(bench, before)
             loads.append(os.getloadavg()[0])
-            earlier = {key: spark.conf.get(key, None) for key in versus or {}}
-            for key, value in (versus or {}).items():
-                spark.conf.set(key, value)
-            try:
-                result = profile_daily(bench, job, days, jobs)
-            finally:
-                for key, was in earlier.items():
-                    spark.conf.unset(key) if was is None else spark.conf.set(key, was)
-            other.append(replace(result, kind="daily, versus"))
+            other.append(replace(profile_daily(versus_bench, job, days, jobs), kind="daily, versus"))
             return other[-1]
 
         for number in range(repeat):
@@ -756,7 +758,7 @@ def profile(
                 "conf": conf or {}, "join": join or {}}  # fmt: skip
         lines = render(daily, floor, (warm_daily, warm_floor), (traced_daily, traced_floor), meta)
         if versus:
-            setting = ", ".join(f"`{key}={value}`" for key, value in versus.items())
+            setting = ", ".join(f"`[spark] {key} = {value}`" for key, value in versus.items())
             at = next(i for i, line in enumerate(lines) if line.startswith("- floor")) + 1
             lines[at:at] = [
                 f"- daily run with {setting} (alternated with the two above, same restored state): "
@@ -790,7 +792,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="also time daily runs with this SQL setting switched on at run time, alternated with the others",
+        help="also time daily runs with this [spark] setting (e.g. adaptive_min_mb=0), alternated with the others",
     )
     args = parser.parse_args(argv)
     conf = dict(item.split("=", 1) for item in args.conf)
@@ -799,7 +801,7 @@ def main(argv: list[str] | None = None) -> int:
     def echo(message: str) -> None:
         print(f"window_profile: {message}", file=sys.stderr, flush=True)
 
-    versus = dict(item.split("=", 1) for item in args.versus)
+    versus = {key: json.loads(value) for key, value in (item.split("=", 1) for item in args.versus)}
     lines, raw = profile(args.rows_per_day, args.days, args.repeat, echo, conf, join, versus)
     if args.json:
         args.json.write_text(json.dumps(raw, indent=1, default=str))

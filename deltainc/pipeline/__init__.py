@@ -13,7 +13,8 @@ from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from deltainc.pipeline.controller import backfill, rerun, run, status
-    from deltainc.pipeline.job.config import JobConfig, load_job, resolve_job
+    from deltainc.pipeline.job.job_config import JobConfig
+    from deltainc.pipeline.job.job_file import load_job, resolve_job
     from deltainc.pipeline.log_checks import check_from_logs
     from deltainc.pipeline.log_commands import hold_lock, idle_run, unlock
     from deltainc.pipeline.log_status import read_status
@@ -53,7 +54,8 @@ __all__ = [
 __getattr__ = lazy_exports(
     "deltainc.pipeline",
     {
-        **{name: "deltainc.pipeline.job.config" for name in ("JobConfig", "load_job", "resolve_job")},
+        "JobConfig": "deltainc.pipeline.job.job_config",
+        **{name: "deltainc.pipeline.job.job_file" for name in ("load_job", "resolve_job")},
         **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run", "status")},
         **{name: "deltainc.pipeline.log_commands" for name in ("hold_lock", "idle_run", "unlock")},
         **{name: "deltainc.pipeline.state.job_status" for name in ("JobStatus", "status_document")},

@@ -17,9 +17,9 @@ from pyspark.sql import SparkSession
 
 from deltainc.errors import Cancelled, ConfigError, SchemaError
 from deltainc.join.windows import Window, chunk_windows, parse_point
-from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
 from deltainc.pipeline.delta.sources import latest_unit, read_table
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.log_checks import check_from_logs
 from deltainc.pipeline.log_commands import hold_lock, idle_run, nothing_pending
 from deltainc.pipeline.log_status import latest_in_both

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.delta.log_stats import source_location
-from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark, open_table, reading
-from deltainc.pipeline.job.config import JobConfig, TableRef
+from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark, open_table, reading
+from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.job.feature_plan import check_feature_job, feature_identity, feature_sources
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity, plan_join
+from deltainc.pipeline.job.table_refs import TableRef
 
 if TYPE_CHECKING:
     from deltainc.join.join_spec import JoinSpec

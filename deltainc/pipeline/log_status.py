@@ -11,9 +11,10 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from deltainc.pipeline.delta.log_stats import latest_unit_from_log, source_location
-from deltainc.pipeline.delta.log_tables import LogUnreadable
-from deltainc.pipeline.job.config import JobConfig, TableRef
+from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.delta_log_stats import latest_unit_from_log, source_location
+from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
 from deltainc.settings import Settings
 from deltainc.storage import is_s3

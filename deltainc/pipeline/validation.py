@@ -11,9 +11,9 @@ from pyspark.sql import SparkSession
 
 from deltainc.join.windows import from_index
 from deltainc.pipeline import prepare_job, status
-from deltainc.pipeline.delta.log_tables import LogUnreadable, open_table, reading
+from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, reading
 from deltainc.pipeline.delta.sources import table_exists
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.log_checks import check_from_logs
 from deltainc.pipeline.log_status import status_from_log
 from deltainc.pipeline.prepared_job import load

@@ -32,7 +32,7 @@ import deltainc
 from deltainc.cli import app as cli
 from deltainc.cli import context, spark_start
 from deltainc.cli.app import main
-from deltainc.pipeline.job.config import load_job
+from deltainc.pipeline.job.job_file import load_job
 from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
 from deltainc.settings import load_settings
 
@@ -783,7 +783,7 @@ def test_rerun_past_the_watermark_names_the_argument_given(
     assert "rerun: --end 2025-03-04 is after the watermark 2025-03-02" in capsys.readouterr().err
 
 
-# --- profile (the demo runs once, through the command line, in tests/tools/test_demo.py) ---------------------------
+# --- profile (the demo runs once, through the command line, in tests/demo/test_demo.py) ---------------------------
 
 
 def test_profile_prints_the_delay_profile_and_draws_the_chart(

@@ -16,7 +16,7 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.log_checks import check_from_logs, log_schema
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.validation import validate_from_logs

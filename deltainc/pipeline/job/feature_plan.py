@@ -15,8 +15,8 @@ from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.features import FeatureSource, check_features, feature_columns, resolve_feature_conds, spine_rec
+from deltainc.join.options import IncJoinSettings
 from deltainc.join.output_layout import IS_FINAL
-from deltainc.join.settings import IncJoinSettings
 from deltainc.pipeline.job.choices import FeatureHow
 from deltainc.pipeline.job.feature_config import FeatureConfig
 from deltainc.pipeline.job.job_config import JobConfig

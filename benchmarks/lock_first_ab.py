@@ -28,13 +28,13 @@ LOCK_LATE = """
 import contextlib, sys
 from deltainc import pipeline
 from deltainc.cli import app as cli
-from deltainc.pipeline import log_commands
+from deltainc.pipeline.from_delta_logs import commands
 
 @contextlib.contextmanager
 def late(*_args, **_kwargs):
     yield None
 
-log_commands.hold_lock = late
+commands.hold_lock = late
 sys.exit(cli.main(["run", "trx"]))
 """
 
@@ -51,7 +51,7 @@ def main() -> None:
     args = report_args(__doc__, "--pairs", "bench-data/status")
     root = args.data.absolute()
     prepare(root)
-    from deltainc.pipeline.log_commands import hold_lock
+    from deltainc.pipeline.from_delta_logs.commands import hold_lock
     from deltainc.settings import Settings
 
     first = [sys.executable, "-m", "deltainc", "run", "trx"]

@@ -13,11 +13,11 @@ from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from deltainc.pipeline.controller import backfill, rerun, run, status
+    from deltainc.pipeline.from_delta_logs.checks import check_from_logs
+    from deltainc.pipeline.from_delta_logs.commands import hold_lock, idle_run, unlock
+    from deltainc.pipeline.from_delta_logs.status import read_status
     from deltainc.pipeline.job.job_config import JobConfig
     from deltainc.pipeline.job.job_file import load_job, resolve_job
-    from deltainc.pipeline.log_checks import check_from_logs
-    from deltainc.pipeline.log_commands import hold_lock, idle_run, unlock
-    from deltainc.pipeline.log_status import read_status
     from deltainc.pipeline.prepared_job import prepare_job
     from deltainc.pipeline.results import PipelineResult, WindowReport
     from deltainc.pipeline.state.job_status import JobStatus, status_document
@@ -57,10 +57,10 @@ __getattr__ = lazy_exports(
         "JobConfig": "deltainc.pipeline.job.job_config",
         **{name: "deltainc.pipeline.job.job_file" for name in ("load_job", "resolve_job")},
         **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run", "status")},
-        **{name: "deltainc.pipeline.log_commands" for name in ("hold_lock", "idle_run", "unlock")},
+        **{name: "deltainc.pipeline.from_delta_logs.commands" for name in ("hold_lock", "idle_run", "unlock")},
         **{name: "deltainc.pipeline.state.job_status" for name in ("JobStatus", "status_document")},
-        "read_status": "deltainc.pipeline.log_status",
-        "check_from_logs": "deltainc.pipeline.log_checks",
+        "read_status": "deltainc.pipeline.from_delta_logs.status",
+        "check_from_logs": "deltainc.pipeline.from_delta_logs.checks",
         "prepare_job": "deltainc.pipeline.prepared_job",
         "migrate": "deltainc.pipeline.migration",
         **{name: "deltainc.pipeline.results" for name in ("PipelineResult", "WindowReport")},

@@ -19,10 +19,10 @@ from deltainc.errors import Cancelled, ConfigError, SchemaError
 from deltainc.join.windows import Window, chunk_windows, parse_point
 from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
 from deltainc.pipeline.delta.sources import latest_unit, read_table
+from deltainc.pipeline.from_delta_logs.checks import check_from_logs
+from deltainc.pipeline.from_delta_logs.commands import hold_lock, idle_run, nothing_pending
+from deltainc.pipeline.from_delta_logs.status import latest_in_both
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.log_checks import check_from_logs
-from deltainc.pipeline.log_commands import hold_lock, idle_run, nothing_pending
-from deltainc.pipeline.log_status import latest_in_both
 from deltainc.pipeline.plan import (
     Planned,
     backfill_plan,

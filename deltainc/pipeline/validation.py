@@ -13,9 +13,9 @@ from deltainc.join.windows import from_index
 from deltainc.pipeline import prepare_job, status
 from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, reading
 from deltainc.pipeline.delta.sources import table_exists
+from deltainc.pipeline.from_delta_logs.checks import check_from_logs
+from deltainc.pipeline.from_delta_logs.status import status_from_log
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.log_checks import check_from_logs
-from deltainc.pipeline.log_status import status_from_log
 from deltainc.pipeline.prepared_job import load
 from deltainc.pipeline.state import JobStatus, refusal
 from deltainc.pipeline.target.layout import (

@@ -373,12 +373,12 @@ def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
 def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_verbose(
     spark: SparkSession, trx_job: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from deltainc.pipeline import log_status
+    from deltainc.pipeline.from_delta_logs import status as status_module
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(log_status, "status_from_log", broken)
+    monkeypatch.setattr(status_module, "status_from_log", broken)
     assert main(["status", "trx"]) == 1
     assert capsys.readouterr().err == "deltainc: error: RuntimeError: boom (--verbose for the full trace)\n"
     assert main(["status", "trx", "--verbose"]) == 1

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from deltainc.join.windows import from_index, next_window, parse_point, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.from_delta_logs.status import latest_in_both
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.job_file import load_job, resolve_job
-from deltainc.pipeline.log_status import latest_in_both
 from deltainc.pipeline.results import PipelineResult
 from deltainc.pipeline.state import (
     Lease,

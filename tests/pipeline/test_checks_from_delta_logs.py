@@ -1,4 +1,4 @@
-"""A job is checked against its sources' schemas from their Delta logs, before Spark starts (log_checks).
+"""A job is checked against its sources' schemas from their Delta logs, before Spark starts (from_delta_logs/checks.py).
 
 The tables here are written with delta-rs (no JVM), and Spark reads them as the oracle of what a schema is (and
 of what a job that does not fit is refused with)."""
@@ -16,8 +16,8 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
+from deltainc.pipeline.from_delta_logs.checks import check_from_logs, log_schema
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.log_checks import check_from_logs, log_schema
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.validation import validate_from_logs
 from deltainc.settings import load_settings

@@ -1,11 +1,11 @@
 """A/B: how long a second `deltainc run JOB` takes to exit 3 while another run holds the job's lock.
 
-A, as shipped: the command takes the lock before it starts Spark (`pipeline.hold_lock`, delta-rs), so it is
-refused before a JVM exists. B, the order before issue 47: the same command with `hold_lock` made a no-op, so it
-starts Spark, prepares the job and finds the lock only where the windows begin (`controller._execute`). The lock
-is held by this process (live, on this host) on the status benchmark's job with five days pending; both sides must
-exit 3 naming the holder. Pairs alternate (A B A B ...) after one warm-up each. Prints a Markdown table; `--out`
-also writes it.
+A, as shipped: the command takes the lock before it starts Spark (`hold_lock` in `pipeline.write_command`,
+delta-rs), so it is refused before a JVM exists. B, the order before issue 47: the same command with `hold_lock`
+made a no-op, so it starts Spark, prepares the job and finds the lock only where the windows begin
+(`controller._execute`). The lock is held by this process (live, on this host) on the status benchmark's job with
+five days pending; both sides must exit 3 naming the holder. Pairs alternate (A B A B ...) after one warm-up each.
+Prints a Markdown table; `--out` also writes it.
 
     python -m benchmarks.lock_first_ab [--pairs 3] [--data DIR] [--out benchmarks/results/LOCK_FIRST_AB.md]
 """

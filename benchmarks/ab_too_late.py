@@ -43,12 +43,13 @@ from pyspark.sql import functions as F
 from benchmarks.data import ensure_sources, table_version
 from benchmarks.report import load_average, machine_info
 from benchmarks.scenarios import Bench, restore, snapshot
+from deltainc.demo.sample_data import SampleSpec
 from deltainc.join.engine import JoinSpec, read_units, unit_time
 from deltainc.join.match_condition import match_condition, side_column
 from deltainc.join.unit_columns import UNIT
 from deltainc.join.windows import Window, to_index
-from deltainc.pipeline.delta.log_stats import files_in_units
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.delta.delta_log_stats import files_in_units
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.state.store import state_paths
@@ -56,7 +57,6 @@ from deltainc.pipeline.window import run as window_run
 from deltainc.pipeline.window.too_late_writes import LateRows
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
-from deltainc.tools.sample_data import SampleSpec
 
 START = dt.date(2024, 1, 1)
 VARIANTS = ("new", "old", "off")

@@ -33,11 +33,11 @@ def _prepare(root: Path) -> None:
     """Sources of DAYS days x ROWS_PER_DAY rows and a snapshot of the job processed up to PROCESSED."""
     if (root / "snapshot").is_dir():
         return
+    from deltainc.demo.sample_data import SampleSpec, write_sources
     from deltainc.pipeline.controller import run
-    from deltainc.pipeline.job.config import load_job
+    from deltainc.pipeline.job.job_file import load_job
     from deltainc.settings import Settings, SparkSettings
     from deltainc.spark import get_spark
-    from deltainc.tools.sample_data import SampleSpec, write_sources
 
     (root / "jobs").mkdir(parents=True, exist_ok=True)
     (root / "jobs" / "trx.toml").write_text(job_file(root))
@@ -119,7 +119,7 @@ def measure(data: Path, pairs: int) -> dict[str, Any]:
     """Both commands on both sides, `pairs` alternating pairs each; the samples and the load around them."""
     root = data.absolute()
     _prepare(root)
-    from deltainc.tools.connect_server import start_server
+    from deltainc.connect_server import start_server
 
     server, url = start_server(root, bench_env(root))
     try:

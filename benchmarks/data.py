@@ -21,8 +21,8 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.settings import Settings, SparkSettings
-from deltainc.tools.sample_data import SampleSpec, generate
 
 __all__ = [
     "Sources",

@@ -30,9 +30,9 @@ from pyspark.sql import DataFrame, SparkSession
 from benchmarks.data import table_version
 from benchmarks.report import load_average
 from benchmarks.scenarios import Bench, SparkJobs, restore, size_options, snapshot, warm_bench
-from deltainc.pipeline.job.config import JobConfig
-from deltainc.tools.risk_scores import risk_scores
-from deltainc.tools.sample_data import SampleSpec
+from deltainc.demo.risk_scores import risk_scores
+from deltainc.demo.sample_data import SampleSpec
+from deltainc.pipeline.job.job_config import JobConfig
 
 START = dt.date(2024, 1, 1)
 ASOF = {"how": "asof", "join_cols": ["AccountName"], "asof_col": "TrxDT", "asof_col_b": "ValidFrom",

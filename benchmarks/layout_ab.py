@@ -38,10 +38,10 @@ from pyspark.sql import functions as F
 from benchmarks.data import Sources, ensure_sources
 from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
 from deltainc import pipeline
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.demo.sample_data import SampleSpec
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
-from deltainc.tools.sample_data import SampleSpec
 
 START = dt.date(2025, 1, 1)
 HOUR_ZERO = dt.datetime(2025, 1, 1)

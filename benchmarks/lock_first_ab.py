@@ -1,11 +1,11 @@
 """A/B: how long a second `deltainc run JOB` takes to exit 3 while another run holds the job's lock.
 
-A, as shipped: the command takes the lock before it starts Spark (`pipeline.hold_lock`, delta-rs), so it is
-refused before a JVM exists. B, the order before issue 47: the same command with `hold_lock` made a no-op, so it
-starts Spark, prepares the job and finds the lock only where the windows begin (`controller._execute`). The lock
-is held by this process (live, on this host) on the status benchmark's job with five days pending; both sides must
-exit 3 naming the holder. Pairs alternate (A B A B ...) after one warm-up each. Prints a Markdown table; `--out`
-also writes it.
+A, as shipped: the command takes the lock before it starts Spark (`hold_lock` in `pipeline.write_command`,
+delta-rs), so it is refused before a JVM exists. B, the order before issue 47: the same command with `hold_lock`
+made a no-op, so it starts Spark, prepares the job and finds the lock only where the windows begin
+(`controller._execute`). The lock is held by this process (live, on this host) on the status benchmark's job with
+five days pending; both sides must exit 3 naming the holder. Pairs alternate (A B A B ...) after one warm-up each.
+Prints a Markdown table; `--out` also writes it.
 
     python -m benchmarks.lock_first_ab [--pairs 3] [--data DIR] [--out benchmarks/results/LOCK_FIRST_AB.md]
 """
@@ -28,13 +28,13 @@ LOCK_LATE = """
 import contextlib, sys
 from deltainc import pipeline
 from deltainc.cli import app as cli
-from deltainc.pipeline import log_commands
+from deltainc.pipeline.from_delta_logs import commands
 
 @contextlib.contextmanager
 def late(*_args, **_kwargs):
     yield None
 
-log_commands.hold_lock = late
+commands.hold_lock = late
 sys.exit(cli.main(["run", "trx"]))
 """
 
@@ -51,7 +51,7 @@ def main() -> None:
     args = report_args(__doc__, "--pairs", "bench-data/status")
     root = args.data.absolute()
     prepare(root)
-    from deltainc.pipeline.log_commands import hold_lock
+    from deltainc.pipeline.from_delta_logs.commands import hold_lock
     from deltainc.settings import Settings
 
     first = [sys.executable, "-m", "deltainc", "run", "trx"]

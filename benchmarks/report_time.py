@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 
 from benchmarks.small_job import bench_env
+from deltainc.demo.sample_job import left_job_toml
 from deltainc.pipeline.state import RunRecord, state_paths
 from deltainc.pipeline.state.commits import append, create_table
 from deltainc.pipeline.state.store import _record_rows, run_schema
-from deltainc.tools.sample_job import left_job_toml
 
 START = dt.datetime(2023, 1, 1)
 

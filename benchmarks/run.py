@@ -29,9 +29,9 @@ from benchmarks.harness import NAMES, SCENARIOS, Context, describe, plan, select
 from benchmarks.report import Results, load_average, machine_info, render, spark_conf, versions
 from benchmarks.scenarios import Bench
 from benchmarks.timing import Measurement
+from deltainc.demo.sample_data import SampleSpec
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
-from deltainc.tools.sample_data import SampleSpec
 
 DEFAULT_SIZES = (30, 180, 365)
 START = dt.date(2024, 1, 1)

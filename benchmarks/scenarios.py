@@ -31,18 +31,18 @@ from pyspark.sql import functions as F
 from benchmarks.data import Sources, append_day, bench_settings, copy_days, ensure_sources, table_version
 from benchmarks.timing import Counter, Measurement, measure
 from deltainc import pipeline
+from deltainc.demo.sample_data import A_SCHEMA, B_SCHEMA, SampleSpec
 from deltainc.join.join_types import counted_types
+from deltainc.join.options import IncJoinSettings
 from deltainc.join.output_layout import plan_layout
-from deltainc.join.settings import IncJoinSettings
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.sources import ScanStats, scan_stats
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state.store import state_paths
 from deltainc.pipeline.window.join import join_window
 from deltainc.settings import Settings
 from deltainc.spark import get_spark
-from deltainc.tools.sample_data import A_SCHEMA, B_SCHEMA, SampleSpec
 
 __all__ = [
     "Bench",

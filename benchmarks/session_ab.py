@@ -28,9 +28,9 @@ from typing import Any
 from benchmarks.data import bench_settings, ensure_sources, table_version
 from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
 from deltainc import pipeline
+from deltainc.demo.sample_data import SampleSpec
 from deltainc.settings import Settings
 from deltainc.spark import delta_packages, get_spark
-from deltainc.tools.sample_data import SampleSpec
 
 SESSIONS = ("deltainc", "delta-defaults")
 START = dt.date(2024, 1, 1)

@@ -11,7 +11,7 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from deltainc.tools.sample_job import left_job_toml
+from deltainc.demo.sample_job import left_job_toml
 
 __all__ = ["START", "job_file", "bench_env", "prepare"]
 
@@ -56,11 +56,11 @@ def prepare(root: Path, until: str | None = "2025-03-05") -> None:
     """
     if (root / "state" / "runs").is_dir():
         return
+    from deltainc.demo.sample_data import SampleSpec, write_sources
     from deltainc.pipeline.controller import run
-    from deltainc.pipeline.job.config import load_job
+    from deltainc.pipeline.job.job_file import load_job
     from deltainc.settings import Settings, SparkSettings
     from deltainc.spark import get_spark
-    from deltainc.tools.sample_data import SampleSpec, write_sources
 
     (root / "jobs").mkdir(parents=True, exist_ok=True)
     (root / "jobs" / "trx.toml").write_text(job_file(root))

@@ -53,17 +53,17 @@ from pyspark.sql import SparkSession
 import deltainc
 from benchmarks.data import ensure_sources, table_version
 from benchmarks.scenarios import Bench, restore, snapshot
+from deltainc.demo.sample_data import SampleSpec
 from deltainc.join.engine import inc_join
 from deltainc.pipeline import controller, prepared_job
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import lease, lock, store
-from deltainc.pipeline.target import forward_write, slice_writer
+from deltainc.pipeline.target import forward_write, slices
 from deltainc.pipeline.window import join as window_join
 from deltainc.pipeline.window import run as window_run
 from deltainc.pipeline.window import target_writes
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
-from deltainc.tools.sample_data import SampleSpec
 
 START = dt.date(2024, 1, 1)
 ROOT = "pipeline.run (self)"
@@ -290,7 +290,7 @@ def _null_inc_role(_ref: Any, role: str, _frame: Any, inc: str) -> str:
 # (module, attribute, label). The names are looked up where the caller looks them up (`from x import f` binds f
 # in the caller's module), so that the pipeline's own calls go through the wrappers. A forward window's write
 # (`FORWARD.write`, held by a frozen WriteMode) is not wrapped itself: write_window holds it, the names it
-# calls are wrapped in forward_write, and those they call in slice_writer.
+# calls are wrapped in forward_write, and those they call in slices.
 WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (controller, "open_job", "open_job"),
     (prepared_job, "prepare_job", "prepare_job"),
@@ -326,8 +326,8 @@ WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (forward_write, "_slices_read", "target files read (_slices_read: Delta log, else scan_stats)"),
     (forward_write, "replace_slices", "replace_slices"),
     (forward_write, "merge_slices", "merge_slices"),
-    (slice_writer, "_save", "replaceWhere write (_save)"),
-    (slice_writer, "last_commit", "last_commit (delta-rs history, else DESCRIBE HISTORY)"),
+    (slices, "_save", "replaceWhere write (_save)"),
+    (slices, "last_commit", "last_commit (delta-rs history, else DESCRIBE HISTORY)"),
     (window_run, "too_late_found", "too_late_found (wait for the search beside the window)"),
     (window_run, "keep_too_late", "keep_too_late (target.late_rows)"),
     (window_run, "append_run", "append_run (run-log commit)"),

@@ -19,7 +19,7 @@ from deltainc.errors import (
     SchemaError,
 )
 from deltainc.join.join_types import JoinType
-from deltainc.join.settings import IncJoinSettings
+from deltainc.join.options import IncJoinSettings
 from deltainc.join.time_units import TimeUnit
 from deltainc.lazy_exports import lazy_exports
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from deltainc.join.engine import inc_join
     from deltainc.join.features import FeatureSource, feature_join
     from deltainc.pipeline import backfill, rerun, run, status
-    from deltainc.pipeline.job.config import load_job
+    from deltainc.pipeline.job.job_file import load_job
 
 __all__ = [
     "inc_join",
@@ -55,7 +55,7 @@ __getattr__ = lazy_exports(
         "inc_join": "deltainc.join.engine",
         "feature_join": "deltainc.join.features",
         "FeatureSource": "deltainc.join.features",
-        "load_job": "deltainc.pipeline.job.config",
+        "load_job": "deltainc.pipeline.job.job_file",
         **{name: "deltainc.pipeline" for name in ("run", "rerun", "backfill", "status")},
     },
 )

@@ -42,7 +42,7 @@ _HEAVY_FIRST = (
     "pipeline/test_reads_from_logs.py",  # 63
     "pipeline/test_cluster.py",  # 56
     "pipeline/test_asof_pipeline.py",  # 54
-    "tools/test_demo.py",  # 49
+    "demo/test_demo.py",  # 49
     "pipeline/test_source_partitioning.py",  # 46
 )
 

@@ -18,7 +18,7 @@ KILLER = textwrap.dedent(
     import os, signal, sys, threading
     from pathlib import Path
     from deltainc import pipeline
-    from deltainc.pipeline.job.config import JobConfig
+    from deltainc.pipeline.job.job_config import JobConfig
     from deltainc.settings import load_settings
 
     path, point, how = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -69,7 +69,7 @@ def python(root: Path, *args: str, new_session: bool = False) -> subprocess.Comp
 def commits_of(target: str, run_id: str) -> list[tuple[int, float]]:
     """The target's commits made by run `run_id` (its userMetadata names it): (version, commit time in epoch
     seconds), read from the Delta log with delta-rs (a local path or S3)."""
-    from deltainc.pipeline.delta.log_tables import open_table
+    from deltainc.pipeline.delta.delta_log import open_table
 
     table = open_table(target)
     assert table is not None, target
@@ -82,7 +82,7 @@ def commits_of(target: str, run_id: str) -> list[tuple[int, float]]:
 
 def lock_taken_at(locks: str, job: str) -> float:
     """When the job's lock was last taken (its row's acquired_at), in epoch seconds."""
-    from deltainc.pipeline.delta.log_tables import job_rows, open_table
+    from deltainc.pipeline.delta.delta_log import job_rows, open_table
 
     table = open_table(locks)
     assert table is not None, locks

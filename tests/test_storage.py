@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.settings import StorageSettings, load_settings
 from deltainc.storage import (
     commit_warnings,

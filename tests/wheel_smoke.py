@@ -27,8 +27,8 @@ def main() -> int:
             importlib.import_module(module.name)
 
     from deltainc import IncJoinSettings, JoinType, inc_join
+    from deltainc.demo.seed_example import seed_example
     from deltainc.spark import get_spark
-    from deltainc.tools.seed_example import seed_example
 
     spark = get_spark()
     df_a, df_b = seed_example(spark)

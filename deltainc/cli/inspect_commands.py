@@ -51,7 +51,13 @@ def _for_each_job(ctx: Context, check: Callable[[JobConfig, Path], dict[str, Any
 
 def _read_status(ctx: Context, job: JobConfig) -> JobStatus:
     """The job's status from its Delta logs without a JVM where they can answer, else with Spark."""
-    return pipeline.read_status(job, ctx.settings, ctx.args.runs, ctx.spark)
+    runs = ctx.args.runs
+    return pipeline.from_logs_else_spark(
+        job.name,
+        "status",
+        lambda: pipeline.status_from_log(job, ctx.settings, runs),
+        lambda: pipeline.status(job, spark=ctx.spark(), settings=ctx.settings, runs=runs),
+    )
 
 
 def _print_status(ctx: Context, state: JobStatus, job: JobConfig, path: Path) -> None:
@@ -106,9 +112,12 @@ def validate(ctx: Context) -> int:
 
     def check(job: JobConfig, path: Path) -> dict[str, Any]:
         # From the Delta logs where they answer (no JVM); with Spark for a catalog table or a join_cond.
-        checked = pipeline.validate_from_logs(job, ctx.settings)
-        if checked is None:
-            checked = pipeline.validate_job(job, ctx.spark(), ctx.settings)
+        checked = pipeline.from_logs_else_spark(
+            job.name,
+            "validate",
+            lambda: pipeline.validate_from_logs(job, ctx.settings),
+            lambda: pipeline.validate_job(job, ctx.spark(), ctx.settings),
+        )
         state, join, reads = checked.status, job.join, checked.next_read_labels()
         if not ctx.json:
             ctx.print(f"{job.name}: valid  ({path})")

@@ -1,7 +1,9 @@
 """The commands that write: run, rerun and backfill, each window's line printed as soon as it committed.
 
-Each takes the job's lock before it starts Spark (`pipeline.hold_lock`, delta-rs, no JVM) and holds it, renewed,
-while the JVM starts: a second run of the job exits 3 at once, and `status` shows this one from its first second.
+Each goes through `pipeline.write_command`: the job checked against its sources' Delta logs, a run with nothing
+pending answered from them, and otherwise the job's lock taken before Spark starts (delta-rs, no JVM) and held,
+renewed, while the JVM starts: a second run of the job exits 3 at once, and `status` shows this one from its first
+second.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from deltainc.join.windows import parse_point
 if TYPE_CHECKING:
     from deltainc.join.windows import Window
     from deltainc.pipeline import PipelineResult, WindowReport
+    from deltainc.pipeline.state import Lease
 
 __all__ = ["run", "rerun", "backfill", "check_range"]
 
@@ -48,13 +51,11 @@ def run(ctx: Context) -> int:
     from deltainc import pipeline
 
     job, _ = ctx.job(ctx.args.job)
-    pipeline.check_from_logs(job)  # a source or column that does not fit, said before Spark starts
-    idle = None if ctx.args.rebuild else pipeline.idle_run(job, ctx.settings, ctx.args.until)
-    if idle is not None:  # nothing pending, read from the Delta logs: no JVM started
-        _print_result(ctx, idle)
-        return EXIT_OK
-    with pipeline.hold_lock(job, ctx.settings, "run", check_settings=not ctx.args.rebuild) as lease:
-        result = pipeline.run(
+    result = pipeline.write_command(
+        job,
+        ctx.settings,
+        "run",
+        lambda lease: pipeline.run(
             job,
             until=ctx.args.until,
             spark=ctx.spark(),
@@ -62,7 +63,10 @@ def run(ctx: Context) -> int:
             on_window=_on_window(ctx),
             rebuild=ctx.args.rebuild,
             lease=lease,
-        )
+        ),
+        ctx.args.until,
+        ctx.args.rebuild,
+    )
     _print_result(ctx, result)
     return EXIT_OK
 
@@ -73,9 +77,11 @@ def rerun(ctx: Context) -> int:
 
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
-    pipeline.check_from_logs(job)
-    with pipeline.hold_lock(job, ctx.settings, "rerun") as lease:
-        result = pipeline.rerun(
+    result = pipeline.write_command(
+        job,
+        ctx.settings,
+        "rerun",
+        lambda lease: pipeline.rerun(
             job,
             ctx.args.start,
             ctx.args.end,
@@ -83,7 +89,8 @@ def rerun(ctx: Context) -> int:
             settings=ctx.settings,
             on_window=_on_window(ctx),
             lease=lease,
-        )
+        ),
+    )
     _print_result(ctx, result)
     return EXIT_OK
 
@@ -97,8 +104,8 @@ def backfill(ctx: Context) -> int:
 
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
-    pipeline.check_from_logs(job)
-    with pipeline.hold_lock(job, ctx.settings, "backfill") as lease:  # before Spark starts
+
+    def with_spark(lease: Lease) -> PipelineResult:  # under the lock, taken before Spark starts
         spark = ctx.spark()
         done = {"chunks": 0, "total": 0}
         progress = Progress(
@@ -121,7 +128,7 @@ def backfill(ctx: Context) -> int:
         with progress:
             task = progress.add_task(f"backfill {job.name}", total=None)
             try:
-                result = pipeline.backfill(
+                return pipeline.backfill(
                     job,
                     ctx.args.start,
                     ctx.args.end,
@@ -138,6 +145,8 @@ def backfill(ctx: Context) -> int:
                         "to resume: processed chunks are skipped"
                     )
                 raise
+
+    result = pipeline.write_command(job, ctx.settings, "backfill", with_spark)
     if ctx.json:
         emit_json(result_document(result))
     else:

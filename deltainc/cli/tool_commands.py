@@ -1,4 +1,5 @@
-"""The tools around the pipeline: unlock a dead run's lock, profile how late B arrives, and the demo."""
+"""The commands around a run: migrate a target, unlock a dead run's lock, profile how late B arrives, the demo, and
+the Spark Connect server."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def unlock(ctx: Context) -> int:
 
 def profile(ctx: Context) -> int:
     """`deltainc profile JOB [--start DATE] [--end DATE] [--chart PATH]`."""
-    from deltainc.tools import profile as profiling
+    import deltainc.pipeline.delay_profile as profiling
 
     start, end = ctx.args.start, ctx.args.end
     if start is not None and end is not None and start > end:
@@ -68,7 +69,7 @@ def profile(ctx: Context) -> int:
 
 def demo(ctx: Context) -> int:
     """`deltainc demo [--root DIR] [--days N] [--rows-per-day N]`: exit 1 when its promises did not hold."""
-    from deltainc.tools.demo import run_demo
+    from deltainc.demo.demo import run_demo
 
     result = run_demo(
         ctx.args.root, ctx.spark(), days=ctx.args.days, rows_per_day=ctx.args.rows_per_day, echo=ctx.print
@@ -82,7 +83,7 @@ def demo(ctx: Context) -> int:
 def serve(ctx: Context) -> int:
     """`deltainc serve [--port N] [--host ADDRESS]`: a Spark Connect server with Delta, until stopped (SIGTERM or
     Ctrl-C); on 127.0.0.1 unless --host says otherwise."""
-    from deltainc.tools.connect_server import serve as run_server
+    from deltainc.connect_server import serve as run_server
 
     run_server(ctx.settings, ctx.args.port, ctx.print, ctx.args.host, ctx.extra_conf)
     return EXIT_OK

@@ -39,8 +39,8 @@ from deltainc.join.join_spec import JoinSpec, check_join
 from deltainc.join.join_types import WAITING_TYPES
 from deltainc.join.match_condition import match_condition, side_column
 from deltainc.join.matched_rows import matched_rows
+from deltainc.join.options import IncJoinSettings
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
-from deltainc.join.settings import IncJoinSettings
 from deltainc.join.unit_columns import UNIT, column_type, source_filter, unit_index, unit_time
 from deltainc.join.windows import open_read_bounds
 

@@ -36,8 +36,8 @@ from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.engine import join_prepared
 from deltainc.join.join_spec import JoinSpec, check_join, resolve_join_cond
 from deltainc.join.join_types import JoinType
+from deltainc.join.options import AsofStrategy, IncJoinSettings
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
-from deltainc.join.settings import AsofStrategy, IncJoinSettings
 from deltainc.join.time_units import parse_point
 from deltainc.join.unit_columns import column_type, source_filter, unit_index
 

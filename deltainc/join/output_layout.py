@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.settings import IncJoinSettings
+from deltainc.join.options import IncJoinSettings
 
 __all__ = [
     "OutputLayout",

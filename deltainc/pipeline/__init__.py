@@ -13,10 +13,11 @@ from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from deltainc.pipeline.controller import backfill, rerun, run, status
-    from deltainc.pipeline.job.config import JobConfig, load_job, resolve_job
-    from deltainc.pipeline.log_checks import check_from_logs
-    from deltainc.pipeline.log_commands import hold_lock, idle_run, unlock
-    from deltainc.pipeline.log_status import read_status
+    from deltainc.pipeline.from_delta_logs.answer import from_logs_else_spark
+    from deltainc.pipeline.from_delta_logs.commands import unlock, write_command
+    from deltainc.pipeline.from_delta_logs.status import status_from_log
+    from deltainc.pipeline.job.job_config import JobConfig
+    from deltainc.pipeline.job.job_file import load_job, resolve_job
     from deltainc.pipeline.prepared_job import prepare_job
     from deltainc.pipeline.results import PipelineResult, WindowReport
     from deltainc.pipeline.state.job_status import JobStatus, status_document
@@ -31,34 +32,34 @@ __all__ = [
     "Verification",
     "WindowReport",
     "backfill",
-    "check_from_logs",
-    "hold_lock",
-    "idle_run",
+    "from_logs_else_spark",
     "load_job",
     "migrate",
     "prepare_job",
-    "read_status",
     "rerun",
     "resolve_job",
     "run",
     "status",
     "status_document",
+    "status_from_log",
     "unlock",
     "validate_from_logs",
     "validate_job",
     "verify",
+    "write_command",
 ]
 
 # Imported on first use: `deltainc status` reads job files and Delta logs here without pyspark.
 __getattr__ = lazy_exports(
     "deltainc.pipeline",
     {
-        **{name: "deltainc.pipeline.job.config" for name in ("JobConfig", "load_job", "resolve_job")},
+        "JobConfig": "deltainc.pipeline.job.job_config",
+        **{name: "deltainc.pipeline.job.job_file" for name in ("load_job", "resolve_job")},
         **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run", "status")},
-        **{name: "deltainc.pipeline.log_commands" for name in ("hold_lock", "idle_run", "unlock")},
+        **{name: "deltainc.pipeline.from_delta_logs.commands" for name in ("unlock", "write_command")},
+        "from_logs_else_spark": "deltainc.pipeline.from_delta_logs.answer",
         **{name: "deltainc.pipeline.state.job_status" for name in ("JobStatus", "status_document")},
-        "read_status": "deltainc.pipeline.log_status",
-        "check_from_logs": "deltainc.pipeline.log_checks",
+        "status_from_log": "deltainc.pipeline.from_delta_logs.status",
         "prepare_job": "deltainc.pipeline.prepared_job",
         "migrate": "deltainc.pipeline.migration",
         **{name: "deltainc.pipeline.results" for name in ("PipelineResult", "WindowReport")},

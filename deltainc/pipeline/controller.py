@@ -17,12 +17,11 @@ from pyspark.sql import SparkSession
 
 from deltainc.errors import Cancelled, ConfigError, SchemaError
 from deltainc.join.windows import Window, chunk_windows, parse_point
-from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
 from deltainc.pipeline.delta.sources import latest_unit, read_table
-from deltainc.pipeline.job.config import JobConfig
-from deltainc.pipeline.log_checks import check_from_logs
-from deltainc.pipeline.log_commands import hold_lock, idle_run, nothing_pending
-from deltainc.pipeline.log_status import latest_in_both
+from deltainc.pipeline.from_delta_logs.commands import nothing_pending, write_command
+from deltainc.pipeline.from_delta_logs.status import latest_in_both
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.plan import (
     Planned,
     backfill_plan,
@@ -60,7 +59,7 @@ def _locked(
     prepared: PreparedJob, state: JobState | None, lease: Lease | None
 ) -> contextlib.AbstractContextManager[Lease]:
     """The job's lock, held for the block (`lease.locked`) with the settings' expiry; `lease` when the command took
-    it before Spark started (`hold_lock`), made to name the Spark driver it has started since."""
+    it before Spark started (`write_command`), made to name the Spark driver it has started since."""
     if lease is None:
         return locked(prepared.paths, prepared.job.name, prepared.settings.lock_expiry_seconds, state)
     lease.name_drivers()
@@ -115,7 +114,7 @@ def run(
         on_step: called at each step of a window (for tests and progress).
         on_window: called with each window's report as soon as its commits are done.
         rebuild: recompute the whole target under the current settings, over the target in one commit.
-        lease: the job's lock, taken before Spark started (`hold_lock`); with neither a session nor a lease,
+        lease: the job's lock, taken before Spark started (`write_command`); with neither a session nor a lease,
             the lock is taken here before Spark starts.
 
     Returns:
@@ -136,12 +135,14 @@ def run(
         ```
     """
     if spark is None and lease is None:  # what does not fit, or that there is nothing to do, is found in the logs
-        check_from_logs(load(job, settings)[0])
-        idle = None if rebuild else idle_run(job, settings, until)
-        if idle is not None:
-            return idle
-        with hold_lock(job, settings, Command.RUN.value, check_settings=not rebuild) as held:  # before Spark starts
-            return run(job, until, None, settings, on_step, on_window, rebuild, held)
+        return write_command(
+            job,
+            settings,
+            Command.RUN.value,
+            lambda held: run(job, until, None, settings, on_step, on_window, rebuild, held),
+            until,
+            rebuild,
+        )
     prepared, state = open_job(job, spark, settings, "run", check_settings=not rebuild)
     if rebuild and until is not None:
         raise ConfigError("--until: a rebuild always goes to the latest RecDate in both sources; drop --until")
@@ -203,9 +204,13 @@ def rerun(
         print(report.rows_inserted, report.rows_deleted)  # 0 0 when the sources did not change
         ```
     """
-    if spark is None and lease is None:
-        with hold_lock(job, settings, Command.RERUN.value) as held:  # before Spark starts
-            return rerun(job, start, end, None, settings, on_step, on_window, held)
+    if spark is None and lease is None:  # the job checked and its lock taken before Spark starts
+        return write_command(
+            job,
+            settings,
+            Command.RERUN.value,
+            lambda held: rerun(job, start, end, None, settings, on_step, on_window, held),
+        )
     prepared, state = open_job(job, spark, settings, "rerun")
     first = parse_point(start, "--start", prepared.uom)
     last = first if end is None else parse_point(end, "--end", prepared.uom)
@@ -262,9 +267,13 @@ def backfill(
         backfill("bank_trx", "2025-03-01", "2025-03-31", chunk="day")
         ```
     """
-    if spark is None and lease is None:
-        with hold_lock(job, settings, Command.BACKFILL.value) as held:  # before Spark starts
-            return backfill(job, start, end, chunk, None, settings, on_progress, on_step, held)
+    if spark is None and lease is None:  # the job checked and its lock taken before Spark starts
+        return write_command(
+            job,
+            settings,
+            Command.BACKFILL.value,
+            lambda held: backfill(job, start, end, chunk, None, settings, on_progress, on_step, held),
+        )
     prepared, state = open_job(job, spark, settings, "backfill")
     first = parse_point(start, "--start", prepared.uom)
     last = parse_point(end, "--end", prepared.uom)

@@ -18,11 +18,11 @@ from deltainc.errors import ConfigError
 from deltainc.join.output_layout import IS_FINAL
 from deltainc.pipeline.delta.sources import table_shape
 from deltainc.pipeline.delta.sql import read
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.prepared_job import open_job
 from deltainc.pipeline.state import locked
 from deltainc.pipeline.target.layout import holds_open_rows_apart, lay_out, with_is_final
-from deltainc.pipeline.target.slice_writer import Destination, overwrite_target
+from deltainc.pipeline.target.slices import Destination, overwrite_target
 from deltainc.settings import Settings
 
 __all__ = ["Migration", "migrate"]

@@ -17,7 +17,6 @@ from deltainc.join.join_spec import JoinSpec, resolve_join_cond
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.delta.sources import read_source
-from deltainc.pipeline.job.config import JobConfig, load_job, resolve_job
 from deltainc.pipeline.job.feature_plan import (
     check_feature_job,
     feature_identity,
@@ -25,6 +24,8 @@ from deltainc.pipeline.job.feature_plan import (
     feature_sources,
     reach,
 )
+from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.job_file import load_job, resolve_job
 from deltainc.pipeline.job.join_plan import Identity, plan_join
 from deltainc.pipeline.state import JobState, StatePaths, check_unchanged, read_state, state_paths
 from deltainc.pipeline.target.layout import target_partitioning

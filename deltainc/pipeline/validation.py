@@ -3,20 +3,19 @@ and what of the existing target's layout makes daily runs costly. `deltainc vali
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from deltainc.join.windows import from_index
-from deltainc.pipeline import prepare_job, status
-from deltainc.pipeline.delta.log_tables import LogUnreadable, open_table, reading
+from deltainc.pipeline.controller import status
+from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, reading
 from deltainc.pipeline.delta.sources import table_exists
-from deltainc.pipeline.job.config import JobConfig
-from deltainc.pipeline.log_checks import check_from_logs
-from deltainc.pipeline.log_status import status_from_log
-from deltainc.pipeline.prepared_job import load
+from deltainc.pipeline.from_delta_logs.checks import check_from_logs
+from deltainc.pipeline.from_delta_logs.status import status_from_log
+from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.prepared_job import load, prepare_job
 from deltainc.pipeline.state import JobStatus, refusal
 from deltainc.pipeline.target.layout import (
     CHANGE_DATA_FEED,
@@ -30,8 +29,6 @@ from deltainc.settings import Settings
 from deltainc.storage import commit_warnings
 
 __all__ = ["JobValidation", "validate_job", "validate_from_logs"]
-
-log = logging.getLogger("deltainc")
 
 
 @dataclass(frozen=True)
@@ -69,11 +66,11 @@ def validate_job(
     return _validation(config, state, layout, settings)
 
 
-def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = None) -> JobValidation | None:
+def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = None) -> JobValidation:
     """`validate_job` answered from the Delta logs alone, without starting Spark: the sources' schemas, the
-    state and the target's layout. None when the logs cannot answer (a catalog table, a remote path, a
+    state and the target's layout. LogUnreadable when the logs cannot answer (a catalog table, a remote path, a
     `join_cond` of the join or of a feature source, or a source's `where`, which only Spark's analyzer resolves):
-    then `validate_job` answers with Spark."""
+    then `validate_job` answers with Spark (`from_logs_else_spark`)."""
     config, settings = load(job, settings)
     target = config.target.path
     conditions = (
@@ -81,16 +78,13 @@ def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = 
         *(f.join_cond for f in config.features),
         *(ref.where for _, ref in config.sources),
     )
-    if any(c is not None for c in conditions) or target is None or "://" in target or target.startswith("file:"):
-        return None
-    try:
-        if check_from_logs(config) is None:  # raises what does not fit, naming the setting
-            return None
-        state = status_from_log(config, settings, runs=1)
-        layout = _layout_from_log(target)
-    except LogUnreadable as exc:
-        log.info("%s: validated with Spark: %s", config.name, exc)
-        return None
+    if any(c is not None for c in conditions):
+        raise LogUnreadable("a join_cond or a source's where is resolved by Spark's analyzer")
+    if target is None or "://" in target or target.startswith("file:"):
+        raise LogUnreadable(f"the target is not a local path ({config.target.label})")
+    check_from_logs(config)  # raises what does not fit, naming the setting
+    state = status_from_log(config, settings, runs=1)
+    layout = _layout_from_log(target)
     return _validation(config, state, layout, settings)
 
 

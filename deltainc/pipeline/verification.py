@@ -23,10 +23,10 @@ from deltainc.join.join_types import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index, parse_point
 from deltainc.pipeline.delta.sources import read_table, scan_stats
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.plan import check_start
 from deltainc.pipeline.prepared_job import open_job
-from deltainc.pipeline.target.slice_writer import sql_literal
+from deltainc.pipeline.target.slices import sql_literal
 from deltainc.pipeline.window.join import join_window
 from deltainc.settings import Settings
 

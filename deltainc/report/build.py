@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.report.buckets import aggregate
 from deltainc.report.charts import Chart
 from deltainc.report.history import History, chosen, read_history

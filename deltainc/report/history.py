@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from deltainc.errors import ConfigError, DeltaincError
-from deltainc.pipeline.delta.log_tables import LogUnreadable
-from deltainc.pipeline.job.config import JobConfig
-from deltainc.pipeline.log_status import latest_in_both
+from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.from_delta_logs.status import latest_in_both
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
 from deltainc.pipeline.state.job_status import utc
 from deltainc.report.series import Row

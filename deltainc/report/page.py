@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.charts import Chart
 from deltainc.report.series import PHASES, Row, run_mark, window_label

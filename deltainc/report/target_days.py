@@ -18,9 +18,9 @@ from urllib.parse import unquote
 
 from deltainc.join.join_types import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE
-from deltainc.pipeline.delta.log_stats import source_location
-from deltainc.pipeline.delta.log_tables import LogUnreadable, column_types, open_table, reading, spark_value
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.delta.delta_log import LogUnreadable, column_types, open_table, reading, spark_value
+from deltainc.pipeline.delta.delta_log_stats import source_location
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.report.series import DayCounts, Row, window_label
 from deltainc.storage import is_s3
 

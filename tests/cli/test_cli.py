@@ -32,7 +32,7 @@ import deltainc
 from deltainc.cli import app as cli
 from deltainc.cli import context, spark_start
 from deltainc.cli.app import main
-from deltainc.pipeline.job.config import load_job
+from deltainc.pipeline.job.job_file import load_job
 from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
 from deltainc.settings import load_settings
 
@@ -373,12 +373,12 @@ def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
 def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_verbose(
     spark: SparkSession, trx_job: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from deltainc.pipeline import log_status
+    from deltainc.pipeline.from_delta_logs import status as status_module
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(log_status, "status_from_log", broken)
+    monkeypatch.setattr(status_module, "status_from_log", broken)
     assert main(["status", "trx"]) == 1
     assert capsys.readouterr().err == "deltainc: error: RuntimeError: boom (--verbose for the full trace)\n"
     assert main(["status", "trx", "--verbose"]) == 1
@@ -783,7 +783,7 @@ def test_rerun_past_the_watermark_names_the_argument_given(
     assert "rerun: --end 2025-03-04 is after the watermark 2025-03-02" in capsys.readouterr().err
 
 
-# --- profile (the demo runs once, through the command line, in tests/tools/test_demo.py) ---------------------------
+# --- profile (the demo runs once, through the command line, in tests/demo/test_demo.py) ---------------------------
 
 
 def test_profile_prints_the_delay_profile_and_draws_the_chart(

@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.features import FeatureSource, feature_join
-from deltainc.join.settings import IncJoinSettings
+from deltainc.join.options import IncJoinSettings
 
 pytestmark = pytest.mark.spark
 

@@ -13,10 +13,10 @@ from frames import frame
 from pyspark.sql import SparkSession
 
 from deltainc import JoinType
+from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline.controller import backfill, rerun, run
 from deltainc.pipeline.delta.sql import latest_commit
-from deltainc.pipeline.job.config import JobConfig
-from deltainc.tools.sample_data import SampleSpec, write_sources
+from deltainc.pipeline.job.job_config import JobConfig
 from jobs import days_from, job_config
 
 pytestmark = pytest.mark.spark

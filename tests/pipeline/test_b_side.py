@@ -13,10 +13,10 @@ from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import JoinType
+from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline.controller import backfill, rerun, run
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import RunRecord
-from deltainc.tools.sample_data import SampleSpec, write_sources
 from jobs import job_config
 
 pytestmark = pytest.mark.spark

@@ -22,9 +22,9 @@ from pyspark.sql import SparkSession
 from spark_home import spark_home
 from test_pipeline import target
 
-from deltainc.pipeline.job.config import load_job
+from deltainc.demo.sample_data import SampleSpec, write_sources
+from deltainc.pipeline.job.job_file import load_job
 from deltainc.spark import delta_packages
-from deltainc.tools.sample_data import SampleSpec, write_sources
 
 pytestmark = [pytest.mark.service, pytest.mark.cluster]
 

@@ -21,11 +21,11 @@ from jvm_options import server_options
 from pyspark.sql import SparkSession
 from test_pipeline import DAYS, LAST, SPEC, START, make_job, target
 
+from deltainc.connect_server import start_server
+from deltainc.demo.sample_data import write_sources
 from deltainc.pipeline.delta.sql import latest_commit
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.spark_compat import spark_major
-from deltainc.tools.connect_server import start_server
-from deltainc.tools.sample_data import write_sources
 
 pytestmark = [
     pytest.mark.service,

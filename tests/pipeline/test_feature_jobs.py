@@ -26,8 +26,8 @@ from deltainc.cli.render import runs_table
 from deltainc.errors import AmbiguousRowsError, SchemaError
 from deltainc.pipeline import verify
 from deltainc.pipeline.controller import backfill, rerun, run
-from deltainc.pipeline.job.config import JobConfig
-from deltainc.pipeline.log_status import status_from_log
+from deltainc.pipeline.from_delta_logs.status import status_from_log
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state.model import state_paths
 from deltainc.pipeline.state.store import read_runs, read_state
 from deltainc.settings import load_settings

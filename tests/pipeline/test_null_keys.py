@@ -18,7 +18,7 @@ from rich.console import Console
 from deltainc import AmbiguousRowsError, ConfigError, inc_join
 from deltainc.cli.render import runs_table
 from deltainc.pipeline.controller import run
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.state.store import read_runs, state_paths
 from jobs import days_from, job_config

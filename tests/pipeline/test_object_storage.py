@@ -17,16 +17,17 @@ from processes import KILLER, commits_of, lock_taken_at, python
 from pyspark.sql import SparkSession
 from s3_server import BUCKET, SECRET_KEY, S3Server
 
+from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline import verify
 from deltainc.pipeline.controller import rerun, run
-from deltainc.pipeline.job.config import JobConfig, load_job
-from deltainc.pipeline.log_status import status_from_log
+from deltainc.pipeline.from_delta_logs.status import status_from_log
+from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.job_file import load_job
 from deltainc.pipeline.state.model import state_paths
 from deltainc.pipeline.state.store import read_runs, read_state
 from deltainc.pipeline.validation import validate_job
 from deltainc.settings import Settings, load_settings
 from deltainc.spark import job_session
-from deltainc.tools.sample_data import SampleSpec, write_sources
 
 pytestmark = pytest.mark.service
 

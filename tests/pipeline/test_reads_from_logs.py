@@ -12,10 +12,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.join.unit_columns import source_filter
-from deltainc.pipeline.delta.log_stats import files_in_units, latest_unit_from_log, null_count_from_log
-from deltainc.pipeline.delta.log_tables import LogUnreadable, reading
+from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
+from deltainc.pipeline.delta.delta_log_stats import files_in_units, latest_unit_from_log, null_count_from_log
 from deltainc.pipeline.delta.sources import count_null_inc, latest_unit, scan_stats
-from deltainc.pipeline.state.from_log import read_runs_from_log, read_state_from_log
+from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.lock import release_lock
 from deltainc.pipeline.state.store import RunRecord, StatePaths, acquire, append_run, ensure_state_tables, state_paths
 

@@ -20,13 +20,13 @@ from cli_jobs import job_toml
 from processes import KILLER, commits_of, env, lock_taken_at, python
 from pyspark.sql import SparkSession
 
+from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline.controller import run
-from deltainc.pipeline.job.config import load_job
-from deltainc.pipeline.log_status import status_from_log
+from deltainc.pipeline.from_delta_logs.status import status_from_log
+from deltainc.pipeline.job.job_file import load_job
 from deltainc.pipeline.state.processes import COMMAND
 from deltainc.pipeline.state.store import read_state, state_paths
 from deltainc.settings import Settings
-from deltainc.tools.sample_data import SampleSpec, write_sources
 
 pytestmark = pytest.mark.processes
 

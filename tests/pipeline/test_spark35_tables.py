@@ -16,9 +16,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from test_pipeline import make_job, target
 
+from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.pipeline.controller import run, status
 from deltainc.pipeline.delta.sql import latest_commit, path_ref
-from deltainc.tools.sample_data import SampleSpec, generate
 
 pytestmark = pytest.mark.spark
 

@@ -18,8 +18,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc import inc_join
+from deltainc.join.options import IncJoinSettings
 from deltainc.join.output_layout import OutputLayout, plan_layout
-from deltainc.join.settings import IncJoinSettings
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import to_index
 from deltainc.pipeline.job.join_plan import plan_join

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.plan import forward_mode
 from deltainc.pipeline.target.forward_only_write import FORWARD_ONLY, RERUN
 from deltainc.pipeline.target.forward_write import FORWARD

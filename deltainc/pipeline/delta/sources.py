@@ -18,9 +18,9 @@ from deltainc.errors import ConfigError
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.unit_columns import source_filter
 from deltainc.join.windows import to_index
-from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark, open_table, reading
+from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark, open_table, reading
 from deltainc.pipeline.delta.sql import detail, local_file_path, read, table_exists
-from deltainc.pipeline.job.config import SourceRef, TableRef
+from deltainc.pipeline.job.table_refs import SourceRef, TableRef
 
 __all__ = [
     "ScanStats",

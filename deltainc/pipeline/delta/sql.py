@@ -15,8 +15,8 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, Row, SparkSession
 
-from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark, open_table, reading
-from deltainc.pipeline.job.config import TableRef
+from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark, open_table, reading
+from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.spark_compat import is_connect
 
 __all__ = [

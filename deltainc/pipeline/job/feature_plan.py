@@ -2,9 +2,9 @@
 column comes from. A feature job (`[[features]]`) joins one spine (source_a) with several sources, each as a
 single-source `left` or `asof` join (docs/concepts/features.md, `join.features`).
 
-The sources may be given as DataFrames (`prepare_job`) or as their schemas (`log_checks`, from the Delta logs
-before Spark starts): `check_feature_job` runs the same checks on both, and resolves the join conditions only
-given DataFrames."""
+The sources may be given as DataFrames (`prepare_job`) or as their schemas (`from_delta_logs.checks`, from the
+Delta logs before Spark starts): `check_feature_job` runs the same checks on both, and resolves the join conditions
+only given DataFrames."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.features import FeatureSource, check_features, feature_columns, resolve_feature_conds, spine_rec
+from deltainc.join.options import IncJoinSettings
 from deltainc.join.output_layout import IS_FINAL
-from deltainc.join.settings import IncJoinSettings
 from deltainc.pipeline.job.choices import FeatureHow
 from deltainc.pipeline.job.feature_config import FeatureConfig
 from deltainc.pipeline.job.job_config import JobConfig

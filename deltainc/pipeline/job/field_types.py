@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from deltainc.join.settings import Text
+from deltainc.join.options import Text
 from deltainc.storage import spark_location
 
 __all__ = [

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from deltainc.join.join_types import HOW_CHOICES, How, canonical_how
-from deltainc.join.settings import (
+from deltainc.join.options import (
     ASOF_NEEDS_SLIDING_WINDOW,
     DEFAULT_OUTPUT_SELECT,
     IncJoinSettings,

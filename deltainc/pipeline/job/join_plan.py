@@ -1,6 +1,6 @@
 """A job's join planned from its sources' schemas alone: the checks of the join, the target's identity columns
 and the output columns the writers need. Pure (no Spark session, no data), so that a job can be checked from
-its sources' Delta logs before Spark starts (`log_checks`) and by `prepare_job` alike."""
+its sources' Delta logs before Spark starts (`from_delta_logs/checks.py`) and by `prepare_job` alike."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.join_spec import JoinSpec, check_join
+from deltainc.join.options import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, WAITING_TIME, plan_layout
-from deltainc.join.settings import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join.unit_columns import did_you_mean
 from deltainc.pipeline.job.job_config import JobConfig
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import model_validator
 
-from deltainc.join.settings import Text
+from deltainc.join.options import Text
 from deltainc.pipeline.job.field_types import Location, Section
 
 __all__ = ["TableRef", "SourceRef"]

@@ -7,7 +7,7 @@ with delta-rs (no Spark), so what uses only this can be tested without a JVM.
 
 from __future__ import annotations
 
-from deltainc.pipeline.state.from_log import read_runs_from_log, read_state_from_log
+from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.job_status import JobStatus, describe, status_document
 from deltainc.pipeline.state.lease import Lease, locked
 from deltainc.pipeline.state.lock import remove_lock

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.delta.log_tables import LogUnreadable, open_table, table_uri
+from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, table_uri
 from deltainc.storage import storage_options
 
 if TYPE_CHECKING:

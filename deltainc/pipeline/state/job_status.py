@@ -1,6 +1,6 @@
 """Where a job stands, described from its state and its sources' latest RecDate; no Spark here.
 
-`status` reads those facts either from the Delta logs directly (`from_log`, no JVM: a status answers in
+`status` reads those facts either from the Delta logs directly (`from_delta_log`, no JVM: a status answers in
 about a second) or with Spark (`pipeline.status`); both end here, so the two cannot describe a job apart.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deltainc.join.windows import Pending, from_index, pending_range, to_index
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state.lock_model import judge
 from deltainc.pipeline.state.model import JobState
 from deltainc.pipeline.state.remembered_settings import SettingChange, built_with, changes

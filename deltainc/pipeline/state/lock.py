@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.delta.log_tables import column_types, job_rows, spark_row
+from deltainc.pipeline.delta.delta_log import column_types, job_rows, spark_row
 from deltainc.pipeline.state.commits import SwapLost, retrying, swap
 from deltainc.pipeline.state.lock_model import Liveness, LockHolder, judge, locked_message, owner_id
 from deltainc.pipeline.state.processes import Process, encode, spark_drivers, this_process
@@ -214,7 +214,7 @@ def release_lock(locks: str, job: str, run_id: str) -> None:
 
 def remove_lock(locks: str, job: str, run_id: str | None = None) -> list[dict[str, object]]:
     """Delete the lock row(s) of `job` (only run `run_id`'s, when given); returns the rows removed."""
-    from deltainc.pipeline.delta.log_tables import open_table
+    from deltainc.pipeline.delta.delta_log import open_table
 
     table = open_table(locks)
     if table is None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 
 __all__ = ["SettingChange", "SettingsChangedError", "built_with", "encode", "changes", "refusal", "check_unchanged"]
 

@@ -3,7 +3,7 @@
 A run costs two state commits: one to take the lock, and one per window that appends its run-log row;
 that row moves the watermark (its `watermark_unit`) and, on the run's last window, releases the lock
 (`releases_lock`). So the watermark, the run log and the lock's release can never disagree. Every read and
-commit here goes through delta-rs (`from_log`, `commits`): milliseconds, no Spark, atomic across
+commit here goes through delta-rs (`from_delta_log`, `commits`): milliseconds, no Spark, atomic across
 processes. Spark still reads these tables like any other Delta table.
 """
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from deltainc.errors import ConfigError, JobLockedError
-from deltainc.pipeline.delta.log_tables import LogUnreadable, column_types, open_table
+from deltainc.pipeline.delta.delta_log import LogUnreadable, column_types, open_table
 from deltainc.pipeline.state.commits import append, create_table, instant_utc, retrying, state_folder, swap
-from deltainc.pipeline.state.from_log import read_runs_from_log, read_state_from_log
+from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.lock import judge, lock_schema, locked_message, take_lock
 from deltainc.pipeline.state.model import JobState, StatePaths, state_paths
 from deltainc.pipeline.state.processes import stop

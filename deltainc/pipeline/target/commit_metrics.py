@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark, local_folder
+from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark, local_folder
 from deltainc.pipeline.delta.sql import detail, latest_commit
-from deltainc.pipeline.job.config import TableRef
+from deltainc.pipeline.job.table_refs import TableRef
 
 __all__ = ["CommitResult", "NO_COMMIT", "deletion_vectors_added", "last_commit", "user_metadata"]
 

@@ -1,18 +1,18 @@
-"""The forward write (docs/design.md#the-two-slices-and-the-forward-write): a window right after the watermark
-replaces the target's two slices, the final rows of the window and the rows still open at its end, in one
-commit (`replaceWhere`, or a MERGE of the same slices with `forward_write = "merge"`)."""
+"""The forward write mode (docs/design.md#the-two-slices-and-the-forward-write): a window right after the watermark
+replaces the target's two slices (`slices.py`), the final rows of the window and the rows still open at its end, in
+one commit (`replaceWhere`, or a MERGE of the same slices with `forward_write = "merge"`)."""
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
 
 from deltainc.join.windows import Window, from_index
-from deltainc.pipeline.delta.log_stats import files_in_units
-from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.delta_log_stats import files_in_units
 from deltainc.pipeline.delta.sources import ScanStats, scan_stats
 from deltainc.pipeline.delta.sql import read
 from deltainc.pipeline.target.layout import holds_open_rows_apart
-from deltainc.pipeline.target.slice_writer import Slices, forward_slices, merge_slices, replace_slices
+from deltainc.pipeline.target.slices import Slices, forward_slices, merge_slices, replace_slices
 from deltainc.pipeline.target.write_mode import TargetWrite, WriteInputs, WriteMode, Written, current_target
 from deltainc.spark_compat import is_connect
 

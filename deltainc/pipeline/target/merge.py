@@ -22,7 +22,7 @@ from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, 
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
-from deltainc.pipeline.target.slice_writer import Destination, sql_literal
+from deltainc.pipeline.target.slices import Destination, sql_literal
 
 __all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
 

@@ -7,7 +7,7 @@ from pyspark.sql import DataFrame
 
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import ScanStats
-from deltainc.pipeline.target.slice_writer import Destination, overwrite_target
+from deltainc.pipeline.target.slices import Destination, overwrite_target
 from deltainc.pipeline.target.write_mode import TargetWrite, WriteInputs, WriteMode, Written
 
 __all__ = ["REBUILD"]

@@ -18,11 +18,11 @@ from pyspark.sql import DataFrame, SparkSession
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import ScanStats, TableShape, table_shape
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.target.commit_metrics import CommitResult
 from deltainc.pipeline.target.schema import new_columns
-from deltainc.pipeline.target.slice_writer import Destination
+from deltainc.pipeline.target.slices import Destination
 from deltainc.text_enum import TextEnum
 
 __all__ = ["TargetWrite", "WriteInputs", "Written", "Write", "WriteMode", "current_target"]

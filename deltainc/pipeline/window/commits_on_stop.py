@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 
 from deltainc.errors import Cancelled
 from deltainc.pipeline.delta.sql import latest_commit
-from deltainc.pipeline.job.config import TableRef
+from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
 from deltainc.spark_compat import is_connect
 

@@ -14,8 +14,8 @@ from deltainc.join.engine import join_prepared, read_sources
 from deltainc.join.features import feature_join
 from deltainc.join.unit_columns import source_filter
 from deltainc.join.windows import open_read_bounds
-from deltainc.pipeline.job.config import JobConfig
 from deltainc.pipeline.job.feature_plan import reach, spine_settings
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.prepared_job import PreparedJob
 
 __all__ = ["SourceScan", "WindowJoin", "read_ranges", "join_window"]

@@ -22,16 +22,16 @@ from pyspark.sql import DataFrame
 from deltainc.errors import Cancelled
 from deltainc.join.join_types import counted_types
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.log_stats import (
+from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.delta_log_stats import (
     files_in_units,
     latest_unit_from_log,
     null_count_from_log,
     null_keys_in_units,
     source_location,
 )
-from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
 from deltainc.pipeline.delta.sources import ScanStats, count_null_inc, count_null_keys, scan_stats
-from deltainc.pipeline.job.config import SourceRef
+from deltainc.pipeline.job.table_refs import SourceRef
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run, built_with, encode

@@ -11,8 +11,7 @@ from frames import frame
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.pipeline.job.config import JobConfig
-from deltainc.tools.profile import (
+from deltainc.pipeline.delay_profile import (
     COVERAGES,
     PERCENTILES,
     DelayProfile,
@@ -21,6 +20,7 @@ from deltainc.tools.profile import (
     profile_from_histogram,
     profile_job,
 )
+from deltainc.pipeline.job.job_config import JobConfig
 
 pytestmark = pytest.mark.pure
 

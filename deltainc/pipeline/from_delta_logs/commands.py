@@ -1,23 +1,25 @@
 """Commands answered from the Delta logs alone, without a JVM: a run with nothing pending, `unlock`, and the lock
-a command takes before it starts Spark (`hold_lock`).
+a command takes before it starts Spark (`hold_lock`); `write_command`, the one door of run, rerun and backfill.
 
 Starting Spark takes seconds (half a minute on a busy machine); a scheduled run that finds nothing new, or a
 hand `unlock`, needs only the state tables and the sources' latest RecDate, which the Delta logs give in
-milliseconds. Where the logs cannot answer exactly, the run asks Spark as before (`controller.run`).
+milliseconds. Where the logs cannot answer exactly, or show work to do, the caller's Spark runs the command.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from deltainc.join.windows import from_index, next_window, parse_point, to_index
-from deltainc.pipeline.delta.log_tables import LogUnreadable
-from deltainc.pipeline.job.config import JobConfig, load_job, resolve_job
-from deltainc.pipeline.log_status import latest_in_both
+from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.from_delta_logs.answer import SparkNeeded, from_logs_else_spark
+from deltainc.pipeline.from_delta_logs.checks import check_from_logs
+from deltainc.pipeline.from_delta_logs.status import latest_in_both
+from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.job_file import load_job, resolve_job
 from deltainc.pipeline.results import PipelineResult
 from deltainc.pipeline.state import (
     Lease,
@@ -30,9 +32,7 @@ from deltainc.pipeline.state import (
 )
 from deltainc.settings import Settings, load_settings
 
-__all__ = ["nothing_pending", "idle_run", "unlock", "hold_lock"]
-
-log = logging.getLogger("deltainc")
+__all__ = ["nothing_pending", "idle_run", "unlock", "hold_lock", "write_command"]
 
 
 def _load(job: JobConfig | str | Path, settings: Settings | None) -> tuple[JobConfig, Settings]:
@@ -65,9 +65,10 @@ def nothing_pending(job: JobConfig, watermark: int | None, latest: int | None, u
 
 def idle_run(
     job: JobConfig | str | Path, settings: Settings | None = None, until: str | dt.date | None = None
-) -> PipelineResult | None:
-    """`run`'s result when the logs show nothing pending (its settings checked as a run checks them); None when
-    there is work to do, or when the logs cannot tell (a catalog table, a missing source: Spark says why)."""
+) -> PipelineResult:
+    """`run`'s result when the logs show nothing pending (its settings checked as a run checks them). SparkNeeded
+    naming the next window when there is work to do; LogUnreadable when the logs cannot tell (a catalog table, a
+    missing source: Spark says why)."""
     job, settings = _load(job, settings)
     uom = job.join.time_uom
     until_unit = None if until is None else parse_point(until, "--until", uom)
@@ -75,12 +76,12 @@ def idle_run(
     try:
         state = read_state_from_log(state_paths(root), job.name)
         latest = latest_in_both(job)
-    except (LogUnreadable, FileNotFoundError) as exc:
-        log.info("%s: pending work read with Spark: %s", job.name, exc)
-        return None
+    except FileNotFoundError as exc:
+        raise LogUnreadable(str(exc)) from exc
     start = to_index(job.start_date, uom)
-    if next_window(state.watermark, start, latest, until_unit, job.max_window, uom) is not None:
-        return None
+    pending = next_window(state.watermark, start, latest, until_unit, job.max_window, uom)
+    if pending is not None:
+        raise SparkNeeded(f"{pending} pending")
     check_unchanged(job, state.settings, "run")
     message = nothing_pending(job, state.watermark, latest, until_unit)
     label = None if state.watermark is None else from_index(state.watermark, uom).isoformat()
@@ -115,3 +116,45 @@ def hold_lock(
         check_unchanged(job, state.settings, command)
     with locked(paths, job.name, settings.lock_expiry_seconds, state) as lease:
         yield lease
+
+
+def write_command(
+    job: JobConfig | str | Path,
+    settings: Settings | None,
+    command: str,
+    with_spark: Callable[[Lease], PipelineResult],
+    until: str | dt.date | None = None,
+    rebuild: bool = False,
+) -> PipelineResult:
+    """The one door of `run`, `rerun` and `backfill` before Spark starts: the job checked against its sources' Delta
+    logs (what does not fit is refused here, nothing written), a `run` with nothing pending answered from them, and
+    otherwise the job's lock taken (`hold_lock`) and `with_spark(lease)` called under it to start Spark and do the
+    work; why Spark starts is logged once (`from_logs_else_spark`).
+
+    Args:
+        job: a job, a job name or a job file's path.
+        settings: the global settings; None = read them.
+        command: `run`, `rerun` or `backfill`: what the lock and a refusal of changed settings name.
+        with_spark: the command with Spark, given the lease held for it (the caller's: the command line starts
+            its Spark with its log redirected, the Python API with `get_spark()`).
+        until: `run --until`: what counts as pending.
+        rebuild: `run --rebuild`: always Spark, and the settings may have changed.
+
+    Example:
+        ```python
+        write_command("trx", None, "run", lambda lease: run("trx", spark=get_spark(), lease=lease))
+        ```
+    """
+    config, global_settings = _load(job, settings)
+
+    def from_logs() -> PipelineResult:
+        check_from_logs(config)  # a source or column that does not fit: refused before Spark starts
+        if command != "run" or rebuild:
+            raise SparkNeeded("a rebuild recomputes the target" if rebuild else f"{command} recomputes windows")
+        return idle_run(config, global_settings, until)
+
+    def locked_with_spark() -> PipelineResult:
+        with hold_lock(config, global_settings, command, check_settings=not rebuild) as lease:  # before Spark starts
+            return with_spark(lease)
+
+    return from_logs_else_spark(config.name, command, from_logs, locked_with_spark)

@@ -8,7 +8,7 @@ from decimal import Decimal
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from deltainc.tools.sample_data import A_SCHEMA, B_SCHEMA
+from deltainc.demo.sample_data import A_SCHEMA, B_SCHEMA
 
 __all__ = ["SEED_A_SCHEMA", "SEED_B_SCHEMA", "seed_example"]
 

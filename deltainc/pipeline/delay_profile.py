@@ -24,7 +24,7 @@ from deltainc.join.match_condition import match_condition
 from deltainc.join.time_units import TimeUnit, day_units
 from deltainc.join.unit_columns import source_filter, unit_index
 from deltainc.pipeline.delta.sources import read_table
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 
 __all__ = [
     "PERCENTILES",

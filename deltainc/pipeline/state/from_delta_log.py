@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from deltainc.pipeline.delta.log_tables import (
+from deltainc.pipeline.delta.delta_log import (
     LogUnreadable,
     Row,
     column_types,

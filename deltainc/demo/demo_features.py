@@ -22,10 +22,10 @@ from rich.console import Console
 from rich.table import Table
 
 from deltainc import pipeline
+from deltainc.demo.demo_jobs import feature_job
+from deltainc.demo.risk_scores import risk_scores
+from deltainc.demo.sample_data import SampleSpec
 from deltainc.join.join_types import JoinType
-from deltainc.tools.demo_jobs import feature_job
-from deltainc.tools.risk_scores import risk_scores
-from deltainc.tools.sample_data import SampleSpec
 
 __all__ = ["FeatureDay", "FeatureResult", "run_features", "SHOWN_DAYS"]
 

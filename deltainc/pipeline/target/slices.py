@@ -1,5 +1,6 @@
-"""The forward writer (docs/design.md#the-two-slices-and-the-forward-write): a window after the watermark
-replaces two slices of the target.
+"""The two slices of the target a forward window may change (docs/design.md#the-two-slices-and-the-forward-write):
+their conditions, and the Delta writes that replace them (`replaceWhere`) or merge them (one MERGE). Which of the
+two a window uses, and what it read, is the forward write mode's (`forward_write.py`).
 
 After the job processed up to watermark `w`, every waiting row sits at output RecDate `w` and every other
 row is final. So a forward window `[w+1, e]` can change only the waiting rows at `w` and rows after `w`
@@ -21,7 +22,7 @@ from pyspark.sql import types as T
 from deltainc.join.join_types import WAITING_TYPES
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
-from deltainc.pipeline.job.config import TableRef
+from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
 from deltainc.pipeline.target.layout import IS_FINAL

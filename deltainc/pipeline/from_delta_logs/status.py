@@ -2,28 +2,21 @@
 
 Starting Spark costs seconds; status only needs a lock row, a few run-log rows and the latest RecDate of
 two sources, which a Delta log answers. Where it cannot answer exactly (a table given by catalog name, a
-source with deletion vectors, a file without statistics) this raises LogUnreadable and Spark answers.
+source with deletion vectors, a file without statistics) this raises LogUnreadable and the caller's Spark answers
+(`answer.from_logs_else_spark`).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-from deltainc.pipeline.delta.log_stats import latest_unit_from_log, source_location
-from deltainc.pipeline.delta.log_tables import LogUnreadable
-from deltainc.pipeline.job.config import JobConfig, TableRef
+from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.delta_log_stats import latest_unit_from_log, source_location
+from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
 from deltainc.settings import Settings
 from deltainc.storage import is_s3
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-__all__ = ["LogUnreadable", "latest_in_both", "status_from_log", "read_status"]
-
-log = logging.getLogger("deltainc")
+__all__ = ["latest_in_both", "status_from_log"]
 
 
 def _latest(ref: TableRef, role: str, job: JobConfig) -> int | None:
@@ -52,15 +45,3 @@ def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
     except FileNotFoundError as exc:
         problem = str(exc)
     return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, read_with="delta_log")
-
-
-def read_status(job: JobConfig, settings: Settings, runs: int, spark: Callable[[], SparkSession]) -> JobStatus:
-    """The job's status from its Delta logs where they answer exactly, else with Spark (`spark()` is called only
-    then, so that a plain `status` starts no JVM)."""
-    try:
-        return status_from_log(job, settings, runs)
-    except LogUnreadable as exc:
-        log.info("%s: status read with Spark: %s", job.name, exc)
-    from deltainc.pipeline.controller import status
-
-    return status(job, spark=spark(), settings=settings, runs=runs)

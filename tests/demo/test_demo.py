@@ -12,10 +12,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from deltainc.cli.app import main
+from deltainc.demo import demo as demo_module
+from deltainc.demo.demo import COUNT_NAMES, DemoResult, run_demo
+from deltainc.demo.demo_jobs import DEMO_START
 from deltainc.errors import ConfigError
-from deltainc.tools import demo as demo_module
-from deltainc.tools.demo import COUNT_NAMES, DemoResult, run_demo
-from deltainc.tools.demo_jobs import DEMO_START
 
 pytestmark = pytest.mark.spark
 

@@ -8,8 +8,8 @@ import random
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from deltainc.demo.sample_data import ACCOUNT_NAMES, SECONDS_PER_DAY, SampleSpec
 from deltainc.join.windows import to_index
-from deltainc.tools.sample_data import ACCOUNT_NAMES, SECONDS_PER_DAY, SampleSpec
 
 __all__ = ["RISK_SCHEMA", "risk_scores"]
 

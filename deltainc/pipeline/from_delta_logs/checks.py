@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.delta.log_stats import source_location
-from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark, open_table, reading
-from deltainc.pipeline.job.config import JobConfig, TableRef
+from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, reading
+from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.job.feature_plan import check_feature_job, feature_identity, feature_sources
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity, plan_join
+from deltainc.pipeline.job.table_refs import TableRef
 
 if TYPE_CHECKING:
     from deltainc.join.join_spec import JoinSpec
@@ -63,14 +64,11 @@ def source_schema(ref: TableRef, role: str) -> T.StructType:
         raise ConfigError(f"{role}: no Delta table at {ref.label}") from None
 
 
-def check_from_logs(job: JobConfig) -> CheckedJob | None:
+def check_from_logs(job: JobConfig) -> CheckedJob:
     """The job checked against its sources' logs (raises ConfigError or SchemaError naming the setting, as
-    `prepare_job` would); None when a source's log cannot tell, so Spark checks it."""
-    try:  # in the order prepare_job reads them, so that a missing source is named as it would name it
-        schemas = {role: source_schema(ref, role) for role, ref in job.sources}
-    except LogUnreadable as exc:
-        asking_spark(f"{job.name}: the sources' schemas", exc)
-        return None
+    `prepare_job` would); LogUnreadable when a source's log cannot tell, so Spark checks it."""
+    # In the order prepare_job reads them, so that a missing source is named as it would name it.
+    schemas = {role: source_schema(ref, role) for role, ref in job.sources}
     schema_a = schemas.pop("source_a")
     if job.features:
         check_feature_job(job, schema_a, feature_sources(job, schemas))

@@ -23,9 +23,9 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from deltainc.demo.hashed_draws import below, choice, uniform
+from deltainc.demo.sample_spec import DEFAULT_DELAY_BANDS, ORPHAN_TRX_OFFSET, SampleSpec
 from deltainc.join.windows import to_index
-from deltainc.tools.hashed_draws import below, choice, uniform
-from deltainc.tools.sample_spec import DEFAULT_DELAY_BANDS, ORPHAN_TRX_OFFSET, SampleSpec
 
 __all__ = [
     "A_SCHEMA",

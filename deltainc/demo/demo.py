@@ -1,6 +1,6 @@
 """The end-to-end demo: a month of ledger and payment-engine loads, joined day by day into a Delta target.
 
-`run_demo` plays a real daily schedule on generated data (`deltainc.tools.sample_data`): every day it appends
+`run_demo` plays a real daily schedule on generated data (`deltainc.demo.sample_data`): every day it appends
 that day's partitions of A (ledger transactions) and B (payment-engine records) and runs the job with
 `max_window = 1`, so the target grows exactly as it would in production. It then shows the two
 promises of docs/design.md#invariants on the result: re-running a processed day leaves the target's rows
@@ -25,14 +25,14 @@ from rich.console import Console
 from rich.table import Table
 
 from deltainc import pipeline
+from deltainc.demo.demo_features import FeatureResult, run_features
+from deltainc.demo.demo_jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job
+from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.errors import ConfigError
 from deltainc.join.join_types import JoinType, counted_types
 from deltainc.pipeline.delta.sql import latest_commit, path_ref
 from deltainc.report import write_report
 from deltainc.settings import load_settings
-from deltainc.tools.demo_features import FeatureResult, run_features
-from deltainc.tools.demo_jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job
-from deltainc.tools.sample_data import SampleSpec, generate
 
 __all__ = ["DemoDay", "DemoResult", "run_demo", "COUNT_NAMES"]
 

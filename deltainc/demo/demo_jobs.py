@@ -6,7 +6,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig
 
 __all__ = ["DEMO_START", "LOOK_BACK_TIME", "MAX_WAITING_TIME", "demo_job", "feature_job"]
 

@@ -1,4 +1,5 @@
-"""A job is checked against its sources' schemas from their Delta logs, before Spark starts (log_checks).
+"""What the Delta logs answer before Spark starts (deltainc/pipeline/from_delta_logs/): a job checked against its
+sources' schemas, a run with nothing pending; and what they cannot answer starts Spark, saying why once.
 
 The tables here are written with delta-rs (no JVM), and Spark reads them as the oracle of what a schema is (and
 of what a job that does not fit is refused with)."""
@@ -16,11 +17,15 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.pipeline.job.config import JobConfig
-from deltainc.pipeline.log_checks import check_from_logs, log_schema
+from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.from_delta_logs.checks import check_from_logs, log_schema
+from deltainc.pipeline.from_delta_logs.commands import write_command
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
+from deltainc.pipeline.results import PipelineResult
+from deltainc.pipeline.state import Lease
 from deltainc.pipeline.validation import validate_from_logs
-from deltainc.settings import load_settings
+from deltainc.settings import Settings, load_settings
 from jobs import feature_job_config
 
 pytestmark = pytest.mark.pure
@@ -118,7 +123,8 @@ def test_a_missing_source_is_named_with_its_path(sources: tuple[str, str], tmp_p
 
 
 def test_a_source_given_by_catalog_name_is_left_to_spark(sources: tuple[str, str]) -> None:
-    assert check_from_logs(_job(sources[0], {"table": "shop.payments"})) is None
+    with pytest.raises(LogUnreadable, match="shop.payments"):
+        check_from_logs(_job(sources[0], {"table": "shop.payments"}))
 
 
 @pytest.mark.parametrize(
@@ -195,4 +201,52 @@ def test_a_feature_source_missing_a_column_is_refused_from_the_logs_as_spark_ref
 def test_a_feature_sources_join_cond_is_left_to_spark(tmp_path: Path, no_spark: None) -> None:
     job = _feature_job(_feature_tables(tmp_path), join_cond="B.NoSuchColumn > 0")
     assert check_from_logs(job) is not None  # every other check passed; resolving the condition needs Spark
-    assert validate_from_logs(job, load_settings()) is None  # so validate asks Spark
+    with pytest.raises(LogUnreadable, match="join_cond"):  # so validate asks Spark
+        validate_from_logs(job, load_settings())
+
+
+def test_a_run_with_nothing_pending_is_answered_from_the_logs_without_spark(
+    sources: tuple[str, str], tmp_path: Path, no_spark: None
+) -> None:
+    def with_spark(_lease: Lease) -> PipelineResult:
+        raise AssertionError("Spark was asked")
+
+    result = write_command(
+        _job(*sources), Settings(state_dir=tmp_path / "state"), "run", with_spark, until="2025-02-28"
+    )
+    assert result.nothing_pending
+    assert result.message.startswith("nothing pending for trx until 2025-02-28")
+
+
+@pytest.mark.parametrize(
+    ("source_b", "why"),
+    [
+        (None, "trx: run starts Spark: 2025-03-01 pending"),
+        (
+            {"table": "shop.payments"},
+            "trx: run starts Spark: the Delta logs cannot answer: source_b is a catalog table (shop.payments): its "
+            "location needs the metastore",
+        ),
+    ],
+    ids=["work_pending", "a_catalog_table"],
+)
+def test_what_the_logs_cannot_answer_runs_with_spark_under_the_lock_saying_why_once(
+    sources: tuple[str, str],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    no_spark: None,
+    source_b: dict[str, str] | None,
+    why: str,
+) -> None:
+    asked: list[str] = []
+
+    def with_spark(lease: Lease) -> PipelineResult:
+        asked.append(lease.run_id)
+        return PipelineResult("trx", "run", lease.run_id, (), None, "done with Spark")
+
+    job = _job(sources[0], source_b or sources[1])
+    with caplog.at_level("INFO", logger="deltainc"):
+        result = write_command(job, Settings(state_dir=tmp_path / "state"), "run", with_spark)
+    assert result.message == "done with Spark"
+    assert len(asked) == 1 and asked[0] == result.run_id  # called once, holding the job's lock
+    assert [r.getMessage() for r in caplog.records if "starts Spark" in r.getMessage()] == [why]

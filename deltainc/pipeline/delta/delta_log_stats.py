@@ -12,8 +12,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from deltainc.join.windows import to_index
-from deltainc.pipeline.delta.log_tables import LogUnreadable, column_types, open_table, reading, spark_value
-from deltainc.pipeline.job.config import TableRef
+from deltainc.pipeline.delta.delta_log import LogUnreadable, column_types, open_table, reading, spark_value
+from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.storage import is_s3
 
 if TYPE_CHECKING:

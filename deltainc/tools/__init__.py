@@ -1,1 +1,0 @@
-"""Tools around the pipeline: the delay profiler, the demo and its generated sample data."""

@@ -127,6 +127,15 @@ def _markdown_of(module: str, options: Callable[[argparse.Namespace], list[str]]
     return run
 
 
+def _small_job(args: argparse.Namespace) -> list[str]:
+    """The options of a module measuring a warm daily run at R = 2,000 over 40 days, or less when the command line
+    asks for less (the smoke test's sizes)."""
+    return [
+        "--rows-per-day", str(min(2000, args.rows_per_day)), "--days", str(min(40, args.days)),
+        "--repeat", str(args.repeat),
+    ]  # fmt: skip
+
+
 # --- the registry, in the order the scenarios run ----------------------------------------------------------------
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -214,7 +223,44 @@ SCENARIOS: tuple[Scenario, ...] = (
         measures="the daily run of a three-source feature job against the three single-source jobs it replaces, "
         "at R = 2,000 (benchmarks.feature_sources)",
         goal="the three-source run costs at most the single-source runs' join work plus one fixed cost",
-        run=_markdown_of("benchmarks.feature_sources", lambda args: ["--repeat", str(args.repeat)]),
+        run=_markdown_of("benchmarks.feature_sources", _small_job),
+    ),
+    Scenario(
+        name="layout",
+        number=11,
+        measures="a warm daily run into a target that keeps its open rows apart (IsFinal) against the earlier "
+        "layout, for a day job and an hour job, at R = 2,000: seconds, Spark jobs, the target commit's Delta "
+        "metrics (benchmarks.layout_ab)",
+        goal="on the default layout a forward write removes and adds whole files: no row copied, no deletion "
+        "vector, and for the day job no file of the target read; at most 12 Spark jobs per window",
+        run=_markdown_of("benchmarks.layout_ab", _small_job),
+    ),
+    Scenario(
+        name="too-late",
+        number=12,
+        measures="a warm daily run at R = 2,000 with the too-late search (A rows from the target) against the same "
+        "run without it: seconds, Spark jobs of every thread, Delta commits, files the search reads "
+        "(benchmarks.too_late)",
+        goal="none numeric: reported, the search's cost over a run without it",
+        run=_markdown_of("benchmarks.too_late", _small_job),
+    ),
+    Scenario(
+        name="report",
+        number=13,
+        measures="`deltainc report` as a fresh process on a year of daily runs and on three years of hourly "
+        "windows, beside `status`, and its page opened in Chromium (benchmarks.report_time)",
+        goal="`deltainc report` for a year of daily runs in at most 2 s as a fresh process, no JVM",
+        run=_markdown_of(
+            "benchmarks.report_time",
+            lambda args: [
+                "--pairs",
+                str(args.repeat),
+                "--days",
+                str(min(365, args.days)),
+                "--data",
+                str(args.data / "report"),
+            ],  # fmt: skip
+        ),
     ),
     Scenario(
         name="stream",
@@ -242,7 +288,9 @@ def select(text: str) -> tuple[str, ...]:
         return NAMES
     unknown = [key for key in keys if key not in _BY_KEY]
     if unknown:
-        raise ValueError(f"unknown scenario {', '.join(unknown)}; expected names from {', '.join(NAMES)} (or 1..10)")
+        raise ValueError(
+            f"unknown scenario {', '.join(unknown)}; expected names from {', '.join(NAMES)} (or 1..{len(NAMES)})"
+        )
     wanted = {_BY_KEY[key].name for key in keys}
     return tuple(name for name in NAMES if name in wanted)
 

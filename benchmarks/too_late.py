@@ -63,7 +63,7 @@ def search_files(job: JobConfig, day: dt.date) -> tuple[int, int, int]:
     """Files the search reads on the daily window `day`: of the target (its rows dated `[s - h, s - 1]`), of B
     (the window), and their MiB together, from the Delta logs.
 
-    Example: `search_files(job, dt.date(2024, 2, 9))` -> `(22, 1, 1)`.
+    Example: `target_files, b_files, mib = search_files(job, dt.date(2024, 2, 9))`.
     """
     s = to_index(day, job.join.time_uom)
     inc, uom, horizon = job.join.inc_col, job.join.time_uom, job.join.horizon

@@ -17,7 +17,6 @@ it a job with more sources pays more of.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import datetime as dt
 import statistics
@@ -29,7 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks.data import table_version
 from benchmarks.report import load_average
-from benchmarks.scenarios import Bench, SparkJobs, restore, size_options, snapshot, warm_bench
+from benchmarks.scenarios import Bench, SparkJobs, print_report, restore, snapshot, warm_bench
 from deltainc.demo.risk_scores import risk_scores
 from deltainc.demo.sample_data import SampleSpec
 from deltainc.pipeline.job.job_config import JobConfig
@@ -175,11 +174,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.feature_sources", description=__doc__.splitlines()[0])
-    size_options(parser, rows=2000, days=40, repeat=3)
-    args = parser.parse_args(argv)
-    print(render(measure(args.rows_per_day, args.days, args.repeat)))
-    return 0
+    return print_report("benchmarks.feature_sources", __doc__ or "", measure, render, argv)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """The benchmark's scenarios, in one registry: each a named object with what it measures, its goal beside it, the
-function that runs it and how RESULTS.md shows it.
+function that runs it and how RESULTS.md shows it (the texts, what each measures and its goal, are in goals.toml).
 
 `python -m benchmarks.run` takes its `--scenarios` from SCENARIOS (by name, or by the number older command lines
 used), lists them with their goals in `--help`, runs them in the registry's order and writes a section per scenario,
-goal first. A new scenario is one more entry here, next to its own measuring code.
+goal first. A new scenario is one more entry here and one in goals.toml.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import sys
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from benchmarks.connect_ab import measure as measure_connect
 from benchmarks.report import (
@@ -38,6 +40,11 @@ from benchmarks.report import (
 from benchmarks.scenarios import Bench, daily_phase, reload_phase, stream_phase
 from benchmarks.session_ab import run_pairs
 from deltainc.spark_compat import spark_major
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the backport, a dependency on 3.10
+    import tomli as tomllib
 
 __all__ = ["Context", "Scenario", "SCENARIOS", "NAMES", "select", "plan", "describe"]
 
@@ -127,110 +134,65 @@ def _markdown_of(module: str, options: Callable[[argparse.Namespace], list[str]]
     return run
 
 
+def _small_job(args: argparse.Namespace) -> list[str]:
+    """The options of a module measuring a warm daily run at R = 2,000 over 40 days, or less when the command line
+    asks for less (the smoke test's sizes)."""
+    return [
+        "--rows-per-day", str(min(2000, args.rows_per_day)), "--days", str(min(40, args.days)),
+        "--repeat", str(args.repeat),
+    ]  # fmt: skip
+
+
+def _report_options(args: argparse.Namespace) -> list[str]:
+    """report_time's options: a pair a repetition, a year of daily runs (or --days when fewer), under --data."""
+    return ["--pairs", str(args.repeat), "--days", str(min(365, args.days)), "--data", str(args.data / "report")]
+
+
+def _repeat(args: argparse.Namespace) -> list[str]:
+    return ["--repeat", str(args.repeat)]
+
+
+def _fresh_options(args: argparse.Namespace) -> list[str]:
+    return ["--repeat", str(max(3, args.repeat)), "--data", str(args.data / "fresh")]
+
+
 # --- the registry, in the order the scenarios run ----------------------------------------------------------------
 
+_TEXTS: dict[str, dict[str, Any]] = tomllib.loads((Path(__file__).parent / "goals.toml").read_text())
+
+
+def _scenario(
+    name: str,
+    run: Callable[[Context], None],
+    section: Callable[[Results], list[str]] | None = None,
+    check: Callable[[Results], Verdict] | None = None,
+    available: Callable[[], bool] = lambda: True,
+) -> Scenario:
+    """The scenario `name`: its number, what it measures and its goal from goals.toml, bound to its code."""
+    text = _TEXTS[name]
+    return Scenario(name, text["number"], text["measures"], text["goal"], run, section, check, available)
+
+
 SCENARIOS: tuple[Scenario, ...] = (
-    Scenario(
-        name="daily",
-        number=1,
-        measures="the daily run for day D against a naive full recompute of days 1..D, at every history size D",
-        goal="a daily run at D = 365 at least 10x faster than a full recompute, already faster at the smallest D "
-        "(30), in at most 3 Delta commits",
-        run=_daily,
-        section=daily_section,
-        check=daily_check,
-    ),
-    Scenario(
-        name="growth",
-        number=2,
-        measures="the daily run at the smallest and the largest D, and where its time goes, phase by phase",
-        goal="the daily run grows at most 1.3x from D = 30 to D = 365",
-        run=_daily,
-        section=growth_section,
-        check=growth_check,
-    ),
-    Scenario(
-        name="floor",
-        number=5,
-        measures="the daily run against reading only what it needs, and against joining its window and appending it",
-        goal="a daily run at most 2x the floor 'join the window and append its output to Delta'",
-        run=_daily,
-        section=floor_section,
-        check=floor_check,
-    ),
-    Scenario(
-        name="reload",
-        number=3,
-        measures="days 1..R (--reload-days) in one run against R daily runs, and whether both give the same target",
-        goal="a reload at least 20x faster than the daily runs it replaces, with the same target",
-        run=_reload,
-        section=reload_section,
-        check=reload_check,
-    ),
-    Scenario(
-        name="fixed-cost",
-        number=6,
-        measures="a daily run at R = 2,000 in a warm session, on deltainc's session and on Delta's defaults "
-        "(benchmarks.session_ab)",
-        goal="a daily run at R = 2,000 in a warm session in at most 3 s, 15 Spark jobs and 3 Delta commits",
-        run=_fixed_cost,
-        section=fixed_cost_section,
-        check=fixed_cost_check,
-    ),
-    Scenario(
-        name="connect",
-        number=7,
-        measures="`deltainc run` as a fresh process, as a Spark Connect client of a warm `deltainc serve` against "
-        "starting its own JVM (benchmarks.connect_ab; Spark 4)",
-        goal="none: reported",
-        run=_connect,
-        section=connect_section,
-        check=connect_check,
-        available=lambda: spark_major() >= 4,
-    ),
-    Scenario(
-        name="fresh-commands",
-        number=8,
-        measures="`run` with nothing pending, `status`, `unlock` and `validate` as fresh processes, and a Spark "
-        "start with the Delta jars from disk against one resolving them (benchmarks.fresh_commands)",
-        goal="`run` with nothing pending, `status` and `unlock` in at most 1 s each as a fresh process, no JVM",
-        run=_markdown_of(
-            "benchmarks.fresh_commands",
-            lambda args: ["--repeat", str(max(3, args.repeat)), "--data", str(args.data / "fresh")],
-        ),
-    ),
-    Scenario(
-        name="window-phases",
-        number=9,
-        measures="one warm daily run at R = 2,000, phase by phase and Spark job by Spark job, against the floor "
-        "(benchmarks.window_profile)",
-        goal="a warm daily run at R = 2,000 in at most 3 s and 2x the floor 'join the window, append it', "
-        "with at most 15 Spark jobs",
-        run=_markdown_of("benchmarks.window_profile", lambda args: ["--repeat", str(args.repeat)]),
-    ),
-    Scenario(
-        name="feature-sources",
-        number=10,
-        measures="the daily run of a three-source feature job against the three single-source jobs it replaces, "
-        "at R = 2,000 (benchmarks.feature_sources)",
-        goal="the three-source run costs at most the single-source runs' join work plus one fixed cost",
-        run=_markdown_of("benchmarks.feature_sources", lambda args: ["--repeat", str(args.repeat)]),
-    ),
-    Scenario(
-        name="stream",
-        number=4,
-        measures="Structured Streaming (stream-stream left join, AvailableNow, a MERGE per batch) for the same day "
-        "as a daily run (--stream-day)",
-        goal="none: reported, with what the stream's append-only output cannot show",
-        run=_stream,
-        section=stream_section,
-        check=stream_check,
-    ),
+    _scenario("daily", _daily, daily_section, daily_check),
+    _scenario("growth", _daily, growth_section, growth_check),
+    _scenario("floor", _daily, floor_section, floor_check),
+    _scenario("reload", _reload, reload_section, reload_check),
+    _scenario("fixed-cost", _fixed_cost, fixed_cost_section, fixed_cost_check),
+    _scenario("connect", _connect, connect_section, connect_check, available=lambda: spark_major() >= 4),
+    _scenario("fresh-commands", _markdown_of("benchmarks.fresh_commands", _fresh_options)),
+    _scenario("window-phases", _markdown_of("benchmarks.window_profile", _repeat)),
+    _scenario("feature-sources", _markdown_of("benchmarks.feature_sources", _small_job)),
+    _scenario("layout", _markdown_of("benchmarks.layout_ab", _small_job)),
+    _scenario("too-late", _markdown_of("benchmarks.too_late", _small_job)),
+    _scenario("report", _markdown_of("benchmarks.report_time", _report_options)),
+    _scenario("stream", _stream, stream_section, stream_check),
 )
 
 NAMES: tuple[str, ...] = tuple(s.name for s in SCENARIOS)
 _BY_KEY = {key: s for s in SCENARIOS for key in (s.name, str(s.number))}
 assert len(_BY_KEY) == 2 * len(SCENARIOS), "scenario names and numbers must be unique"
+assert set(_TEXTS) == set(NAMES), "goals.toml describes exactly the registered scenarios"
 
 
 def select(text: str) -> tuple[str, ...]:
@@ -242,7 +204,9 @@ def select(text: str) -> tuple[str, ...]:
         return NAMES
     unknown = [key for key in keys if key not in _BY_KEY]
     if unknown:
-        raise ValueError(f"unknown scenario {', '.join(unknown)}; expected names from {', '.join(NAMES)} (or 1..10)")
+        raise ValueError(
+            f"unknown scenario {', '.join(unknown)}; expected names from {', '.join(NAMES)} (or 1..{len(NAMES)})"
+        )
     wanted = {_BY_KEY[key].name for key in keys}
     return tuple(name for name in NAMES if name in wanted)
 

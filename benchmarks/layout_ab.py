@@ -14,34 +14,31 @@ target commit as the run log records it from Delta's operation metrics.
 
     python -m benchmarks.layout_ab --rows-per-day 2000 --days 40 [--repeat 3]
 
-It prints a Markdown table; the load average is shown beside every run.
+It prints a Markdown table, the load average during the runs and the goal's verdict (the `layout` scenario of
+`python -m benchmarks.run`).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import logging
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from benchmarks.data import Sources, ensure_sources
-from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
+from benchmarks.data import Sources
+from benchmarks.scenarios import Bench, SparkJobs, restore, size_options, snapshot, warm_bench
 from deltainc import pipeline
 from deltainc.demo.sample_data import SampleSpec
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.settings import Settings, SparkSettings
-from deltainc.spark import get_spark
 
 START = dt.date(2025, 1, 1)
 HOUR_ZERO = dt.datetime(2025, 1, 1)
@@ -110,14 +107,36 @@ def measure_pairs(
     return results
 
 
+GOAL = (
+    "on the default layout a forward write removes and adds whole files: no row copied, no deletion vector, and "
+    "for the day job no file of the target read; at most 12 Spark jobs per window (issue 48)"
+)
+
+
+def _goal(results: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """The goal's verdict, judged on the default layout's last run of each job kind."""
+    parts = []
+    for name, rows in results.items():
+        kind, layout = name.split(": ", 1)
+        if not layout.startswith("IsFinal"):
+            continue
+        last = rows[-1]
+        whole = last["rows_copied"] == 0 and last["deletion_vectors"] == 0
+        whole = whole and (kind != "day" or last["files_read_target"] == 0)
+        jobs = statistics.median(r["spark_jobs"] for r in rows)
+        parts.append((f"{kind}: whole files {'yes' if whole else 'NO'}, {jobs:.0f} Spark jobs", whole and jobs <= 12))
+    verdict = "MET" if parts and all(ok for _text, ok in parts) else "MISSED"
+    return [f"Goal: {GOAL}. Measured: {'; '.join(text for text, _ok in parts)}: **{verdict}**."]
+
+
 def render(results: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> list[str]:
+    """The Markdown report: a row per job kind and layout (medians of the seconds, the last run's commit), the goal."""
     lines = [
         "# The target's layouts: a warm daily run, open rows apart (IsFinal) or not",
         "",
         f"`python -m benchmarks.layout_ab --rows-per-day {meta['rows']} --days {meta['days']} "
         f"--repeat {meta['repeat']}`; Spark {meta['spark']}, local[2], 8 shuffle partitions; left join, look back 2, "
-        f"wait 11, one unit per run; load average (1 min) {meta['load']} during the runs (other sessions were "
-        "running on the same 2 cores).",
+        f"wait 11, one unit per run; load average (1 min) {meta['load']} during the runs.",
         "",
         "| job | layout | median s | runs (s) | Spark jobs | target files read | files added / removed | "
         "rows copied | deletion vectors | rows deleted |",
@@ -134,54 +153,47 @@ def render(results: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> li
             f"{last['files_added']} / {last['files_removed']} | {last['rows_copied']} | {last['deletion_vectors']} | "
             f"{last['rows_deleted']} |"
         )
-    return lines
+    return [*lines, "", *_goal(results)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows-per-day", type=int, default=2000)
-    parser.add_argument("--days", type=int, default=40)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--kinds", default="day,hour", help="day, hour or both (default)")
-    args = parser.parse_args(argv)
+def measure(rows: int, days: int, repeat: int, kinds: list[str]) -> tuple[dict[str, list[dict[str, Any]]], str, str]:
+    """Every layout's run of unit D per job kind, alternately on restored tables; the runs, Spark's version and the
+    range of the load average."""
 
     def echo(message: str) -> None:
         print(f"layout_ab: {message}", file=sys.stderr, flush=True)
 
-    logging.getLogger("deltainc").setLevel(logging.WARNING)
-    root = Path(tempfile.mkdtemp(prefix="deltainc-layout-ab-"))
-    settings = Settings(
-        spark=SparkSettings(master="local[2]", shuffle_partitions=8, log_level="ERROR"),
-        warehouse_dir=root / "warehouse",
-        state_dir=root / "state",
-    )
-    spark = get_spark(settings)
-    try:
-        sources = ensure_sources(spark, root, SampleSpec(start=START, days=args.days, rows_per_day=args.rows_per_day))
-        results: dict[str, list[dict[str, Any]]] = {}
-        loads: list[float] = []
-        for kind in args.kinds.split(","):
+    spec = SampleSpec(start=START, days=days, rows_per_day=rows)
+    results: dict[str, list[dict[str, Any]]] = {}
+    loads: list[float] = []
+    with warm_bench("deltainc-layout-ab-", spec, shuffle_partitions=8) as (shared, root):
+        spark, sources = shared.spark, shared.sources
+        for kind in kinds:
             jobs: dict[str, JobConfig] = {}
+            bench = shared
             for number, (layout, partition_by) in enumerate(LAYOUTS[kind].items()):
-                bench = Bench(spark, settings, sources, root / kind / str(number), 1, 0.0, 2, 11,
-                              tuple(partition_by), echo)  # fmt: skip
+                bench = replace(shared, work=root / kind / str(number), partition_by=tuple(partition_by), echo=echo)
                 job = bench.job(f"{kind}_{number}", max_window=0)
                 if kind == "hour":
                     job = hour_job(job, *hour_sources(spark, sources, root / kind / str(number)))
-                last = HOUR_ZERO + dt.timedelta(hours=args.days - 2) if kind == "hour" else sources.day(args.days - 1)
-                pipeline.run(job, until=last, spark=spark, settings=settings)
+                last = HOUR_ZERO + dt.timedelta(hours=days - 2) if kind == "hour" else sources.day(days - 1)
+                pipeline.run(job, until=last, spark=spark, settings=bench.settings)
                 jobs[f"{kind}: {layout}"] = job
-            until = HOUR_ZERO + dt.timedelta(hours=args.days - 1) if kind == "hour" else sources.day(args.days)
-            measured = measure_pairs(bench, jobs, until, args.repeat, echo)
+            until = HOUR_ZERO + dt.timedelta(hours=days - 1) if kind == "hour" else sources.day(days)
+            measured = measure_pairs(bench, jobs, until, repeat, echo)
             results.update(measured)
-            loads += [r["load"] for rows in measured.values() for r in rows]
-            echo(f"{kind}: {measured}")  # each kind's raw rows as soon as they are measured
-        meta = {"rows": args.rows_per_day, "days": args.days, "repeat": args.repeat, "spark": spark.version,
-                "load": f"{min(loads):.1f}-{max(loads):.1f}"}  # fmt: skip
-        print("\n".join(render(results, meta)))
-    finally:
-        spark.stop()
-        shutil.rmtree(root, ignore_errors=True)
+            loads += [r["load"] for runs in measured.values() for r in runs]
+        return results, spark.version, f"{min(loads):.1f}-{max(loads):.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.layout_ab", description=__doc__.splitlines()[0])
+    size_options(parser, rows=2000, days=40, repeat=3)
+    parser.add_argument("--kinds", default="day,hour", help="day, hour or both (default)")
+    args = parser.parse_args(argv)
+    results, spark, load = measure(args.rows_per_day, args.days, args.repeat, args.kinds.split(","))
+    meta = {"rows": args.rows_per_day, "days": args.days, "repeat": args.repeat, "spark": spark, "load": load}
+    print("\n".join(render(results, meta)))
     return 0
 
 

@@ -92,7 +92,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=_scenarios,
         default=NAMES,
         metavar="NAME,...",
-        help="which scenarios, comma-separated: names (listed below) or their old numbers 1..10 (default: all; "
+        help="which scenarios, comma-separated: names (listed below) or their old numbers (default: all; "
         "connect needs Spark 4)",
     )
     run.add_argument("--look-back", type=int, default=2, help="look_back_time of the job, days (default 2)")

@@ -695,3 +695,23 @@ def size_options(parser: argparse.ArgumentParser, rows: int, days: int, repeat: 
     parser.add_argument("--rows-per-day", type=int, default=rows)
     parser.add_argument("--days", type=int, default=days)
     parser.add_argument("--repeat", type=int, default=repeat)
+
+
+def print_report(
+    module: str,
+    doc: str,
+    measure: Callable[[int, int, int], dict[str, Any]],
+    render: Callable[[dict[str, Any]], str],
+    argv: list[str] | None,
+) -> int:
+    """The `main` of a module that measures a warm daily run at R = 2,000 over 40 days (`--rows-per-day`, `--days`,
+    `--repeat`) and prints its Markdown report, `render(measure(rows, days, repeat))`: what the harness keeps as its
+    section.
+
+    Example: `return print_report("benchmarks.too_late", __doc__ or "", measure, render, argv)`.
+    """
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.splitlines()[0])
+    size_options(parser, rows=2000, days=40, repeat=3)
+    args = parser.parse_args(argv)
+    print(render(measure(args.rows_per_day, args.days, args.repeat)))
+    return 0

@@ -3,9 +3,11 @@ delta-rs each need. Pure functions: no Spark, no server."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.job_file import load_job
 from deltainc.settings import StorageSettings, load_settings
 from deltainc.storage import (
     commit_warnings,
@@ -71,16 +73,12 @@ def test_validate_warns_of_a_target_in_s3_unless_a_multi_writer_log_store_is_set
     assert commit_warnings(["s3a://b/target"], dynamo) == [] and commit_warnings(["/local/target"], {}) == []
 
 
-def test_a_job_file_may_name_s3_as_s3_and_spark_reads_it_as_s3a() -> None:
-    job = JobConfig.model_validate(
-        {
-            "name": "j",
-            "start_date": "2025-01-01",
-            "source_a": {"path": "s3://b/a"},
-            "source_b": {"path": "s3n://b/b"},
-            "join": {"how": "left", "join_cols": ["k"]},
-            "target": {"path": "s3a://b/t", "keys": ["k"]},
-            "state": {"path": "s3://b/state"},
-        }  # fmt: skip
+def test_a_job_file_may_name_s3_as_s3_and_spark_reads_it_as_s3a(tmp_path: Path) -> None:
+    path = tmp_path / "j.toml"
+    path.write_text(
+        'name = "j"\nstart_date = 2025-01-01\n[source_a]\npath = "s3://b/a"\n[source_b]\npath = "s3n://b/b"\n'
+        '[join]\nhow = "left"\njoin_cols = ["k"]\n[target]\npath = "s3a://b/t"\nkeys = ["k"]\n'
+        '[state]\npath = "s3://b/state"\n'
     )
+    job = load_job(path)
     assert job.locations == ("s3a://b/a", "s3a://b/b", "s3a://b/t", "s3a://b/state") and job.on_s3

@@ -156,12 +156,18 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(
-        name: str, help_text: str, handler: Callable[[Context], int], json_flag: bool, job: str | None = "JOB"
+        name: str,
+        help_text: str,
+        handler: Callable[[Context], int],
+        *,
+        json_output: bool = True,
+        job: str | None = "JOB",
     ) -> argparse.ArgumentParser:
-        """A command; `job`: its JOB argument, "JOB" (required), "[JOB]" (every job when left out) or None."""
+        """A command; `json_output`: it takes --json; `job`: its JOB argument, "JOB" (required), "[JOB]" (every job
+        when left out) or None."""
         sub = commands.add_parser(name, help=help_text, description=help_text)
         _global_options(sub, "", argparse.SUPPRESS)
-        if json_flag:
+        if json_output:
             sub.add_argument("--json", action="store_true", help="print one JSON document on stdout")
         if job == "JOB":
             sub.add_argument("job", metavar="JOB")
@@ -170,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler, json=False)
         return sub
 
-    sub = command("run", "process every pending window of a job", run_commands.run, True)
+    sub = command("run", "process every pending window of a job", run_commands.run)
     sub.add_argument("--until", type=_point, metavar="DATE", help="process nothing after this date")
     sub.add_argument(
         "--rebuild",
@@ -180,9 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         "to the latest RecDate, written over the target in one commit",
     )
 
-    sub = command(
-        "rerun", "recompute an already processed window (the watermark never moves back)", run_commands.rerun, True
-    )
+    sub = command("rerun", "recompute an already processed window (the watermark never moves back)", run_commands.rerun)
     sub.add_argument("--start", type=_point, metavar="DATE", required=True)
     sub.add_argument(
         "--end",
@@ -198,7 +202,6 @@ def build_parser() -> argparse.ArgumentParser:
         "backfill",
         "process a historic range in chunks; run it again to resume after a failure",
         run_commands.backfill,
-        True,
     )
     sub.add_argument("--start", type=_point, metavar="DATE", required=True)
     sub.add_argument("--end", type=_point, metavar="DATE", required=True)
@@ -210,8 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
         "status",
         "watermark, latest RecDate available, pending window and last runs",
         inspect_commands.status,
-        True,
-        "[JOB]",
+        job="[JOB]",
     )
     sub.add_argument("--runs", type=_positive, default=5, metavar="N", help="how many recent runs (default: 5)")
 
@@ -219,8 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         "check a job against its sources and show what the next run would read; writes nothing",
         inspect_commands.validate,
-        True,
-        "[JOB]",
+        job="[JOB]",
     )
 
     sub = command(
@@ -228,7 +229,6 @@ def build_parser() -> argparse.ArgumentParser:
         "recompute a processed range in one shot and compare it with the target, row for row; writes nothing; "
         "exit 1 when they differ",
         inspect_commands.verify,
-        True,
     )
     sub.add_argument("--start", type=_point, metavar="DATE", help="default: the job's start_date")
     sub.add_argument("--end", type=_point, metavar="DATE", help="default: the watermark")
@@ -238,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the job's history as one self-contained HTML page of charts (rows by outcome, backlog, lag, durations, "
         "reads); reads the run log without Spark; writes nothing else",
         report_commands.report,
-        False,
+        json_output=False,
     )
     sub.add_argument("--out", type=Path, metavar="FILE", help="the page to write (default: JOB-report.html)")
     sub.add_argument("--since", type=_date, metavar="DATE", help="only runs started on or after this UTC date")
@@ -250,24 +250,27 @@ def build_parser() -> argparse.ArgumentParser:
         "rewrite a target created by an earlier version into the current layout (its open rows in partitions of "
         "their own, IsFinal), in one commit under the job's lock; the rows and the watermark stay",
         tool_commands.migrate,
-        False,
+        json_output=False,
     )
 
-    sub = command("unlock", "remove the lock a dead run left behind", tool_commands.unlock, False)
+    sub = command("unlock", "remove the lock a dead run left behind", tool_commands.unlock, json_output=False)
     sub.add_argument("--run-id", metavar="ID", help="remove the lock only if run ID holds it")
 
     sub = command(
         "profile",
         "how late B arrives relative to A: a delay profile to choose look_back_time and max_waiting_time",
         tool_commands.profile,
-        True,
     )
     sub.add_argument("--start", type=_date, metavar="DATE")
     sub.add_argument("--end", type=_date, metavar="DATE")
     sub.add_argument("--chart", type=Path, metavar="PATH", help="also draw the profile into this image file")
 
     sub = command(
-        "demo", "a month of generated bank transactions loaded and joined day by day", tool_commands.demo, False, None
+        "demo",
+        "a month of generated bank transactions loaded and joined day by day",
+        tool_commands.demo,
+        json_output=False,
+        job=None,
     )
     sub.add_argument(
         "--root",
@@ -285,8 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         "a long-running Spark Connect server with Delta; commands given --remote sc://localhost:PORT use it",
         tool_commands.serve,
-        False,
-        None,
+        json_output=False,
+        job=None,
     )
     sub.add_argument("--port", type=_positive, default=15002, metavar="N", help="port to listen on (default: 15002)")
     sub.add_argument(

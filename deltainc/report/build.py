@@ -13,20 +13,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import deltainc.report.series as series
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.report.buckets import aggregate
 from deltainc.report.charts import Chart
 from deltainc.report.history import History, chosen, read_history
 from deltainc.report.page import page_html
-from deltainc.report.series import (
-    backlog_chart,
-    duration_chart,
-    lag_chart,
-    late_chart,
-    outcome_chart,
-    reads_charts,
-    windows_of,
-)
 from deltainc.report.target_days import days_from_target
 from deltainc.settings import Settings
 
@@ -51,14 +43,14 @@ def default_out(job: JobConfig) -> Path:
 def charts_of(job: JobConfig, history: History, rows: tuple[dict[str, object], ...] | None = None) -> list[Chart]:
     """The report's charts of `rows` (default: all of the history), each aggregated when its points are many."""
     shown = history.rows if rows is None else rows
-    windows = windows_of(shown)
-    files, size = reads_charts(windows)
+    windows = series.windows_of(shown)
+    files, size = series.reads_charts(windows)
     charts = [
-        outcome_chart(windows, days_from_target(job, windows)),
-        backlog_chart(windows),
-        late_chart(windows),
-        lag_chart(shown, job.join.time_uom),
-        duration_chart(shown),
+        series.outcome_chart(windows, days_from_target(job, windows)),
+        series.backlog_chart(windows),
+        series.late_chart(windows),
+        series.lag_chart(shown, job.join.time_uom),
+        series.duration_chart(shown),
         files,
         size,
     ]
@@ -92,7 +84,7 @@ def write_report(
         images = write_pngs(charts, png, job.name)
     page = out or default_out(job)
     _write_atomically(page, text)
-    return Report(page, tuple(images), len(rows), len(windows_of(rows)))
+    return Report(page, tuple(images), len(rows), len(series.windows_of(rows)))
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -408,7 +408,7 @@ def test_py4j_tracebacks_of_a_lost_jvm_connection_are_shown_only_with_verbose(
 
 
 @pytest.mark.parametrize(
-    ("old", "new", "message"),
+    "old, new, message",
     [
         ('how = "left"', 'how = "left', r"jobs/trx\.toml: invalid TOML: "),
         ("look_back_time = 1", "lookback_time = 1", r"jobs/trx\.toml: join\.lookback_time: unknown key"),

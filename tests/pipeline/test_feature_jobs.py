@@ -221,45 +221,12 @@ def test_the_run_log_reports_each_source_read_in_its_own_window(
     assert last["files_read_b"] == pay_days + score_days
 
 
-def test_a_source_name_used_twice_exits_2_naming_the_field_and_writes_nothing(
-    sources: tuple[Path, tuple[Any, ...]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    root, _ = sources
-    job = tmp_path / "twice.toml"
+def three_source_job_file(root: Path, folder: Path, name: str, risk_name: str = "risk") -> Path:
+    """The job file of a feature job over the module's sources, written as a user writes one: the spine, `pay` (left)
+    and the scores (asof) under the name `risk_name`; target and state under `folder`."""
+    job = folder / f"{name}.toml"
     job.write_text(
-        f"""name = "twice"
-start_date = 2025-03-01
-[source_a]
-path = "{root / "trx"}"
-[[features]]
-name = "pay"
-path = "{root / "pay"}"
-how = "left"
-join_cols = ["TrxId"]
-[[features]]
-name = "pay"
-path = "{root / "scores"}"
-how = "asof"
-join_cols = ["CustomerId"]
-[target]
-path = "{tmp_path / "target"}"
-keys = ["TrxId"]
-[state]
-path = "{tmp_path / "state"}"
-"""
-    )
-    assert main(["run", str(job)]) == 2
-    assert "features[1].name: 'pay' is used twice" in capsys.readouterr().err
-    assert not (tmp_path / "target").exists() and not (tmp_path / "state").exists()
-
-
-def test_validate_of_a_three_source_job_names_all_three_sources(
-    sources: tuple[Path, tuple[Any, ...]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    root, _ = sources
-    job = tmp_path / "three.toml"
-    job.write_text(
-        f"""name = "three"
+        f"""name = "{name}"
 start_date = 2025-03-01
 [source_a]
 path = "{root / "trx"}"
@@ -270,18 +237,34 @@ how = "left"
 join_cols = ["TrxId"]
 keys = ["PayId"]
 [[features]]
-name = "risk"
+name = "{risk_name}"
 path = "{root / "scores"}"
 how = "asof"
 join_cols = ["CustomerId"]
 asof_col = "EventTime"
 [target]
-path = "{tmp_path / "target"}"
+path = "{folder / "target"}"
 keys = ["TrxId"]
 [state]
-path = "{tmp_path / "state"}"
+path = "{folder / "state"}"
 """
     )
+    return job
+
+
+def test_a_source_name_used_twice_exits_2_naming_the_field_and_writes_nothing(
+    sources: tuple[Path, tuple[Any, ...]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = three_source_job_file(sources[0], tmp_path, "twice", risk_name="pay")
+    assert main(["run", str(job)]) == 2
+    assert "features[1].name: 'pay' is used twice" in capsys.readouterr().err
+    assert not (tmp_path / "target").exists() and not (tmp_path / "state").exists()
+
+
+def test_validate_of_a_three_source_job_names_all_three_sources(
+    sources: tuple[Path, tuple[Any, ...]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = three_source_job_file(sources[0], tmp_path, "three")
     assert main(["validate", str(job)]) == 0
     out = capsys.readouterr().out
     assert f"latest RecDate in all 3 sources {day(LAST)}" in out and "both" not in out

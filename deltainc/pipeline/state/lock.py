@@ -110,22 +110,28 @@ def _text(values: list[str | None]) -> pa.Array:
     return pa.array(values, pa.string())
 
 
-def renew_lock(locks: str, job: str, run_id: str) -> bool | None:
-    """Move this run's heartbeat to now: True, False when the lock is no longer ours, None when another commit
-    went in first (try again)."""
-    beat = _rows([{"job": job, "run_id": run_id, "heartbeat_at": _now()}])
+def _set_own_row(job: str, run_id: str, column: str, value: Any) -> Callable[[DeltaTable, Any], bool]:
+    """A `swap` change that sets `column` of `run_id`'s lock row to `value`: True when it did, False when the lock
+    row is no longer this run's (the MERGE matched nothing)."""
+    row = _rows([{"job": job, "run_id": run_id, column: value}])
 
     def change(table: DeltaTable, commit: Any) -> bool:
         metrics = (
-            table.merge(beat, "t.job = s.job AND t.run_id = s.run_id", source_alias="s", target_alias="t",
+            table.merge(row, "t.job = s.job AND t.run_id = s.run_id", source_alias="s", target_alias="t",
                         commit_properties=commit)
-            .when_matched_update({"heartbeat_at": "s.heartbeat_at"})
+            .when_matched_update({column: f"s.{column}"})
             .execute()
         )  # fmt: skip
         return _affected(metrics) == 1
 
+    return change
+
+
+def renew_lock(locks: str, job: str, run_id: str) -> bool | None:
+    """Move this run's heartbeat to now: True, False when the lock is no longer ours, None when another commit
+    went in first (try again)."""
     try:
-        return swap(locks, change)
+        return swap(locks, _set_own_row(job, run_id, "heartbeat_at", _now()))
     except SwapLost:
         return None
 
@@ -133,17 +139,7 @@ def renew_lock(locks: str, job: str, run_id: str) -> bool | None:
 def record_processes(locks: str, job: str, run_id: str, processes: tuple[Process, ...]) -> bool:
     """Make the lock row of `run_id` name `processes` (this command's and the Spark driver it has just started),
     in one commit retried over other commits; False when the lock is no longer this run's."""
-    row = _rows([{"job": job, "run_id": run_id, "processes": encode(processes)}])
-
-    def change(table: DeltaTable, commit: Any) -> bool:
-        metrics = (
-            table.merge(row, "t.job = s.job AND t.run_id = s.run_id", source_alias="s", target_alias="t",
-                        commit_properties=commit)
-            .when_matched_update({"processes": "s.processes"})
-            .execute()
-        )  # fmt: skip
-        return _affected(metrics) == 1
-
+    change = _set_own_row(job, run_id, "processes", encode(processes))
     return retrying(lambda: swap(locks, change))
 
 

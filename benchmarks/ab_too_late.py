@@ -96,14 +96,13 @@ def _old_rows(
 
 def _old_count(prepared: PreparedJob, window: Window) -> LateRows | None:
     """The old `count_too_late` (count only: the benchmark's job keeps no late_rows table)."""
-    job, spec, df_b = prepared.job, prepared.spec, prepared.df_b
-    if job.join.horizon == 0 or spec is None or df_b is None:
+    job, search = prepared.job, prepared.join.late_search
+    if search is None:
         return None
-    spec = replace(spec, start=window.start, end=window.end)
+    spec = replace(search.spec, start=window.start, end=window.end)
     keys, b_keys = list(job.target.keys), list(job.target.b_keys)
-    return LateRows(
-        _old_rows(prepared.df_a, df_b, spec, prepared.identity, keys, b_keys, job.join.horizon).count(), None
-    )
+    df_a = prepared.join.frames["source_a"]
+    return LateRows(_old_rows(df_a, search.rows, spec, prepared.identity, keys, b_keys, search.horizon).count(), None)
 
 
 @contextmanager

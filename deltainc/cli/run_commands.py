@@ -48,7 +48,7 @@ def run(ctx: Context) -> int:
     from deltainc import pipeline
 
     job, _ = ctx.job(ctx.args.job)
-    pipeline.check_from_logs(job)  # a source or column that does not fit, said before Spark starts
+    checked = pipeline.check_from_logs(job)  # a source or column that does not fit, said before Spark starts
     idle = None if ctx.args.rebuild else pipeline.idle_run(job, ctx.settings, ctx.args.until)
     if idle is not None:  # nothing pending, read from the Delta logs: no JVM started
         _print_result(ctx, idle)
@@ -62,6 +62,7 @@ def run(ctx: Context) -> int:
             on_window=_on_window(ctx),
             rebuild=ctx.args.rebuild,
             lease=lease,
+            checked=checked,
         )
     _print_result(ctx, result)
     return EXIT_OK
@@ -73,7 +74,7 @@ def rerun(ctx: Context) -> int:
 
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
-    pipeline.check_from_logs(job)
+    checked = pipeline.check_from_logs(job)
     with pipeline.hold_lock(job, ctx.settings, "rerun") as lease:
         result = pipeline.rerun(
             job,
@@ -83,6 +84,7 @@ def rerun(ctx: Context) -> int:
             settings=ctx.settings,
             on_window=_on_window(ctx),
             lease=lease,
+            checked=checked,
         )
     _print_result(ctx, result)
     return EXIT_OK
@@ -97,7 +99,7 @@ def backfill(ctx: Context) -> int:
 
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
-    pipeline.check_from_logs(job)
+    checked = pipeline.check_from_logs(job)
     with pipeline.hold_lock(job, ctx.settings, "backfill") as lease:  # before Spark starts
         spark = ctx.spark()
         done = {"chunks": 0, "total": 0}
@@ -130,6 +132,7 @@ def backfill(ctx: Context) -> int:
                     settings=ctx.settings,
                     on_progress=on_progress,
                     lease=lease,
+                    checked=checked,
                 )
             except Exception:
                 if done["total"]:

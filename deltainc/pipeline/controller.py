@@ -20,6 +20,7 @@ from deltainc.join.windows import Window, chunk_windows, parse_point
 from deltainc.pipeline.delta.log_tables import LogUnreadable, asking_spark
 from deltainc.pipeline.delta.sources import latest_unit, read_table
 from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.kinds import JoinPlan
 from deltainc.pipeline.log_checks import check_from_logs
 from deltainc.pipeline.log_commands import hold_lock, idle_run, nothing_pending
 from deltainc.pipeline.log_status import latest_in_both
@@ -74,8 +75,7 @@ def _latest_available(prepared: PreparedJob) -> int | None:
     except (LogUnreadable, FileNotFoundError) as exc:
         asking_spark(f"{prepared.job.name}: the latest {prepared.job.join.inc_col} in the sources", exc)
     inc, uom = prepared.job.join.inc_col, prepared.uom
-    frames = [prepared.df_a, *([] if prepared.df_b is None else [prepared.df_b]), *(f.rows for f in prepared.features)]
-    units = [latest_unit(frame, inc, uom) for frame in frames]
+    units = [latest_unit(frame, inc, uom) for frame in prepared.join.frames.values()]
     return None if None in units else min(u for u in units if u is not None)
 
 
@@ -99,6 +99,7 @@ def run(
     on_window: WindowHook | None = None,
     rebuild: bool = False,
     lease: Lease | None = None,
+    checked: JoinPlan | None = None,
 ) -> PipelineResult:
     """Process every pending window: from the unit after the watermark to the latest RecDate in both sources.
 
@@ -117,6 +118,8 @@ def run(
         rebuild: recompute the whole target under the current settings, over the target in one commit.
         lease: the job's lock, taken before Spark started (`hold_lock`); with neither a session nor a lease,
             the lock is taken here before Spark starts.
+        checked: the job as checked from its sources' Delta logs before Spark started (`check_from_logs`), so
+            that it is not checked again; None = checked once Spark is up.
 
     Returns:
         Its windows' reports (each with its run-log row), the watermark and a one-line message.
@@ -136,13 +139,13 @@ def run(
         ```
     """
     if spark is None and lease is None:  # what does not fit, or that there is nothing to do, is found in the logs
-        check_from_logs(load(job, settings)[0])
+        checked = check_from_logs(load(job, settings)[0])
         idle = None if rebuild else idle_run(job, settings, until)
         if idle is not None:
             return idle
         with hold_lock(job, settings, Command.RUN.value, check_settings=not rebuild) as held:  # before Spark starts
-            return run(job, until, None, settings, on_step, on_window, rebuild, held)
-    prepared, state = open_job(job, spark, settings, "run", check_settings=not rebuild)
+            return run(job, until, None, settings, on_step, on_window, rebuild, held, checked)
+    prepared, state = open_job(job, spark, settings, "run", check_settings=not rebuild, checked=checked)
     if rebuild and until is not None:
         raise ConfigError("--until: a rebuild always goes to the latest RecDate in both sources; drop --until")
     until_unit = None if until is None else parse_point(until, "--until", prepared.uom)
@@ -172,6 +175,7 @@ def rerun(
     on_step: StepHook | None = None,
     on_window: WindowHook | None = None,
     lease: Lease | None = None,
+    checked: JoinPlan | None = None,
 ) -> PipelineResult:
     """Recompute an already processed window; the target changes only where the sources changed.
 
@@ -187,6 +191,7 @@ def rerun(
         on_step: called at each step of the window.
         on_window: called with the window's report once its commits are done.
         lease: as for `run`.
+        checked: as for `run`.
 
     Returns:
         The window's report (its run-log row counts the rows inserted and deleted), the unchanged watermark.
@@ -205,8 +210,8 @@ def rerun(
     """
     if spark is None and lease is None:
         with hold_lock(job, settings, Command.RERUN.value) as held:  # before Spark starts
-            return rerun(job, start, end, None, settings, on_step, on_window, held)
-    prepared, state = open_job(job, spark, settings, "rerun")
+            return rerun(job, start, end, None, settings, on_step, on_window, held, checked)
+    prepared, state = open_job(job, spark, settings, "rerun", checked=checked)
     first = parse_point(start, "--start", prepared.uom)
     last = first if end is None else parse_point(end, "--end", prepared.uom)
     # Name the argument the user gave: with no --end, the window is the one unit of --start.
@@ -231,6 +236,7 @@ def backfill(
     on_progress: ProgressHook | None = None,
     on_step: StepHook | None = None,
     lease: Lease | None = None,
+    checked: JoinPlan | None = None,
 ) -> PipelineResult:
     """Process a historic range in chunks (day, month, year, all), each a forward window of its own.
 
@@ -247,6 +253,7 @@ def backfill(
         on_progress: called after each chunk (done or skipped), e.g. for a progress bar.
         on_step: called at each step of a window.
         lease: as for `run`.
+        checked: as for `run`.
 
     Returns:
         The reports of the chunks processed and the watermark.
@@ -264,8 +271,8 @@ def backfill(
     """
     if spark is None and lease is None:
         with hold_lock(job, settings, Command.BACKFILL.value) as held:  # before Spark starts
-            return backfill(job, start, end, chunk, None, settings, on_progress, on_step, held)
-    prepared, state = open_job(job, spark, settings, "backfill")
+            return backfill(job, start, end, chunk, None, settings, on_progress, on_step, held, checked)
+    prepared, state = open_job(job, spark, settings, "backfill", checked=checked)
     first = parse_point(start, "--start", prepared.uom)
     last = parse_point(end, "--end", prepared.uom)
     chunk_windows(Window(first, last, prepared.uom), chunk)  # an unknown chunk is refused first

@@ -6,6 +6,7 @@ of what a job that does not fit is refused with)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
 
@@ -14,9 +15,16 @@ import pytest
 from deltalake import write_deltalake
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
+from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
+from deltainc.join import features
+from deltainc.join.time_units import TimeUnit, to_index
+from deltainc.pipeline.job import join_plan
 from deltainc.pipeline.job.config import JobConfig
+from deltainc.pipeline.job.kinds import JobKind, JoinPlan
+from deltainc.pipeline.job.kinds.feature_job import FeatureJob
+from deltainc.pipeline.job.kinds.two_source import TwoSourceJob
 from deltainc.pipeline.log_checks import check_from_logs, log_schema
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.validation import validate_from_logs
@@ -148,7 +156,7 @@ def test_a_feature_job_that_fits_its_sources_is_checked_from_the_logs_without_sp
 ) -> None:
     checked = check_from_logs(_feature_job(_feature_tables(tmp_path)))
     assert checked is not None
-    assert {role: schema.fieldNames() for role, schema in checked.features.items()} == {
+    assert {role: schema.fieldNames() for role, schema in checked.schemas.items() if role != "source_a"} == {
         "features[pay]": ["PayId", "TrxId", "RecDate"],
         "features[risk]": ["CustomerId", "Risk", "RecDate"],
     }
@@ -196,3 +204,34 @@ def test_a_feature_sources_join_cond_is_left_to_spark(tmp_path: Path, no_spark: 
     job = _feature_job(_feature_tables(tmp_path), join_cond="B.NoSuchColumn > 0")
     assert check_from_logs(job) is not None  # every other check passed; resolving the condition needs Spark
     assert validate_from_logs(job, load_settings()) is None  # so validate asks Spark
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("kind", ["two_source", "features"])
+def test_a_job_is_checked_once_per_command_and_its_windows_are_joined_without_a_check(
+    spark: SparkSession, sources: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    job = _job(*sources) if kind == "two_source" else _feature_job(_feature_tables(tmp_path / "features"))
+    plans: list[str] = []
+    for checked_kind in (TwoSourceJob, FeatureJob):
+        real = checked_kind.plan
+
+        def counted(
+            self: JobKind, schemas: Mapping[str, T.StructType], real: Callable[..., JoinPlan] = real
+        ) -> JoinPlan:
+            plans.append(job.name)
+            return real(self, schemas)
+
+        monkeypatch.setattr(checked_kind, "plan", counted)
+    checked = check_from_logs(job)  # as a command does before Spark starts
+    prepared = prepare_job(job, spark, load_settings(), checked)  # takes the logs' plan on
+    assert plans == [job.name]
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("checked again")
+
+    for module, name in ((join_plan, "check_join"), (features, "check_join"), (features, "check_features")):
+        monkeypatch.setattr(module, name, refuse)
+    first = to_index(D1, TimeUnit.DAY)
+    for window in ((first, first), (first + 1, first + 3)):
+        assert prepared.join.join(*window).output.columns  # planned (analysed), nothing checked

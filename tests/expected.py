@@ -12,18 +12,18 @@ from pyspark.sql import functions as F
 
 from deltainc import inc_join
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.prepared_job import prepare_job
+from deltainc.pipeline.job.join_plan import plan_join
 
 
 def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:
     """`inc_join` over [start_date, end] with the job's settings (the B side waiting, as-of ties broken by the
     b_keys) and the target's columns. Computed once and held (a local checkpoint): a test compares it with the
     targets of several schedules."""
-    prepared = prepare_job(job, spark)
-    settings = job.join.engine_settings(job.target.b_keys).model_copy(
-        update={"output_select": prepared.spec.settings.output_select}
-    )
     a, b = (spark.read.format("delta").load(ref.path) for ref in (job.source_a, job.source_b))
+    spec, _ = plan_join(job, a.schema, b.schema)  # the output columns the job's target takes
+    settings = job.join.engine_settings(job.target.b_keys).model_copy(
+        update={"output_select": spec.settings.output_select}
+    )
     join = job.join
     return inc_join(a, b, join.how, join.join_cols, None, join.look_back_time, join.max_waiting_time,
                     job.start_date, end, settings).localCheckpoint()  # fmt: skip

@@ -121,19 +121,8 @@ def validate(ctx: Context) -> int:
         state, join, reads = checked.status, job.join, checked.next_read_labels()
         if not ctx.json:
             ctx.print(f"{job.name}: valid  ({path})")
-            if job.source_b is not None:
-                ctx.print(
-                    f"  sources          {job.source_a.label} (A), {job.source_b.label} (B): "
-                    f"join {join.how} on {', '.join(join.join_cols) or join.join_cond}, {join.inc_col} present, "
-                    "types compatible"
-                )
-            else:
-                ctx.print(f"  spine            {job.source_a.label} (A): {join.inc_col} present")
-                for feature in job.features:
-                    ctx.print(
-                        f"  {feature.role:<16} {feature.label}: {feature.how} on "
-                        f"{', '.join(feature.join_cols) or feature.join_cond}, columns {feature.out_prefix}*"
-                    )
+            for label, text in checked.joins:
+                ctx.print(f"  {label:<16} {text}")
             target = "exists" if checked.target_exists else "created by the first run"
             ctx.print(f"  target           {job.target.label} ({target})")
             for warning in checked.warnings:

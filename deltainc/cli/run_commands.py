@@ -20,6 +20,7 @@ from deltainc.join.windows import parse_point
 if TYPE_CHECKING:
     from deltainc.join.windows import Window
     from deltainc.pipeline import PipelineResult, WindowReport
+    from deltainc.pipeline.job.kinds import JoinPlan
     from deltainc.pipeline.state import Lease
 
 __all__ = ["run", "rerun", "backfill", "check_range"]
@@ -55,7 +56,7 @@ def run(ctx: Context) -> int:
         job,
         ctx.settings,
         "run",
-        lambda lease: pipeline.run(
+        lambda lease, checked: pipeline.run(
             job,
             until=ctx.args.until,
             spark=ctx.spark(),
@@ -63,6 +64,7 @@ def run(ctx: Context) -> int:
             on_window=_on_window(ctx),
             rebuild=ctx.args.rebuild,
             lease=lease,
+            checked=checked,
         ),
         ctx.args.until,
         ctx.args.rebuild,
@@ -81,7 +83,7 @@ def rerun(ctx: Context) -> int:
         job,
         ctx.settings,
         "rerun",
-        lambda lease: pipeline.rerun(
+        lambda lease, checked: pipeline.rerun(
             job,
             ctx.args.start,
             ctx.args.end,
@@ -89,6 +91,7 @@ def rerun(ctx: Context) -> int:
             settings=ctx.settings,
             on_window=_on_window(ctx),
             lease=lease,
+            checked=checked,
         ),
     )
     _print_result(ctx, result)
@@ -105,7 +108,7 @@ def backfill(ctx: Context) -> int:
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
 
-    def with_spark(lease: Lease) -> PipelineResult:  # under the lock, taken before Spark starts
+    def with_spark(lease: Lease, checked: JoinPlan | None) -> PipelineResult:  # under the lock, before Spark starts
         spark = ctx.spark()
         done = {"chunks": 0, "total": 0}
         progress = Progress(
@@ -137,6 +140,7 @@ def backfill(ctx: Context) -> int:
                     settings=ctx.settings,
                     on_progress=on_progress,
                     lease=lease,
+                    checked=checked,
                 )
             except Exception:
                 if done["total"]:

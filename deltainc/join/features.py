@@ -37,11 +37,21 @@ from deltainc.join.engine import join_prepared
 from deltainc.join.join_spec import JoinSpec, check_join, resolve_join_cond
 from deltainc.join.join_types import JoinType
 from deltainc.join.options import AsofStrategy, IncJoinSettings
-from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
+from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME, plan_layout
 from deltainc.join.time_units import parse_point
 from deltainc.join.unit_columns import column_type, source_filter, unit_index
 
-__all__ = ["FeatureSource", "feature_join", "check_features", "resolve_feature_conds", "feature_columns", "spine_rec"]
+__all__ = [
+    "FeatureSource",
+    "feature_join",
+    "join_features",
+    "prepare_features",
+    "JoinedFeatures",
+    "check_features",
+    "resolve_feature_conds",
+    "feature_columns",
+    "spine_rec",
+]
 
 
 @dataclass(frozen=True)
@@ -257,38 +267,80 @@ def _carried_names(spine: T.StructType, features: Sequence[FeatureSource], setti
     return names
 
 
-def _join_source(
-    rows: DataFrame,
-    source: FeatureSource,
-    carried: str,
-    settings: IncJoinSettings,
-    window: tuple[int | None, int],
-) -> DataFrame:
-    """`rows` (the spine's rows with RecDate >= `window[0]`, with the sources joined so far) joined with `source`
-    as of `window[1]`: every column of `rows`, the source's own (`feature_columns`) and its output RecDate
-    (`carried`). Each row of `rows` is an A row of the single-source join (a fan-out row is one more A row), so
-    joining the sources one after the other gives every combination of components and reads the spine once."""
-    inc, uom = settings.inc_col_name, settings.time_uom
-    first, end = window
+@dataclass(frozen=True)
+class _Step:
+    """One source's single-source join onto the rows so far, planned once: its JoinSpec (no window yet) and the
+    names its output columns take (`renames`, output column -> name)."""
+
+    source: FeatureSource
+    carried: str  # the name of its component's output RecDate while the later sources are joined
+    spec: JoinSpec
+    renames: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class JoinedFeatures:
+    """Checked feature sources ready to join the spine for any window (`join_features`): each source's join planned
+    once against the rows it joins, in the order they are joined (the longest wait first)."""
+
+    spine: DataFrame
+    features: tuple[FeatureSource, ...]
+    settings: IncJoinSettings
+    steps: tuple[_Step, ...]
+    carried: tuple[str, ...]  # each source's `_Step.carried`, in the order of `features`
+
+
+def _plan_step(rows: DataFrame, source: FeatureSource, carried: str, settings: IncJoinSettings) -> _Step:
+    """`source`'s join onto `rows` (the spine's rows with the sources joined before it): the engine's spec and the
+    output's names, every column of `rows`, the source's own (`feature_columns`) and its output RecDate."""
+    inc = settings.inc_col_name
     lb, mw = source.look_back_time, source.max_waiting_time
-    frame = source.rows
     a = rows.withColumnRenamed(spine_rec(settings), inc)  # the engine reads A's time from the incremental column
-    b = frame.where(source_filter(frame, inc, uom, None if first is None else first - lb, end))
-    options = _settings(source, settings, "inc_col")
     try:
-        layout = check_join(a.schema, b.schema, source.how, source.join_cols, source.join_cond, lb, mw, None, None,
-                            options).layout  # fmt: skip
+        spec = check_join(a.schema, source.schema, source.how, source.join_cols, source.join_cond, lb, mw, None, None,
+                          _settings(source, settings, "inc_col"))  # fmt: skip
     except (ConfigError, SchemaError) as exc:
         raise type(exc)(f"features[{source.name}]: {str(exc).replace('source_b', 'the feature source')}") from None
+    layout = spec.layout
     renames = {layout.a_name(c): (spine_rec(settings) if c == inc else c) for c in a.columns}
     p = source.out_prefix
     renames |= {layout.b_name(c): f"{p}{c}" for c in _contributed(source, inc)}
     renames |= {layout.b_name(inc): f"{p}{inc}", DIFF_ARRIVAL_TIME: f"{p}{DIFF_ARRIVAL_TIME}"}
     renames |= {JOIN_TYPE: f"{p}{JOIN_TYPE}", inc: carried}
-    spec = check_join(a.schema, b.schema, source.how, source.join_cols, source.join_cond, lb, mw, None, None,
-                      _settings(source, settings, ", ".join(renames)))  # fmt: skip
-    joined = join_prepared(a, b, replace(spec, start=first, end=end))
-    return joined.select(*[F.col(f"`{out}`").alias(name) for out, name in renames.items()])
+    # Only the output's columns change: the checks above hold for them as they are.
+    options = _settings(source, settings, ", ".join(renames))
+    layout = plan_layout(a.columns, source.schema.fieldNames(), spec.join_cols, spec.how, options)
+    return _Step(source, carried, replace(spec, settings=options, layout=layout), tuple(renames.items()))
+
+
+def _join_step(rows: DataFrame, step: _Step, settings: IncJoinSettings, window: tuple[int | None, int]) -> DataFrame:
+    """`rows` (the spine's rows with RecDate >= `window[0]`, with the sources joined so far) joined with the step's
+    source as of `window[1]`. Each row of `rows` is an A row of the single-source join (a fan-out row is one more
+    A row), so joining the sources one after the other gives every combination of components and reads the spine
+    once."""
+    inc, uom = settings.inc_col_name, settings.time_uom
+    first, end = window
+    frame = step.source.rows
+    a = rows.withColumnRenamed(spine_rec(settings), inc)
+    b = frame.where(source_filter(frame, inc, uom, None if first is None else first - step.source.look_back_time, end))
+    joined = join_prepared(a, b, replace(step.spec, start=first, end=end))
+    return joined.select(*[F.col(f"`{out}`").alias(name) for out, name in step.renames])
+
+
+def prepare_features(
+    spine: DataFrame, features: Sequence[FeatureSource], settings: IncJoinSettings | None = None
+) -> JoinedFeatures:
+    """Each source's join planned once (analysis only, no Spark job), for checked sources (`check_features`): the
+    pipeline prepares a feature job once, then joins each window with `join_features`."""
+    settings = settings if settings is not None else IncJoinSettings()
+    carried = _carried_names(spine.schema, features, settings)
+    order = sorted(range(len(features)), key=lambda i: -features[i].max_waiting_time)  # the longest wait first
+    rows = spine.withColumnRenamed(settings.inc_col_name, spine_rec(settings))
+    steps = []
+    for i in order:
+        steps.append(_plan_step(rows, features[i], carried[i], settings))
+        rows = _join_step(rows, steps[-1], settings, (None, 0))  # its columns, for the next source's plan
+    return JoinedFeatures(spine, tuple(features), settings, tuple(steps), tuple(carried))
 
 
 def feature_join(
@@ -332,24 +384,31 @@ def feature_join(
     """
     settings = settings if settings is not None else IncJoinSettings()
     check_features(spine, features, spine_keys, settings)
-    inc, uom = settings.inc_col_name, settings.time_uom
+    uom = settings.time_uom
     end = parse_point(output_window_end, "output_window_end", uom)
     start = None if output_window_start is None else parse_point(output_window_start, "output_window_start", uom)
     if start is not None and start > end:
         raise ConfigError(f"output window: output_window_start {output_window_start} is after {output_window_end}")
+    return join_features(prepare_features(spine, features, settings), start, end)
+
+
+def join_features(joined: JoinedFeatures, start: int | None, end: int) -> DataFrame:
+    """`feature_join` of sources checked (`check_features`) and planned (`prepare_features`) before, for the output
+    window [start, end] in unit indexes (start None = from the spine's first rows): nothing is checked again."""
+    spine, features, settings = joined.spine, joined.features, joined.settings
+    inc, uom = settings.inc_col_name, settings.time_uom
     reach = max(source.max_waiting_time for source in features)
     first = None if start is None else start - reach
     rec_type = spine.schema[inc].dataType
     combined = spine.where(source_filter(spine, inc, uom, first, end)).withColumnRenamed(inc, spine_rec(settings))
-    carried = _carried_names(spine.schema, features, settings)
-    order = sorted(range(len(features)), key=lambda i: -features[i].max_waiting_time)  # the longest wait first
-    for done, i in enumerate(order, start=1):
-        combined = _join_source(combined, features[i], carried[i], settings, (first, end))
-        if start is not None and done < len(order):
-            later = max(features[j].max_waiting_time for j in order[done:])
-            combined = combined.where(_may_reach([carried[j] for j in order[:done]], later, start, rec_type, settings))
+    steps = joined.steps
+    for done, step in enumerate(steps, start=1):
+        combined = _join_step(combined, step, settings, (first, end))
+        if start is not None and done < len(steps):
+            later = max(s.source.max_waiting_time for s in steps[done:])
+            combined = combined.where(_may_reach([s.carried for s in steps[:done]], later, start, rec_type, settings))
     codes = [F.col(f"`{source.out_prefix}{JOIN_TYPE}`") for source in features]
-    outs = [F.col(f"`{name}`") for name in carried]
+    outs = [F.col(f"`{name}`") for name in joined.carried]
     rec = F.greatest(*outs) if len(outs) > 1 else outs[0]
     final_code = F.greatest(*codes) if len(codes) > 1 else codes[0]
     row_type = (

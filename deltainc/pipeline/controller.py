@@ -22,6 +22,7 @@ from deltainc.pipeline.delta.sources import latest_unit, read_table
 from deltainc.pipeline.from_delta_logs.commands import nothing_pending, write_command
 from deltainc.pipeline.from_delta_logs.status import latest_in_both
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.kinds import JoinPlan
 from deltainc.pipeline.plan import (
     Planned,
     backfill_plan,
@@ -73,8 +74,7 @@ def _latest_available(prepared: PreparedJob) -> int | None:
     except (LogUnreadable, FileNotFoundError) as exc:
         asking_spark(f"{prepared.job.name}: the latest {prepared.job.join.inc_col} in the sources", exc)
     inc, uom = prepared.job.join.inc_col, prepared.uom
-    frames = [prepared.df_a, *([] if prepared.df_b is None else [prepared.df_b]), *(f.rows for f in prepared.features)]
-    units = [latest_unit(frame, inc, uom) for frame in frames]
+    units = [latest_unit(frame, inc, uom) for frame in prepared.join.frames.values()]
     return None if None in units else min(u for u in units if u is not None)
 
 
@@ -98,6 +98,7 @@ def run(
     on_window: WindowHook | None = None,
     rebuild: bool = False,
     lease: Lease | None = None,
+    checked: JoinPlan | None = None,
 ) -> PipelineResult:
     """Process every pending window: from the unit after the watermark to the latest RecDate in both sources.
 
@@ -116,6 +117,8 @@ def run(
         rebuild: recompute the whole target under the current settings, over the target in one commit.
         lease: the job's lock, taken before Spark started (`write_command`); with neither a session nor a lease,
             the lock is taken here before Spark starts.
+        checked: the job as checked from its sources' Delta logs before Spark started (`check_from_logs`), so
+            that it is not checked again; None = checked once Spark is up.
 
     Returns:
         Its windows' reports (each with its run-log row), the watermark and a one-line message.
@@ -139,11 +142,11 @@ def run(
             job,
             settings,
             Command.RUN.value,
-            lambda held: run(job, until, None, settings, on_step, on_window, rebuild, held),
+            lambda held, plan: run(job, until, None, settings, on_step, on_window, rebuild, held, plan),
             until,
             rebuild,
         )
-    prepared, state = open_job(job, spark, settings, "run", check_settings=not rebuild)
+    prepared, state = open_job(job, spark, settings, "run", check_settings=not rebuild, checked=checked)
     if rebuild and until is not None:
         raise ConfigError("--until: a rebuild always goes to the latest RecDate in both sources; drop --until")
     until_unit = None if until is None else parse_point(until, "--until", prepared.uom)
@@ -173,6 +176,7 @@ def rerun(
     on_step: StepHook | None = None,
     on_window: WindowHook | None = None,
     lease: Lease | None = None,
+    checked: JoinPlan | None = None,
 ) -> PipelineResult:
     """Recompute an already processed window; the target changes only where the sources changed.
 
@@ -188,6 +192,7 @@ def rerun(
         on_step: called at each step of the window.
         on_window: called with the window's report once its commits are done.
         lease: as for `run`.
+        checked: as for `run`.
 
     Returns:
         The window's report (its run-log row counts the rows inserted and deleted), the unchanged watermark.
@@ -209,9 +214,9 @@ def rerun(
             job,
             settings,
             Command.RERUN.value,
-            lambda held: rerun(job, start, end, None, settings, on_step, on_window, held),
+            lambda held, plan: rerun(job, start, end, None, settings, on_step, on_window, held, plan),
         )
-    prepared, state = open_job(job, spark, settings, "rerun")
+    prepared, state = open_job(job, spark, settings, "rerun", checked=checked)
     first = parse_point(start, "--start", prepared.uom)
     last = first if end is None else parse_point(end, "--end", prepared.uom)
     # Name the argument the user gave: with no --end, the window is the one unit of --start.
@@ -236,6 +241,7 @@ def backfill(
     on_progress: ProgressHook | None = None,
     on_step: StepHook | None = None,
     lease: Lease | None = None,
+    checked: JoinPlan | None = None,
 ) -> PipelineResult:
     """Process a historic range in chunks (day, month, year, all), each a forward window of its own.
 
@@ -252,6 +258,7 @@ def backfill(
         on_progress: called after each chunk (done or skipped), e.g. for a progress bar.
         on_step: called at each step of a window.
         lease: as for `run`.
+        checked: as for `run`.
 
     Returns:
         The reports of the chunks processed and the watermark.
@@ -272,9 +279,9 @@ def backfill(
             job,
             settings,
             Command.BACKFILL.value,
-            lambda held: backfill(job, start, end, chunk, None, settings, on_progress, on_step, held),
+            lambda held, plan: backfill(job, start, end, chunk, None, settings, on_progress, on_step, held, plan),
         )
-    prepared, state = open_job(job, spark, settings, "backfill")
+    prepared, state = open_job(job, spark, settings, "backfill", checked=checked)
     first = parse_point(start, "--start", prepared.uom)
     last = parse_point(end, "--end", prepared.uom)
     chunk_windows(Window(first, last, prepared.uom), chunk)  # an unknown chunk is refused first

@@ -7,26 +7,18 @@ written: the job file, the join, the target's identity columns, and (`open_job`)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
-from deltainc.join.features import FeatureSource
-from deltainc.join.join_spec import JoinSpec, resolve_join_cond
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.delta.sources import read_source
-from deltainc.pipeline.job.feature_plan import (
-    check_feature_job,
-    feature_identity,
-    feature_origins,
-    feature_sources,
-    reach,
-)
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.job_file import load_job, resolve_job
-from deltainc.pipeline.job.join_plan import Identity, plan_join
+from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SpineReach, kind_of
 from deltainc.pipeline.state import JobState, StatePaths, check_unchanged, read_state, state_paths
 from deltainc.pipeline.target.layout import target_partitioning
 from deltainc.settings import Settings, load_settings
@@ -37,19 +29,26 @@ __all__ = ["PreparedJob", "load", "prepare_job", "open_job"]
 
 @dataclass(frozen=True)
 class PreparedJob:
-    """A job validated against its sources: everything needed to process windows."""
+    """A job validated against its sources: everything needed to process windows. Its kind (`kind`) and its
+    join (`join`, checked once) answer every question that differs between a two-source and a feature job."""
 
     spark: SparkSession
     job: JobConfig
     paths: StatePaths
-    df_a: DataFrame
-    df_b: DataFrame | None  # None for a feature job, whose sources are `features`
-    spec: JoinSpec | None  # the two-source join; None for a feature job
-    identity: Identity
+    kind: JobKind
+    join: PreparedJoin
     settings: Settings
     partition_by: tuple[str, ...]  # of a target this job creates
-    features: tuple[FeatureSource, ...] = ()
-    origins: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # output column -> (source role, column)
+
+    @property
+    def identity(self) -> Identity:
+        """The output columns that identify a target row."""
+        return self.join.identity
+
+    @property
+    def origins(self) -> Mapping[str, tuple[str, str]]:
+        """Output column -> (source role, column)."""
+        return self.join.origins
 
     @property
     def rec(self) -> str:
@@ -57,11 +56,9 @@ class PreparedJob:
         return self.job.join.inc_col
 
     @property
-    def spine_reach(self) -> tuple[int, int, bool]:
+    def spine_reach(self) -> SpineReach:
         """look_back_time, max_waiting_time and b_waits_for_a as they bound the A rows a window can change."""
-        if self.spec is None:
-            return 0, reach(self.job), False
-        return self.spec.look_back_time, self.spec.max_waiting_time, self.spec.b_waits
+        return self.kind.reach
 
     @property
     def uom(self) -> TimeUnit:
@@ -87,31 +84,36 @@ def load(job: JobConfig | str | Path, settings: Settings | None = None) -> tuple
 
 
 def prepare_job(
-    job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None
+    job: JobConfig | str | Path,
+    spark: SparkSession | None = None,
+    settings: Settings | None = None,
+    checked: JoinPlan | None = None,
 ) -> PreparedJob:
-    """Load and validate a job against its sources; raises before anything is written."""
+    """Load and validate a job against its sources; raises before anything is written. The job's kind checks it
+    once (`JobKind.plan`) and joins the plan to the sources' rows.
+
+    Args:
+        job: a job, a job name or a job file's path.
+        spark: the session to read the sources with; None = `get_spark()` from the settings.
+        settings: the global settings; None = read them.
+        checked: the job as checked from its sources' Delta logs before Spark started (`check_from_logs`): taken
+            on when Spark reads the same schemas, so the job is checked once per command; None = checked here.
+
+    Example:
+        ```python
+        prepared = prepare_job("bank_trx", spark)
+        output = prepared.join.join(first, last).output
+        ```
+    """
     job, settings = load(job, settings)
     spark = job_session(spark, settings, job.on_s3)
     df_a = read_source(spark, job.source_a, "source_a")
     paths = state_paths(job.state_path(settings.state_dir))
     partition_by = tuple(target_partitioning(job.target.partition_by, job.join.inc_col, job.join.time_uom))
-    if job.features:
-        frames = {role: read_source(spark, ref, role) for role, ref in job.sources[1:]}
-        sources = feature_sources(job, frames)
-        check_feature_job(job, df_a, sources)
-        origins = feature_origins(df_a, sources, job)
-        return PreparedJob(spark, job, paths, df_a, None, None, feature_identity(job), settings, partition_by,
-                           sources, origins)  # fmt: skip
-    assert job.source_b is not None  # a job has source_b or features (JobConfig)
-    df_b = read_source(spark, job.source_b, "source_b")
-    spec, identity = plan_join(job, df_a.schema, df_b.schema)
-    if job.join.join_cond is not None:
-        resolve_join_cond(df_a, df_b, job.join.join_cond, spec.settings)
-    layout = spec.layout
-    origins = {out: ("source_a", col) for col, out in layout.a_names} | {
-        out: ("source_b", col) for col, out in layout.b_names
-    }
-    return PreparedJob(spark, job, paths, df_a, df_b, spec, identity, settings, partition_by, (), origins)
+    frames = {"source_a": df_a} | {role: read_source(spark, ref, role) for role, ref in job.sources[1:]}
+    kind, schemas = kind_of(job), {role: frame.schema for role, frame in frames.items()}
+    plan = checked if checked is not None and checked.schemas == schemas else kind.plan(schemas)
+    return PreparedJob(spark, job, paths, kind, plan.prepare(frames), settings, partition_by)
 
 
 def open_job(
@@ -120,10 +122,12 @@ def open_job(
     settings: Settings | None,
     command: str,
     check_settings: bool = True,
+    checked: JoinPlan | None = None,
 ) -> tuple[PreparedJob, JobState]:
-    """The common start of a command: the prepared job and its state, refused (SettingsChangedError) when
-    `check_settings` and the job's settings differ from those its target was built with."""
-    prepared = prepare_job(job, spark, settings)
+    """The common start of a command: the prepared job (taking on the plan `checked` from the Delta logs) and its
+    state, refused (SettingsChangedError) when `check_settings` and the job's settings differ from those its
+    target was built with."""
+    prepared = prepare_job(job, spark, settings, checked)
     state = read_state(prepared.paths, prepared.job.name)
     if check_settings:
         check_unchanged(prepared.job, state.settings, command)

@@ -15,6 +15,7 @@ from deltainc.pipeline.delta.sources import table_exists
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import status_from_log
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.kinds import kind_of
 from deltainc.pipeline.prepared_job import load, prepare_job
 from deltainc.pipeline.state import JobStatus, refusal
 from deltainc.pipeline.target.layout import (
@@ -24,7 +25,6 @@ from deltainc.pipeline.target.layout import (
     layout_warnings,
     read_layout,
 )
-from deltainc.pipeline.window.join import read_ranges
 from deltainc.settings import Settings
 from deltainc.storage import commit_warnings
 
@@ -41,6 +41,7 @@ class JobValidation:
     next_reads: dict[str, tuple[int, int]] | None  # units each source is read in, by role; None: nothing pending
     target_exists: bool
     warnings: tuple[str, ...]
+    joins: tuple[tuple[str, str], ...] = ()  # the sources and their joins as they fit: (label, text) lines
 
     def next_read_labels(self) -> dict[str, tuple[str, str]] | None:
         """`next_reads` as the first and last RecDate of each source: {'source_a': ('2025-02-27', ...), ...}."""
@@ -73,11 +74,7 @@ def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = 
     then `validate_job` answers with Spark (`from_logs_else_spark`)."""
     config, settings = load(job, settings)
     target = config.target.path
-    conditions = (
-        config.join.join_cond,
-        *(f.join_cond for f in config.features),
-        *(ref.where for _, ref in config.sources),
-    )
+    conditions = (*kind_of(config).join_conds(), *(ref.where for _, ref in config.sources))
     if any(c is not None for c in conditions):
         raise LogUnreadable("a join_cond or a source's where is resolved by Spark's analyzer")
     if target is None or "://" in target or target.startswith("file:"):
@@ -109,15 +106,14 @@ def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None
     safe where the target lives (deltainc.storage.commit_warnings)."""
     if state.changed_settings:
         raise refusal(config, state.changed_settings, "validate")
-    join = config.join
+    join, kind = config.join, kind_of(config)
     reads = None
     if state.pending is not None:
-        b_waits = join.engine_settings().b_waits_for_a  # a full_outer job reads A from further back
         upcoming = state.pending.next
-        reads = read_ranges(config, upcoming.start, upcoming.end, b_waits)
+        reads = kind.read_ranges(upcoming.start, upcoming.end)
     warnings: list[str] = []
     if layout is not None:
         warnings = layout_warnings(layout, join.inc_col, join.time_uom, config.target.change_data_feed)
     targets = (config.target.path, config.target.late_rows)
     warnings = [*warnings, *commit_warnings(targets, settings.spark.conf)]
-    return JobValidation(config, state, reads, layout is not None, tuple(warnings))
+    return JobValidation(config, state, reads, layout is not None, tuple(warnings), tuple(kind.described()))

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.kinds import kind_of
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.charts import Chart
 from deltainc.report.series import PHASES, Row, run_mark, window_label
@@ -46,20 +47,8 @@ def settings_rows(job: JobConfig, status: JobStatus) -> list[tuple[str, str]]:
     """The header's facts: the job's settings (sources, join, look back, wait, target, layout) and where it
     stands (watermark, latest RecDate, pending, lock)."""
     join = job.join
-    keys = ", ".join(join.join_cols) or str(join.join_cond)
     rows = [(f"source {role}", ref.label) for role, ref in job.sources]
-    if job.features:
-        for feature in job.features:
-            on = ", ".join(feature.join_cols) or str(feature.join_cond)
-            rows.append(
-                (
-                    feature.role,
-                    f"{feature.how} on {on}; look back {feature.look_back_time}, wait {feature.max_waiting_time}",
-                )
-            )
-    else:
-        rows.append(("join", f"{join.how} on {keys}"))
-        rows.append(("look back / wait", f"{join.look_back_time} / {join.max_waiting_time} {join.time_uom}(s)"))
+    rows += kind_of(job).summary()
     layout = job.target.partition_by
     rows += [
         ("incremental column", f"{join.inc_col} ({join.time_uom})"),

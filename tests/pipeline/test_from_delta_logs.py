@@ -7,6 +7,7 @@ of what a job that does not fit is refused with)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,12 +16,19 @@ import pytest
 from deltalake import write_deltalake
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
+from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
+from deltainc.join import features
+from deltainc.join.time_units import TimeUnit, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs, log_schema
 from deltainc.pipeline.from_delta_logs.commands import write_command
+from deltainc.pipeline.job import join_plan
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.kinds import JobKind, JoinPlan
+from deltainc.pipeline.job.kinds.feature_job import FeatureJob
+from deltainc.pipeline.job.kinds.two_source import TwoSourceJob
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.results import PipelineResult
 from deltainc.pipeline.state import Lease
@@ -154,7 +162,7 @@ def test_a_feature_job_that_fits_its_sources_is_checked_from_the_logs_without_sp
 ) -> None:
     checked = check_from_logs(_feature_job(_feature_tables(tmp_path)))
     assert checked is not None
-    assert {role: schema.fieldNames() for role, schema in checked.features.items()} == {
+    assert {role: schema.fieldNames() for role, schema in checked.schemas.items() if role != "source_a"} == {
         "features[pay]": ["PayId", "TrxId", "RecDate"],
         "features[risk]": ["CustomerId", "Risk", "RecDate"],
     }
@@ -208,7 +216,7 @@ def test_a_feature_sources_join_cond_is_left_to_spark(tmp_path: Path, no_spark: 
 def test_a_run_with_nothing_pending_is_answered_from_the_logs_without_spark(
     sources: tuple[str, str], tmp_path: Path, no_spark: None
 ) -> None:
-    def with_spark(_lease: Lease) -> PipelineResult:
+    def with_spark(_lease: Lease, _plan: JoinPlan | None) -> PipelineResult:
         raise AssertionError("Spark was asked")
 
     result = write_command(
@@ -240,7 +248,7 @@ def test_what_the_logs_cannot_answer_runs_with_spark_under_the_lock_saying_why_o
 ) -> None:
     asked: list[str] = []
 
-    def with_spark(lease: Lease) -> PipelineResult:
+    def with_spark(lease: Lease, _plan: JoinPlan | None) -> PipelineResult:
         asked.append(lease.run_id)
         return PipelineResult("trx", "run", lease.run_id, (), None, "done with Spark")
 
@@ -250,3 +258,34 @@ def test_what_the_logs_cannot_answer_runs_with_spark_under_the_lock_saying_why_o
     assert result.message == "done with Spark"
     assert len(asked) == 1 and asked[0] == result.run_id  # called once, holding the job's lock
     assert [r.getMessage() for r in caplog.records if "starts Spark" in r.getMessage()] == [why]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("kind", ["two_source", "features"])
+def test_a_job_is_checked_once_per_command_and_its_windows_are_joined_without_a_check(
+    spark: SparkSession, sources: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    job = _job(*sources) if kind == "two_source" else _feature_job(_feature_tables(tmp_path / "features"))
+    plans: list[str] = []
+    for checked_kind in (TwoSourceJob, FeatureJob):
+        real = checked_kind.plan
+
+        def counted(
+            self: JobKind, schemas: Mapping[str, T.StructType], real: Callable[..., JoinPlan] = real
+        ) -> JoinPlan:
+            plans.append(job.name)
+            return real(self, schemas)
+
+        monkeypatch.setattr(checked_kind, "plan", counted)
+    checked = check_from_logs(job)  # as a command does before Spark starts
+    prepared = prepare_job(job, spark, load_settings(), checked)  # takes the logs' plan on
+    assert plans == [job.name]
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("checked again")
+
+    for module, name in ((join_plan, "check_join"), (features, "check_join"), (features, "check_features")):
+        monkeypatch.setattr(module, name, refuse)
+    first = to_index(D1, TimeUnit.DAY)
+    for window in ((first, first), (first + 1, first + 3)):
+        assert prepared.join.join(*window).output.columns  # planned (analysed), nothing checked

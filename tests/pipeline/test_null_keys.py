@@ -19,7 +19,7 @@ from deltainc import AmbiguousRowsError, ConfigError, inc_join
 from deltainc.cli.render import runs_table
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.prepared_job import prepare_job
+from deltainc.pipeline.job.join_plan import plan_join
 from deltainc.pipeline.state.store import read_runs, state_paths
 from jobs import days_from, job_config
 
@@ -84,9 +84,9 @@ def test_rows_with_a_null_join_key_never_match_are_kept_unmatched_and_counted_pe
     shown.print(runs_table(read_runs(state_paths(str(config.state.path)), config.name)))
     text = shown.export_text()
     assert "null keys" in text and "2 / 0" in text and "1 / 1" in text  # as `deltainc status` shows them
-    prepared = prepare_job(config, spark)  # the rows are those of the engine's one-shot output
     a, b = (spark.read.format("delta").load(p) for p in (str(tmp_path / "orders"), str(tmp_path / "payments")))
-    expected = inc_join(a, b, "left", ["OrderId"], None, 0, 1, START, day(1), prepared.spec.settings)
+    spec, _ = plan_join(config, a.schema, b.schema)  # the rows are those of the engine's one-shot output
+    expected = inc_join(a, b, "left", ["OrderId"], None, 0, 1, START, day(1), spec.settings)
     actual = spark.read.format("delta").load(str(config.target.path))
     same_rows(actual, expected)
 

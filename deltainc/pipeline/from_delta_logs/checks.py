@@ -2,7 +2,8 @@
 
 A missing source, a missing or mistyped column, an hour job on a DATE column: Spark would say the same after
 its start (half a minute on a busy machine); the logs say it in milliseconds. The checks are `plan_join`'s (a
-feature job's: `check_feature_job`'s), the ones `prepare_job` runs again once Spark is up. A source the logs
+feature job's: `check_feature_job`'s, as the job's kind makes them), and `prepare_job` takes the plan on once Spark
+is up rather than checking again. A source the logs
 cannot describe (a catalog table, a remote path, a table delta-rs cannot read) is left to Spark, and so is
 resolving a `join_cond` (of the join or of a feature source): both paths run every check on the schemas before
 it, so the logs refuse a job only where Spark would, with the same message.
@@ -11,34 +12,17 @@ it, so the logs refuse a job only where Spark would, with the same message.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
 from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, reading
 from deltainc.pipeline.delta.delta_log_stats import source_location
-from deltainc.pipeline.job.feature_plan import check_feature_job, feature_identity, feature_sources
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.join_plan import Identity, plan_join
+from deltainc.pipeline.job.kinds import JoinPlan, kind_of
 from deltainc.pipeline.job.table_refs import TableRef
 
-if TYPE_CHECKING:
-    from deltainc.join.join_spec import JoinSpec
-
-__all__ = ["CheckedJob", "log_schema", "source_schema", "check_from_logs"]
-
-
-@dataclass(frozen=True)
-class CheckedJob:
-    """A job whose join fits its sources' schemas as their Delta logs give them."""
-
-    schema_a: T.StructType
-    schema_b: T.StructType | None  # None for a feature job, whose sources are `features`
-    spec: JoinSpec | None  # the two-source join; None for a feature job
-    identity: Identity
-    features: dict[str, T.StructType] = field(default_factory=dict)  # a feature job's sources' schemas, by role
+__all__ = ["log_schema", "source_schema", "check_from_logs"]
 
 
 def log_schema(location: str) -> T.StructType:
@@ -64,14 +48,10 @@ def source_schema(ref: TableRef, role: str) -> T.StructType:
         raise ConfigError(f"{role}: no Delta table at {ref.label}") from None
 
 
-def check_from_logs(job: JobConfig) -> CheckedJob:
-    """The job checked against its sources' logs (raises ConfigError or SchemaError naming the setting, as
-    `prepare_job` would); LogUnreadable when a source's log cannot tell, so Spark checks it."""
+def check_from_logs(job: JobConfig) -> JoinPlan:
+    """The job checked by its kind against its sources' schemas in their logs (raises ConfigError or SchemaError
+    naming the setting, as `prepare_job` would), for `prepare_job` to take on once Spark is up; LogUnreadable when a
+    source's log cannot tell, so Spark checks it."""
     # In the order prepare_job reads them, so that a missing source is named as it would name it.
     schemas = {role: source_schema(ref, role) for role, ref in job.sources}
-    schema_a = schemas.pop("source_a")
-    if job.features:
-        check_feature_job(job, schema_a, feature_sources(job, schemas))
-        return CheckedJob(schema_a, None, None, feature_identity(job), schemas)
-    spec, identity = plan_join(job, schema_a, schemas["source_b"])
-    return CheckedJob(schema_a, schemas["source_b"], spec, identity)
+    return kind_of(job).plan(schemas)

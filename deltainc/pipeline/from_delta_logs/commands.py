@@ -20,6 +20,7 @@ from deltainc.pipeline.from_delta_logs.checks import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import latest_in_both
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.job_file import load_job, resolve_job
+from deltainc.pipeline.job.kinds import JoinPlan
 from deltainc.pipeline.results import PipelineResult
 from deltainc.pipeline.state import (
     Lease,
@@ -122,39 +123,43 @@ def write_command(
     job: JobConfig | str | Path,
     settings: Settings | None,
     command: str,
-    with_spark: Callable[[Lease], PipelineResult],
+    with_spark: Callable[[Lease, JoinPlan | None], PipelineResult],
     until: str | dt.date | None = None,
     rebuild: bool = False,
 ) -> PipelineResult:
     """The one door of `run`, `rerun` and `backfill` before Spark starts: the job checked against its sources' Delta
     logs (what does not fit is refused here, nothing written), a `run` with nothing pending answered from them, and
-    otherwise the job's lock taken (`hold_lock`) and `with_spark(lease)` called under it to start Spark and do the
-    work; why Spark starts is logged once (`from_logs_else_spark`).
+    otherwise the job's lock taken (`hold_lock`) and `with_spark(lease, plan)` called under it to start Spark and do
+    the work, `plan` being the job's join checked from the logs (None where they could not tell: Spark checks it);
+    why Spark starts is logged once (`from_logs_else_spark`).
 
     Args:
         job: a job, a job name or a job file's path.
         settings: the global settings; None = read them.
         command: `run`, `rerun` or `backfill`: what the lock and a refusal of changed settings name.
-        with_spark: the command with Spark, given the lease held for it (the caller's: the command line starts
-            its Spark with its log redirected, the Python API with `get_spark()`).
+        with_spark: the command with Spark, given the lease held for it and the job's join checked from the logs
+            (the caller's: the command line starts its Spark with its log redirected, the Python API with
+            `get_spark()`).
         until: `run --until`: what counts as pending.
         rebuild: `run --rebuild`: always Spark, and the settings may have changed.
 
     Example:
         ```python
-        write_command("trx", None, "run", lambda lease: run("trx", spark=get_spark(), lease=lease))
+        write_command("trx", None, "run", lambda lease, plan: run("trx", spark=get_spark(), lease=lease, checked=plan))
         ```
     """
     config, global_settings = _load(job, settings)
 
+    checked: list[JoinPlan] = []  # the job's join as the logs checked it, for Spark to take on
+
     def from_logs() -> PipelineResult:
-        check_from_logs(config)  # a source or column that does not fit: refused before Spark starts
+        checked.append(check_from_logs(config))  # a source or column that does not fit: refused before Spark starts
         if command != "run" or rebuild:
             raise SparkNeeded("a rebuild recomputes the target" if rebuild else f"{command} recomputes windows")
         return idle_run(config, global_settings, until)
 
     def locked_with_spark() -> PipelineResult:
         with hold_lock(config, global_settings, command, check_settings=not rebuild) as lease:  # before Spark starts
-            return with_spark(lease)
+            return with_spark(lease, checked[0] if checked else None)
 
     return from_logs_else_spark(config.name, command, from_logs, locked_with_spark)

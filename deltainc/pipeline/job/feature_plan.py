@@ -22,17 +22,12 @@ from deltainc.pipeline.job.feature_config import FeatureConfig
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
 
-__all__ = ["spine_settings", "feature_sources", "feature_identity", "feature_origins", "check_feature_job", "reach"]
+__all__ = ["spine_settings", "feature_sources", "feature_identity", "feature_origins", "check_feature_job"]
 
 
 def spine_settings(job: JobConfig) -> IncJoinSettings:
     """The settings `feature_join` takes: the spine's incremental column, time unit, alias and include_waiting."""
     return job.join.engine_settings()
-
-
-def reach(job: JobConfig) -> int:
-    """How many units before a window a spine row can still change: the largest max_waiting_time."""
-    return max(f.max_waiting_time for f in job.features)
 
 
 def _source(feature: FeatureConfig, frame: DataFrame | T.StructType) -> FeatureSource:

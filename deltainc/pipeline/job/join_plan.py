@@ -4,7 +4,7 @@ its sources' Delta logs before Spark starts (`from_delta_logs/checks.py`) and by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyspark.sql import types as T
 
@@ -91,16 +91,16 @@ def plan_join(job: JobConfig, schema_a: T.StructType, schema_b: T.StructType) ->
     join = job.join
     base = join.engine_settings(job.target.b_keys).model_copy(update={"output_select": DEFAULT_OUTPUT_SELECT})
 
-    def checked(options: IncJoinSettings) -> JoinSpec:
-        return check_join(schema_a, schema_b, job.outcome_kind, join.join_cols, join.join_cond, join.look_back_time,
-                          join.max_waiting_time, None, None, options)  # fmt: skip
-
-    try:
-        checked(base)  # the sources and the join first, so that their errors come before the target's
+    try:  # the sources and the join first, so that their errors come before the target's
+        spec = check_join(schema_a, schema_b, job.outcome_kind, join.join_cols, join.join_cond, join.look_back_time,
+                          join.max_waiting_time, None, None, base)  # fmt: skip
     except (ConfigError, SchemaError) as exc:
         raise _in_job_terms(exc) from None
     select, identity = output_select(job, schema_a.fieldNames(), schema_b.fieldNames(), base)
-    return checked(base.model_copy(update={"output_select": select})), identity
+    # The output's columns are the one thing the target changes: the checks above hold for them as they are.
+    options = base.model_copy(update={"output_select": select})
+    layout = plan_layout(schema_a.fieldNames(), schema_b.fieldNames(), spec.join_cols, spec.how, options)
+    return replace(spec, settings=options, layout=layout), identity
 
 
 def _in_job_terms(error: ConfigError | SchemaError) -> ConfigError | SchemaError:

@@ -15,6 +15,7 @@ from enum import Enum
 
 from deltainc.errors import ConfigError
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.kinds import kind_of
 
 __all__ = ["SettingChange", "SettingsChangedError", "built_with", "encode", "changes", "refusal", "check_unchanged"]
 
@@ -37,46 +38,9 @@ class SettingsChangedError(ConfigError):
 
 
 def built_with(job: JobConfig) -> dict[str, object]:
-    """The settings that decide which rows the target holds, by their names in the job file (JSON values)."""
-    join, target = job.join, job.target
-    if job.features:
-        return _feature_job_built_with(job)
-    asof = {f"join.{name}": getattr(join, name) for name in ("asof_strategy", "asof_col", "asof_col_b")}
-    assert job.source_b is not None
-    return {
-        "start_date": job.start_date.isoformat(),
-        "source_a.where": job.source_a.where,
-        "source_b.where": job.source_b.where,
-        "join.how": join.how,
-        "join.join_cols": list(join.join_cols),
-        "join.join_cond": join.join_cond,
-        "join.inc_col": join.inc_col,
-        "join.time_uom": join.time_uom,
-        "join.look_back_time": join.look_back_time,
-        "join.max_waiting_time": join.max_waiting_time,
-        "join.include_waiting": join.include_waiting,
-        "join.enforce_sliding_join_window": join.enforce_sliding_join_window,
-        "target.keys": list(target.keys),
-        "target.b_keys": list(target.b_keys),
-        **(asof if join.how == "asof" else {}),
-    }
-
-
-def _feature_job_built_with(job: JobConfig) -> dict[str, object]:
-    """A feature job's remembered settings: the spine's, the sources by name, and each source's join."""
-    spine: dict[str, object] = {
-        "start_date": job.start_date.isoformat(),
-        "source_a.where": job.source_a.where,
-        "join.how": None,  # as a two-source job records it: a job turned into a feature job is a change
-        "join.inc_col": job.join.inc_col,
-        "join.time_uom": job.join.time_uom,
-        "join.include_waiting": job.join.include_waiting,
-        "target.keys": list(job.target.keys),
-        "features": [f.name for f in job.features],
-    }
-    for feature in job.features:
-        spine[feature.role] = feature.model_dump(mode="json", exclude={"path", "table", "name"}, exclude_defaults=False)
-    return spine
+    """The settings that decide which rows the target holds, by their names in the job file (JSON values): what
+    the job's kind remembers (`JobKind.remembered`)."""
+    return kind_of(job).remembered()
 
 
 def encode(settings: Mapping[str, object]) -> str:

@@ -31,6 +31,7 @@ from deltainc.pipeline.delta.delta_log_stats import (
     source_location,
 )
 from deltainc.pipeline.delta.sources import ScanStats, count_null_inc, count_null_keys, scan_stats
+from deltainc.pipeline.job.kinds import JobKind
 from deltainc.pipeline.job.table_refs import SourceRef
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.results import WindowReport
@@ -96,9 +97,7 @@ def begin(prepared: PreparedJob, command: Command, lease: Lease, on_step: StepHo
     """The run of `command` under `lease`; counts the sources' rows with a NULL inc_col (and warns of them)."""
     clock = _Clock(None)
     inc, job = prepared.job.join.inc_col, prepared.job
-    frames = {"source_a": prepared.df_a} | {f"features[{f.name}]": f.rows for f in prepared.features}
-    if prepared.df_b is not None:
-        frames["source_b"] = prepared.df_b
+    frames = prepared.join.frames
     found = {role: _null_inc(ref, role, frames[role], inc) for role, ref in job.sources}
     if any(found.values()):
         counted = ", ".join(f"{n} in {role}" for role, n in found.items())
@@ -134,17 +133,8 @@ def _null_inc(ref: SourceRef, role: str, frame: DataFrame, inc: str) -> int:
 def _key_sources(prepared: PreparedJob) -> list[tuple[str, SourceRef, DataFrame, tuple[str, ...]]]:
     """Each source with the join keys its rows need to match (role, table, rows, keys): A with every key a source
     joins it on, then B or each feature source joined on keys; empty when no source is joined on keys."""
-    job, others = prepared.job, list[tuple[str, SourceRef, DataFrame, tuple[str, ...]]]()
-    if job.features:
-        joined = [(f, s) for f, s in zip(job.features, prepared.features, strict=True) if f.join_cols]
-        others = [(f.role, f, s.rows, tuple(f.join_cols)) for f, s in joined]
-        spine_keys = tuple(dict.fromkeys(key for *_, keys in others for key in keys))
-    elif job.join.join_cols and job.source_b is not None and prepared.df_b is not None:
-        keys = tuple(job.join.join_cols)
-        others, spine_keys = [("source_b", job.source_b, prepared.df_b, keys)], keys
-    else:
-        return []
-    return [("source_a", job.source_a, prepared.df_a, spine_keys), *others] if others else []
+    refs, frames = dict(prepared.job.sources), prepared.join.frames
+    return [(role, refs[role], frames[role], keys) for role, keys in prepared.kind.key_columns()]
 
 
 def _null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int | None]:
@@ -211,7 +201,7 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, planning: ExitSta
                 job.name,
                 window,
                 *null_keys,
-                "the feature sources" if job.features else "source_b",
+                prepared.kind.others,
             )
         joined = join_window(prepared, window.start, window.end)
         reads = {read.role: _scanned(prepared, read) for read in joined.scans}
@@ -242,7 +232,7 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, planning: ExitSta
         moves = mode.moves_watermark
         done = replace(
             _with_writes(
-                _with_reads(record, found, job.outcome_kind, reads), written, None if late is None else late.count
+                _with_reads(record, found, prepared.kind, reads), written, None if late is None else late.count
             ),
             status=RunStatus.SUCCEEDED.value,
             **_timed(run, phases),
@@ -253,7 +243,7 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, planning: ExitSta
         append_run(prepared.paths, done)  # the one state commit: watermark, run log, lock release
         lease.released, lease.took_over = last, None
         step(Step.WATERMARK)
-        report = WindowReport(window, done, job.outcome_kind)
+        report = WindowReport(window, done, prepared.kind.outcome_kind)
         changed = done.rows_inserted, done.rows_updated, done.rows_deleted
         log.info("%s %s %s: %s, +%d ~%d -%d rows", job.name, run.command.value, window, report.counts, *changed)
         return report
@@ -348,20 +338,21 @@ def _with_landed(run: CommandRun, record: RunRecord) -> RunRecord:
     )
 
 
-def _with_reads(record: RunRecord, found: dict[int, int], how: str, reads: dict[str, ScanStats]) -> RunRecord:
-    """The run-log row with what the window read: its output rows by JoinType (of the types a job of this kind
-    outputs), the files and bytes of A and of B (of the feature sources together), and for a feature job each
-    source's own (`source_reads`, JSON). Named arguments: mypy checks each against RunRecord's fields."""
+def _with_reads(record: RunRecord, found: dict[int, int], kind: JobKind, reads: dict[str, ScanStats]) -> RunRecord:
+    """The run-log row with what the window read: its output rows by JoinType (of the types a job of its kind
+    outputs), the files and bytes of A and of B (of the feature sources together), and each source's own where
+    the kind keeps them (`source_reads`, JSON). Named arguments: mypy checks each against RunRecord's fields."""
     others = [read for role, read in reads.items() if role != "source_a"]
-    features = {role: {"files": r.files, "bytes": r.bytes} for role, r in reads.items() if role.startswith("features")}
-    counted: dict[str, Any] = {f"rows_{code.outcome}": found.get(int(code), 0) for code in counted_types(how)}
+    counted: dict[str, Any] = {
+        f"rows_{code.outcome}": found.get(int(code), 0) for code in counted_types(kind.outcome_kind)
+    }
     return replace(
         record,
         files_read_a=reads["source_a"].files,
         bytes_read_a=reads["source_a"].bytes,
         files_read_b=sum(r.files for r in others),
         bytes_read_b=sum(r.bytes for r in others),
-        source_reads=json.dumps(features) if features else None,
+        source_reads=kind.source_reads({role: (r.files, r.bytes) for role, r in reads.items()}),
         **counted,  # one column per JoinType outcome (RunRecord.rows names them the same way)
     )
 

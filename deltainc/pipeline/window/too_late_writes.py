@@ -22,6 +22,7 @@ from deltainc.errors import ConfigError
 from deltainc.join.join_spec import resolve_join_cond
 from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.delta.sql import read, table_exists
+from deltainc.pipeline.job.kinds import LateSearch
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.layout import default_partitioning, ensure_target, lay_out
 from deltainc.pipeline.target.slices import Destination, replace_where, sql_literal
@@ -46,14 +47,14 @@ class LateRows:
 
 def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame) -> LateRows | None:
     """Count the window's too-late B rows, given its `output` (persisted, with the target's columns); None when
-    the job does not look for them (`late_horizon = 0`, asof and feature jobs)."""
-    job = prepared.job
-    horizon = job.join.horizon
-    if horizon == 0 or prepared.spec is None or prepared.df_b is None:  # not looked for, or a feature job
+    the job does not look for them (`late_horizon = 0`, asof and feature jobs: `PreparedJoin.late_search`)."""
+    job, search = prepared.job, prepared.join.late_search
+    if search is None:
         return None
-    spec = replace(prepared.spec, start=window.start, end=window.end)
-    a_rows = _a_rows(prepared, window, mode, output)
-    rows = too_late_rows(a_rows, prepared.df_b, spec, prepared.identity, job.target.keys, job.target.b_keys, horizon)
+    spec = replace(search.spec, start=window.start, end=window.end)
+    a_rows = _a_rows(prepared, search, window, mode, output)
+    rows = too_late_rows(a_rows, search.rows, spec, prepared.identity, job.target.keys, job.target.b_keys,
+                         search.horizon)  # fmt: skip
     if job.target.late_rows_ref is None:
         return LateRows(rows.count(), None)
     rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
@@ -64,39 +65,38 @@ def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, outpu
         raise
 
 
-def _a_rows(prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame) -> DataFrame:
+def _a_rows(prepared: PreparedJob, search: LateSearch, window: Window, mode: WriteMode, output: DataFrame) -> DataFrame:
     """The A rows the window's too-late search joins: the published ones (the target's final rows dated in
     [s - horizon, s - 1], and the window's own; a rebuild's target is the window's output alone), one per A row,
     in the source's names; source_a itself where the target cannot answer, which is logged once per job."""
-    job, spec = prepared.job, prepared.spec
-    assert spec is not None  # count_too_late returned before for a feature job
+    job = prepared.job
     spark, inc, keys = prepared.spark, job.join.inc_col, job.target.keys
     earlier = None if mode.replaces_columns or not table_exists(spark, job.target) else read(spark, job.target)
     columns = [c for c in output.columns if earlier is None or c in earlier.columns]
-    side = a_side(job.outcome_kind, spec.layout, columns, [*job.join.join_cols, *keys, inc])
+    side = a_side(job.outcome_kind, search.spec.layout, columns, [*job.join.join_cols, *keys, inc])
     why = side.why
     if side.from_target:
-        first = window.start - job.join.horizon
+        first = window.start - search.horizon
         rows = window_a_rows(
             earlier, output, side.columns, [*keys, inc], prepared.rec, prepared.uom, first, window.start
         )
-        why = _unresolved_join_cond(prepared, rows)
+        why = _unresolved_join_cond(search, rows)
         if why is None:
             return rows
     if (job.name, str(why)) not in _told:
         _told.add((job.name, str(why)))
         log.warning("%s: too-late rows are searched in source_a, not in the target: %s", job.name, why)
-    return prepared.df_a
+    return prepared.join.frames["source_a"]
 
 
-def _unresolved_join_cond(prepared: PreparedJob, rows: DataFrame) -> str | None:
+def _unresolved_join_cond(search: LateSearch, rows: DataFrame) -> str | None:
     """Why the job's join_cond cannot be evaluated on the A rows taken from the target, or None if it can (or
     there is none). Analysis only, no Spark job."""
-    spec = prepared.spec
-    if spec is None or spec.join_cond is None or prepared.df_b is None:
+    spec = search.spec
+    if spec.join_cond is None:
         return None
     try:
-        resolve_join_cond(rows, prepared.df_b, spec.join_cond, spec.settings)
+        resolve_join_cond(rows, search.rows, spec.join_cond, spec.settings)
     except ConfigError:
         return (
             f"join_cond uses A columns the target does not hold (it holds {', '.join(rows.columns)}); "

@@ -1,0 +1,170 @@
+"""The one interface of the kinds of job (docs/design.md#where-the-code-is): a two-source job (`two_source`) and a
+feature job (`feature_job`) answer the same questions, so no caller asks which kind a job is.
+
+A kind is chosen once from the job file (`kind_of`); it says, from the job file alone (no Spark, no pyspark
+import: `deltainc status` answers from the Delta logs), how far back a window's spine rows reach, what each source
+is read in, the settings the target is built with and how to describe the joins. From the sources' schemas (the
+Delta logs' or Spark's) it checks the job once (`plan`), and the plan joined to the sources' rows (`prepare`) joins
+any window without checking again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql import types as T
+
+    from deltainc.join.join_spec import JoinSpec
+    from deltainc.join.join_types import How
+    from deltainc.pipeline.job.job_config import JobConfig
+    from deltainc.pipeline.job.join_plan import Identity
+
+__all__ = ["SpineReach", "SourceScan", "WindowJoin", "LateSearch", "PreparedJoin", "JoinPlan", "JobKind"]
+
+
+class SpineReach(NamedTuple):
+    """How far a window's A (spine) rows reach: look_back_time and max_waiting_time as they bound the A rows a
+    window can change, and whether unmatched B rows wait for an A row (`read_bounds(window, *reach)`)."""
+
+    look_back: int
+    wait: int
+    b_waits: bool
+
+
+@dataclass(frozen=True)
+class SourceScan:
+    """One source's pruned scan in a window: its role (source_a, source_b, features[name]) and the units it reads,
+    [first, last] as `JobKind.read_ranges` gives them."""
+
+    role: str
+    scan: DataFrame
+    units: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class WindowJoin:
+    """A window's output rows and the scans behind them, source_a's first."""
+
+    output: DataFrame
+    scans: tuple[SourceScan, ...]
+
+
+@dataclass(frozen=True)
+class LateSearch:
+    """What a window's search for too-late B rows reads besides the A rows: the one B source, the job's join, and
+    how far after its A row a B row is still looked for (docs/design.md#the-b-side-and-too-late-rows)."""
+
+    rows: DataFrame
+    spec: JoinSpec
+    horizon: int
+
+
+class PreparedJoin(Protocol):
+    """A job's join checked against its sources and holding their rows: it joins any window without checking
+    again."""
+
+    @property
+    def identity(self) -> Identity:
+        """The output columns that identify a target row."""
+        ...
+
+    @property
+    def origins(self) -> Mapping[str, tuple[str, str]]:
+        """Output column -> (the source's role, its column), for messages and the checks of new columns."""
+        ...
+
+    @property
+    def frames(self) -> Mapping[str, DataFrame]:
+        """Each source's rows by role, source_a first."""
+        ...
+
+    @property
+    def late_search(self) -> LateSearch | None:
+        """What the too-late search reads; None when the job looks for no too-late rows."""
+        ...
+
+    def join(self, first: int, last: int) -> WindowJoin:
+        """The output rows of the window [first, last] and each source's pruned scan."""
+        ...
+
+
+class JoinPlan(Protocol):
+    """A job checked against its sources' schemas, once: everything but what only Spark's analyzer says."""
+
+    @property
+    def identity(self) -> Identity:
+        """The output columns that identify a target row."""
+        ...
+
+    @property
+    def schemas(self) -> Mapping[str, T.StructType]:
+        """The sources' schemas it was checked against, by role (the Delta logs' or Spark's)."""
+        ...
+
+    def prepare(self, frames: Mapping[str, DataFrame]) -> PreparedJoin:
+        """The plan joined to the sources' rows (by role), with their join conditions resolved by Spark's
+        analyzer (no Spark job); ConfigError naming the condition that does not resolve."""
+        ...
+
+
+class JobKind(Protocol):
+    """What a kind of job says of itself from its job file alone, and how it is checked against its sources."""
+
+    @property
+    def job(self) -> JobConfig:
+        """The job file's model."""
+        ...
+
+    @property
+    def reach(self) -> SpineReach:
+        """How far a window's spine rows reach (the forward-only MERGE and the read bounds rest on it)."""
+        ...
+
+    @property
+    def others(self) -> str:
+        """How messages name the sources besides source_a together: "source_b", "the feature sources"."""
+        ...
+
+    @property
+    def outcome_kind(self) -> How:
+        """The join kind whose outcomes the job's rows take: which JoinTypes its windows count."""
+        ...
+
+    def read_ranges(self, first: int, last: int) -> dict[str, tuple[int, int]]:
+        """The units each source is read in for the output window [first, last], by role."""
+        ...
+
+    def join_conds(self) -> tuple[str | None, ...]:
+        """The job's join conditions (None where a join has none): only Spark's analyzer resolves them."""
+        ...
+
+    def key_columns(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Each source joined on keys with its keys (role, keys): source_a with every key a source joins it on
+        first; empty when no source is joined on keys (NULL keys never match: they are counted)."""
+        ...
+
+    def source_reads(self, reads: Mapping[str, tuple[int, int]]) -> str | None:
+        """What each source read (files, bytes by role) as the run log's `source_reads` keeps it beside A's and
+        the others' sums: JSON, or None when those sums say it all."""
+        ...
+
+    def remembered(self) -> dict[str, object]:
+        """The settings that decide which rows the target holds, by their names in the job file (JSON values)."""
+        ...
+
+    def summary(self) -> list[tuple[str, str]]:
+        """The joins as `deltainc report`'s header lists them: (label, text) rows."""
+        ...
+
+    def described(self) -> list[tuple[str, str]]:
+        """The sources and joins as `deltainc validate` prints them once they fit: (label, text) lines."""
+        ...
+
+    def plan(self, schemas: Mapping[str, T.StructType]) -> JoinPlan:
+        """The job checked against its sources' schemas (by role): raises ConfigError or SchemaError naming the
+        setting, the same from the Delta logs' schemas and from Spark's."""
+        ...

@@ -57,9 +57,9 @@ from deltainc.demo.sample_data import SampleSpec
 from deltainc.join.engine import inc_join
 from deltainc.pipeline import controller, prepared_job
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.kinds import two_source_join
 from deltainc.pipeline.state import lease, lock, store
 from deltainc.pipeline.target import forward_write, slices
-from deltainc.pipeline.window import join as window_join
 from deltainc.pipeline.window import run as window_run
 from deltainc.pipeline.window import target_writes
 from deltainc.settings import Settings, SparkSettings
@@ -295,7 +295,7 @@ WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (controller, "open_job", "open_job"),
     (prepared_job, "prepare_job", "prepare_job"),
     (prepared_job, "read_source", _role),
-    (prepared_job, "plan_join", "plan_join (validate)"),
+    (two_source_join, "plan_join", "plan_join (validate)"),
     (prepared_job, "read_state", "read_state"),
     (prepared_job, "check_unchanged", "check_unchanged"),
     (controller, "_latest_available", "latest RecDate (_latest_available)"),
@@ -314,8 +314,8 @@ WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (controller, "check_unchanged", "check_unchanged (under the lock)"),
     (controller, "process_window", "process_window"),
     (window_run, "join_window", "join_window"),
-    (window_join, "read_sources", "read_sources"),
-    (window_join, "join_prepared", "join_prepared (plan)"),
+    (two_source_join, "read_sources", "read_sources"),
+    (two_source_join, "join_prepared", "join_prepared (plan)"),
     (window_run, "_scanned", "files read (_scanned: Delta log, else scan_stats)"),
     (window_run, "scan_stats", "scan_stats (sources)"),
     (window_run, "shaped", "shaped (lay_out)"),

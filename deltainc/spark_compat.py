@@ -1,4 +1,5 @@
-"""Where Spark lines and session kinds differ, in one place: Spark 3.5 or 4.x, a classic session or a Connect client.
+"""Where Spark lines and session kinds differ, in one place: Spark 3.5 or 4.x, a classic session or a Connect client;
+and a session's settings and job labels set for a block and put back after it, as both session kinds allow.
 
 Spark 4 (the main line) builds with Scala 2.13 and turns ANSI SQL mode on by default; Spark 3.5 builds with
 Scala 2.12 and has it off. A Spark Connect session has no SparkContext and no JVM on the client, so nothing
@@ -26,6 +27,7 @@ __all__ = [
     "set_log_level",
     "describe_master",
     "labelled_jobs",
+    "session_conf",
 ]
 
 
@@ -95,3 +97,21 @@ def labelled_jobs(spark: SparkSession, group: str, description: str) -> Iterator
     finally:
         for key, value in zip(_JOB_LABELS, before, strict=True):
             context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None removes it
+
+
+@contextmanager
+def session_conf(spark: SparkSession, key: str, value: str) -> Iterator[None]:
+    """The session's SQL setting `key` is `value` inside the block, and what it was (set or unset) after it.
+
+    >>> with session_conf(spark, "spark.sql.adaptive.enabled", "false"):  # doctest: +SKIP
+    ...     output.count()
+    """
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 
 from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark, open_table, reading
 from deltainc.pipeline.job.table_refs import TableRef
-from deltainc.spark_compat import is_connect
+from deltainc.spark_compat import is_connect, session_conf
 
 __all__ = [
     "table_name",
@@ -157,15 +157,8 @@ def _schema_evolution(spark: SparkSession, on: bool) -> Iterator[None]:
     if not on:
         yield
         return
-    previous = spark.conf.get(_AUTO_MERGE, None)
-    spark.conf.set(_AUTO_MERGE, "true")
-    try:
+    with session_conf(spark, _AUTO_MERGE, "true"):
         yield
-    finally:
-        if previous is None:
-            spark.conf.unset(_AUTO_MERGE)
-        else:
-            spark.conf.set(_AUTO_MERGE, previous)
 
 
 def merge_into(

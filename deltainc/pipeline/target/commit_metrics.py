@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark, local_folder
 from deltainc.pipeline.delta.sql import detail, latest_commit
 from deltainc.pipeline.job.table_refs import TableRef
+from deltainc.spark_compat import session_conf
 
 __all__ = ["CommitResult", "NO_COMMIT", "deletion_vectors_added", "last_commit", "user_metadata"]
 
@@ -23,15 +24,8 @@ _USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 def user_metadata(spark: SparkSession, metadata: dict[str, str]) -> Iterator[str]:
     """Every Delta commit inside the block records `metadata` (as JSON) in its commitInfo.userMetadata."""
     text = json.dumps(metadata, sort_keys=True)
-    previous = spark.conf.get(_USER_METADATA, None)
-    spark.conf.set(_USER_METADATA, text)
-    try:
+    with session_conf(spark, _USER_METADATA, text):
         yield text
-    finally:
-        if previous is None:
-            spark.conf.unset(_USER_METADATA)
-        else:
-            spark.conf.set(_USER_METADATA, previous)
 
 
 @dataclass(frozen=True)

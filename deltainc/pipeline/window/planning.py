@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pyspark.sql import SparkSession
 
 from deltainc.settings import SparkSettings
+from deltainc.spark_compat import session_conf
 
 __all__ = ["ADAPTIVE", "planned_for"]
 
@@ -43,12 +44,5 @@ def planned_for(spark: SparkSession, settings: SparkSettings, read_bytes: int) -
     if adaptive(settings, read_bytes) in (None, True):
         yield
         return
-    before = spark.conf.get(ADAPTIVE, None)
-    spark.conf.set(ADAPTIVE, "false")
-    try:
+    with session_conf(spark, ADAPTIVE, "false"):
         yield
-    finally:
-        if before is None:
-            spark.conf.unset(ADAPTIVE)
-        else:
-            spark.conf.set(ADAPTIVE, before)

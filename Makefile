@@ -97,7 +97,7 @@ beside-suite: smoke-after-jars
 # 140-141, which the suite beside it can use.
 smoke-spark35:
 	$(MAKE) jars VENV=.venv-spark35 SPARK_LINE=3.5
-	SUITE_ADAPTIVE_MIN_MB=0 .venv-spark35/bin/python -m pytest -m smoke -q  # its windows planned adaptively
+	.venv-spark35/bin/python -m pytest -m smoke -q
 
 demo: jars
 	$(PY) -m deltainc demo

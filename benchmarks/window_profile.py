@@ -16,10 +16,11 @@ Finally one more daily run and floor run, untimed, with every py4j call traced: 
 the Python line (in deltainc, or here) whose call into pyspark started it.
 
     python -m benchmarks.window_profile --rows-per-day 2000 --days 40 [--repeat 3] [--json out.json]
-        [--versus adaptive_min_mb=0]
+        [--versus spark.sql.adaptive.enabled=false]
 
-`--versus KEY=VALUE` also times daily runs with that `[spark]` setting changed, alternated with the others on the
-same restored state (e.g. `adaptive_min_mb=0`: the window planned adaptively, Spark's default). Each job is named
+`--versus KEY=VALUE` also times daily runs with that Spark SQL setting set in the session while they run, alternated
+with the others on the same restored state (e.g. adaptive execution off: 12-18 Spark jobs instead of 24 at 2,000 rows
+a day, but a median 3.71 s against 3.36 s on 2026-11-26, benchmarks/DECISIONS.md). Each job is named
 by the Delta operation that started it (from its SQL execution's JVM stack) and, when the too-late search started
 it, says so (deltainc labels the search's jobs with the group `deltainc-too-late`).
 
@@ -29,7 +30,6 @@ It prints a Markdown report; `--json` also writes the raw measurements.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import functools
 import json
@@ -42,7 +42,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from types import FrameType, ModuleType
@@ -64,6 +64,7 @@ from deltainc.pipeline.window import run as window_run
 from deltainc.pipeline.window import target_writes
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
+from deltainc.spark_compat import session_conf
 
 START = dt.date(2024, 1, 1)
 ROOT = "pipeline.run (self)"
@@ -678,7 +679,7 @@ def profile(
     echo: Callable[[str], None],
     conf: dict[str, str] | None = None,
     join: dict[str, Any] | None = None,
-    versus: dict[str, Any] | None = None,
+    versus: dict[str, str] | None = None,
 ) -> tuple[list[str], dict[str, Any]]:
     """Set up, measure, and render; also the raw measurements. `conf` adds Spark settings and `join` overrides
     the job's [join] keys (both for A/B comparisons of one setting)."""
@@ -729,13 +730,13 @@ def profile(
 
         other: list[Profile] = []
 
-        changed = settings.spark.model_copy(update=versus or {})
-        versus_bench = dataclasses.replace(bench, settings=settings.model_copy(update={"spark": changed}))
-
         def run_versus() -> Profile:
             restore(bench, before)
             loads.append(os.getloadavg()[0])
-            other.append(replace(profile_daily(versus_bench, job, days, jobs), kind="daily, versus"))
+            with ExitStack() as settings_on:
+                for key, value in (versus or {}).items():
+                    settings_on.enter_context(session_conf(spark, key, value))
+                other.append(replace(profile_daily(bench, job, days, jobs), kind="daily, versus"))
             return other[-1]
 
         for number in range(repeat):
@@ -758,7 +759,7 @@ def profile(
                 "conf": conf or {}, "join": join or {}}  # fmt: skip
         lines = render(daily, floor, (warm_daily, warm_floor), (traced_daily, traced_floor), meta)
         if versus:
-            setting = ", ".join(f"`[spark] {key} = {value}`" for key, value in versus.items())
+            setting = ", ".join(f"`{key}={value}`" for key, value in versus.items())
             at = next(i for i, line in enumerate(lines) if line.startswith("- floor")) + 1
             lines[at:at] = [
                 f"- daily run with {setting} (alternated with the two above, same restored state): "
@@ -792,7 +793,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="also time daily runs with this [spark] setting (e.g. adaptive_min_mb=0), alternated with the others",
+        help="also time daily runs with this Spark SQL setting set while they run, alternated with the others",
     )
     args = parser.parse_args(argv)
     conf = dict(item.split("=", 1) for item in args.conf)
@@ -801,7 +802,7 @@ def main(argv: list[str] | None = None) -> int:
     def echo(message: str) -> None:
         print(f"window_profile: {message}", file=sys.stderr, flush=True)
 
-    versus = {key: json.loads(value) for key, value in (item.split("=", 1) for item in args.versus)}
+    versus = dict(item.split("=", 1) for item in args.versus)
     lines, raw = profile(args.rows_per_day, args.days, args.repeat, echo, conf, join, versus)
     if args.json:
         args.json.write_text(json.dumps(raw, indent=1, default=str))

@@ -45,8 +45,6 @@ class SparkSettings(BaseModel):
     executor_memory: str | None = None
     executor_cores: int | None = None
     shuffle_partitions: int = Field(default=8, ge=1)
-    # A window reading less than this (MB, both sources) runs with adaptive query execution off: fewer Spark jobs.
-    adaptive_min_mb: float = Field(default=256, ge=0)
     ui_enabled: bool = False
     log_level: str = "WARN"
     conf: dict[str, str] = Field(default_factory=dict)

@@ -67,14 +67,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never see the developer's DELTAINC_* variables. SUITE_ADAPTIVE_MIN_MB sets the jobs'
-    `[spark] adaptive_min_mb` (the Spark 3.5 smoke line sets 0: its windows are planned adaptively, the main line's
-    small ones statically, so both plannings are tested)."""
+    """Tests never see the developer's DELTAINC_* variables."""
     for name in list(os.environ):
         if name.startswith("DELTAINC_"):
             monkeypatch.delenv(name)
-    if (adaptive_min_mb := os.environ.get("SUITE_ADAPTIVE_MIN_MB")) is not None:
-        monkeypatch.setenv("DELTAINC_SPARK__ADAPTIVE_MIN_MB", adaptive_min_mb)
 
 
 @pytest.fixture(scope="session")

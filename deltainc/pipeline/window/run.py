@@ -12,7 +12,6 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -40,7 +39,6 @@ from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target.write_mode import WriteMode, Written
 from deltainc.pipeline.window.commits_on_stop import finish_commit, landed_commit
 from deltainc.pipeline.window.join import SourceScan, join_window
-from deltainc.pipeline.window.planning import planned_for
 from deltainc.pipeline.window.target_writes import fitted, shaped, write_window
 from deltainc.pipeline.window.too_late_writes import (
     LateRows,
@@ -177,12 +175,12 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
     window or a rebuild; a re-run not) and, on the run's `last` window, releases the lock. Its Spark jobs are
     labelled with the job, the command and the window (group `deltainc`) in Spark's UI."""
     label = f"{run.prepared.job.name} {run.command.value} {window}"
-    with labelled_jobs(run.prepared.spark, "deltainc", label), ExitStack() as planning:
-        return _process(run, window, mode, planning, last=last)
+    with labelled_jobs(run.prepared.spark, "deltainc", label):
+        return _process(run, window, mode, last=last)
 
 
-def _process(run: CommandRun, window: Window, mode: WriteMode, planning: ExitStack, *, last: bool) -> WindowReport:
-    """`process_window` inside its jobs' label; `planning` holds the window's query planning (`planned_for`)."""
+def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) -> WindowReport:
+    """`process_window` inside its jobs' label."""
     prepared, lease, job = run.prepared, run.lease, run.prepared.job
     clock = time.monotonic()
     phases: dict[str, float] = {}
@@ -205,8 +203,6 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, planning: ExitSta
             )
         joined = join_window(prepared, window.start, window.end)
         reads = {read.role: _scanned(prepared, read) for read in joined.scans}
-        size = sum(read.bytes for read in reads.values())
-        planning.enter_context(planned_for(prepared.spark, prepared.settings.spark, size))
         output = shaped(prepared, mode, joined.output)
         if not mode.replaces_columns:  # a rebuild replaces the target's columns too
             scans = {read.role: read.scan for read in joined.scans}

@@ -10,7 +10,7 @@ session kinds share (docs/reference/versions.md, docs/production/cluster.md#spar
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib.metadata import version
 from typing import TYPE_CHECKING
 
@@ -95,8 +95,11 @@ def labelled_jobs(spark: SparkSession, group: str, description: str) -> Iterator
     try:
         yield
     finally:
-        for key, value in zip(_JOB_LABELS, before, strict=True):
-            context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None removes it
+        # Best effort: a stop (SIGTERM, Ctrl-C) can leave the connection to the JVM unusable, and putting the
+        # labels back must not hide the error that ended the block.
+        with suppress(Exception):
+            for key, value in zip(_JOB_LABELS, before, strict=True):
+                context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None removes it
 
 
 @contextmanager

@@ -320,8 +320,7 @@ WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (window_run, "_scanned", "files read (_scanned: Delta log, else scan_stats)"),
     (window_run, "scan_stats", "scan_stats (sources)"),
     (window_run, "shaped", "shaped (lay_out)"),
-    (window_run, "search_too_late", "search_too_late (plan: reads the target's snapshot)"),
-    (window_run, "count_and_check", "count_and_check (join and too-late search run, persisted)"),
+    (window_run, "count_and_check", "count_and_check (join runs, persisted)"),
     (window_run, "write_window", "write_window"),
     (target_writes, "ensure_target", "ensure_target"),
     (forward_write, "current_target", "current_target (read target, schema check)"),
@@ -330,6 +329,7 @@ WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (forward_write, "merge_slices", "merge_slices"),
     (slices, "_save", "replaceWhere write (_save)"),
     (slices, "last_commit", "last_commit (delta-rs history, else DESCRIBE HISTORY)"),
+    (window_run, "too_late_found", "too_late_found (wait for the search beside the window)"),
     (window_run, "keep_too_late", "keep_too_late (target.late_rows)"),
     (window_run, "append_run", "append_run (run-log commit)"),
 )
@@ -542,14 +542,12 @@ _WINDOW = {
     "process_window [after step 'start']": "window: join + persist (plans the scans) + count_and_check",
     "join_window": "window: join + persist (plans the scans) + count_and_check",
     "shaped (lay_out)": "window: join + persist (plans the scans) + count_and_check",
-    "search_too_late (plan: reads the target's snapshot)": "window: join + persist (plans the scans) + count_and_check",
-    "count_and_check (join and too-late search run, persisted)": (
-        "window: join + persist (plans the scans) + count_and_check"
-    ),
+    "count_and_check (join runs, persisted)": "window: join + persist (plans the scans) + count_and_check",
     "files read (_scanned: Delta log, else scan_stats)": "window: files the scans read (_scanned)",
     "target's columns (fitted)": "window: the output checked against the target's columns (fitted)",
     "write_window": "window: write_window (replaceWhere)",
-    "keep_too_late (target.late_rows)": "window: keep_too_late (target.late_rows)",
+    "too_late_found (wait for the search beside the window)": "window: too-late search (its wait after the write)",
+    "keep_too_late (target.late_rows)": "window: too-late search (its wait after the write)",
     "append_run (run-log commit)": "window: append_run (run-log commit)",
 }
 _TOP = {

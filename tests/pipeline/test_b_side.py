@@ -122,23 +122,22 @@ def test_a_b_row_arriving_after_its_a_row_was_matched_by_another_b_row_is_too_la
     assert (2, D[0], 22, D[3], 1) in _kept(spark, job)  # one unit after A row 2's window closed (day 2)
 
 
-def test_a_window_labels_its_spark_jobs_with_its_job_and_gives_the_caller_its_label_back(
+def test_a_window_labels_its_spark_jobs_the_too_late_search_its_own_and_gives_the_caller_its_label_back(
     spark: SparkSession, late_job: tuple[JobConfig, list[RunRecord]]
 ) -> None:
     job, _ = late_job
-    context = spark.sparkContext
+    context, groups = spark.sparkContext, ("deltainc", "deltainc-too-late")
     tracker = context.statusTracker()
-    before = set(tracker.getJobIdsForGroup("deltainc"))
+    before = {group: set(tracker.getJobIdsForGroup(group)) for group in groups}
     context.setJobGroup("caller", "the caller's own jobs")
     try:
-        rerun(job, D[3], spark=spark)  # its window searches for too-late rows in its own counting query
+        rerun(job, D[3], spark=spark)  # its window searches for too-late rows
         assert context.getLocalProperty("spark.jobGroup.id") == "caller"
     finally:
         for key in ("spark.jobGroup.id", "spark.job.description"):
             context.setLocalProperty(key, None)  # type: ignore[arg-type]  # None removes it
-    started = set(tracker.getJobIdsForGroup("deltainc")) - before
-    assert started, "no Spark job of the rerun in group deltainc"
-    assert not tracker.getJobIdsForGroup("deltainc-too-late"), "the search runs in the window's own query"
+    for group in groups:
+        assert set(tracker.getJobIdsForGroup(group)) - before[group], f"no Spark job of the rerun in group {group}"
 
 
 def _corrected(spark: SparkSession, root: Path, corrections: str) -> tuple[JobConfig, list[tuple[Any, ...]]]:

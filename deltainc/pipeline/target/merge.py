@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -25,41 +24,23 @@ from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
 from deltainc.pipeline.target.slices import Destination, sql_literal
 
-__all__ = ["Identity", "Counted", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
+__all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
 
 ACTION = f"{RESERVED_PREFIX}action"
-_ALSO = f"{RESERVED_PREFIX}also"  # count_and_check: the row counts `also`, not the output
 _MATCHED = [int(JoinType.SAME_TIME), int(JoinType.A_LATE), int(JoinType.B_LATE)]
 
 
-@dataclass(frozen=True)
-class Counted:
-    """What `count_and_check` counted: the output's rows by JoinType, and the rows of `also` (None without it)."""
-
-    by_type: dict[int, int]
-    also: int | None = None
-
-
-def count_and_check(output: DataFrame, identity: Identity, also: DataFrame | None = None) -> Counted:
-    """Output rows per JoinType, the ambiguity check of `check_unambiguous`, and the rows of `also` (the window's
-    too-late B rows, when it looks for them), in one Spark action.
+def count_and_check(output: DataFrame, identity: Identity) -> dict[int, int]:
+    """Output rows per JoinType, and the ambiguity check of `check_unambiguous`, in one Spark job.
 
     Two rows with one identity share their JoinType (it follows from the identity and the window), so
-    grouping by identity and JoinType and then by JoinType gives both the counts and the largest group. `also` is
-    counted in the same query, so the window pays one action and one read of each table for both.
+    grouping by identity and JoinType and then by JoinType gives both the counts and the largest group.
     """
     per_identity = output.groupBy(*[F.col(f"`{c}`") for c in identity.columns], F.col(JOIN_TYPE)).count()
-    counts = per_identity.groupBy(JOIN_TYPE).agg(F.sum("count").alias("rows"), F.max("count").alias("most"))
-    counts = counts.select(F.lit(False).alias(_ALSO), JOIN_TYPE, "rows", "most")
-    if also is not None:
-        counted = also.agg(F.count(F.lit(1)).alias("rows"))
-        no_type, one = F.lit(None).cast("int").alias(JOIN_TYPE), F.lit(1).cast("long").alias("most")
-        counts = counts.unionByName(counted.select(F.lit(True).alias(_ALSO), no_type, "rows", one))
-    rows = counts.collect()
-    if any(int(r["most"]) > 1 for r in rows if not r[_ALSO]):
+    rows = per_identity.groupBy(JOIN_TYPE).agg(F.sum("count").alias("rows"), F.max("count").alias("most")).collect()
+    if any(int(r["most"]) > 1 for r in rows):
         check_unambiguous(output, identity)
-    by_type = {int(r[JOIN_TYPE]): int(r["rows"]) for r in rows if not r[_ALSO]}
-    return Counted(by_type, None if also is None else sum(int(r["rows"]) for r in rows if r[_ALSO]))
+    return {int(r[JOIN_TYPE]): int(r["rows"]) for r in rows}
 
 
 def check_unambiguous(output: DataFrame, identity: Identity, sample: int = 5) -> None:

@@ -11,6 +11,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -39,7 +40,13 @@ from deltainc.pipeline.target.write_mode import WriteMode, Written
 from deltainc.pipeline.window.commits_on_stop import finish_commit, landed_commit
 from deltainc.pipeline.window.join import SourceScan, join_window
 from deltainc.pipeline.window.target_writes import fitted, shaped, write_window
-from deltainc.pipeline.window.too_late_writes import keep_too_late, late_rows_found, search_too_late
+from deltainc.pipeline.window.too_late_writes import (
+    LateRows,
+    keep_too_late,
+    search_too_late,
+    settled,
+    too_late_found,
+)
 from deltainc.spark import take_startup_seconds
 from deltainc.spark_compat import labelled_jobs
 from deltainc.text_enum import TextEnum
@@ -181,7 +188,8 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
     step = run.on_step or (lambda _name: None)
     step(Step.START)
     output: DataFrame | None = None
-    searched: DataFrame | None = None
+    search: Future[LateRows | None] | None = None
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="deltainc-too-late")
     try:
         null_keys = _null_keys(prepared, window)
         record = replace(record, null_key_a=null_keys[0], null_key_b=null_keys[1])
@@ -200,12 +208,10 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
             scans = {read.role: read.scan for read in joined.scans}
             output = fitted(prepared, output, scans)  # checked against the target before the join runs
         output = output.persist(StorageLevel.MEMORY_AND_DISK)
-        # Counted with the output, before the write: it reads the target's final rows before the window, which
-        # the write never changes, from the snapshot the write then uses.
-        searched = search_too_late(prepared, window, mode, output)
-        counted = count_and_check(output, prepared.identity, searched)
-        found, late = counted.by_type, late_rows_found(searched, counted.also, prepared)
+        found = count_and_check(output, prepared.identity)
         phases["join_s"] = time.monotonic() - clock
+        # Beside the write: it reads the target's final rows before the window, which the write never changes.
+        search = search_too_late(pool, prepared, window, mode, output)
         step(Step.READ)
 
         lease.check(job.name)
@@ -216,6 +222,7 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
         written = finish_commit(prepared.spark, lambda: write_window(prepared, window, mode, ready, metadata))
         phases["write_s"] = time.monotonic() - writing
         step(Step.WRITTEN)
+        late = too_late_found(search)
         if late is not None:
             finish_commit(prepared.spark, lambda: keep_too_late(prepared, window, mode, late, metadata))
         moves = mode.moves_watermark
@@ -241,7 +248,9 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
         raise
     finally:
         _uncache(output)
-        _uncache(searched)
+        pool.shutdown(wait=True)  # a failed window still waits for its search, so no Spark job outlives it
+        searched = settled(search)
+        _uncache(None if searched is None else searched.rows)
 
 
 def record_stop(run: CommandRun, upcoming: Window | None, exc: BaseException) -> None:

@@ -1,18 +1,18 @@
-"""A window's too-late B rows (docs/design.md#the-b-side-and-too-late-rows): counted in the window's own counting
-query, kept in `target.late_rows` after the target's commit.
+"""A window's too-late B rows (docs/design.md#the-b-side-and-too-late-rows): counted beside the window's write,
+kept in `target.late_rows` after the target's commit.
 
 "Too late" is defined against what the job published: the A rows come from the target's final rows before the
 window (output RecDate < s, which the window's own write never changes) plus the window's own final rows, so the
 result is the same whether an A row's final row was written by an earlier window or by this one, and whether a
-crashed attempt of this window already committed its rows (those dated >= s are not read). The search is planned
-once the window's output is computed and counted with it (`count_and_check`), before the write, so it reads the
-target's snapshot that the write then uses; its rows are written (when the job keeps them) only after the
-window's own commit, under the same lock check.
+crashed attempt of this window already committed its rows (those dated >= s are not read). The search starts
+once the window's output is computed and runs in a second thread beside the write; its rows are written (when
+the job keeps them) only after the window's own commit, under the same lock check.
 """
 
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from pyspark import StorageLevel
@@ -28,8 +28,9 @@ from deltainc.pipeline.target.layout import default_partitioning, ensure_target,
 from deltainc.pipeline.target.slices import Destination, replace_where, sql_literal
 from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_rows
 from deltainc.pipeline.target.write_mode import WriteMode
+from deltainc.spark_compat import labelled_jobs
 
-__all__ = ["LateRows", "search_too_late", "late_rows_found", "keep_too_late"]
+__all__ = ["LateRows", "count_too_late", "search_too_late", "too_late_found", "settled", "keep_too_late"]
 
 log = logging.getLogger("deltainc")
 _told: set[tuple[str, str]] = set()  # (job, why) of the fallbacks to source_a already logged by this process
@@ -44,11 +45,9 @@ class LateRows:
     rows: DataFrame | None
 
 
-def search_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame) -> DataFrame | None:
-    """The window's too-late B rows, planned (no Spark job), given its `output` (persisted, with the target's
-    columns): persisted when the job keeps them in `target.late_rows`, to be counted with the output
-    (`count_and_check`) and written after the commit; None when the job does not look for them (`late_horizon =
-    0`, asof and feature jobs: `PreparedJoin.late_search`)."""
+def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame) -> LateRows | None:
+    """Count the window's too-late B rows, given its `output` (persisted, with the target's columns); None when
+    the job does not look for them (`late_horizon = 0`, asof and feature jobs: `PreparedJoin.late_search`)."""
     job, search = prepared.job, prepared.join.late_search
     if search is None:
         return None
@@ -56,14 +55,14 @@ def search_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, outp
     a_rows = _a_rows(prepared, search, window, mode, output)
     rows = too_late_rows(a_rows, search.rows, spec, prepared.identity, job.target.keys, job.target.b_keys,
                          search.horizon)  # fmt: skip
-    return rows if job.target.late_rows_ref is None else rows.persist(StorageLevel.MEMORY_AND_DISK)
-
-
-def late_rows_found(rows: DataFrame | None, count: int | None, prepared: PreparedJob) -> LateRows | None:
-    """The search's rows once counted: their number, and the rows themselves when the job keeps them."""
-    if rows is None or count is None:
-        return None
-    return LateRows(count, rows if prepared.job.target.late_rows_ref is not None else None)
+    if job.target.late_rows_ref is None:
+        return LateRows(rows.count(), None)
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return LateRows(rows.count(), rows)
+    except BaseException:
+        rows.unpersist()
+        raise
 
 
 def _a_rows(prepared: PreparedJob, search: LateSearch, window: Window, mode: WriteMode, output: DataFrame) -> DataFrame:
@@ -104,6 +103,32 @@ def _unresolved_join_cond(search: LateSearch, rows: DataFrame) -> str | None:
             "add them to join.output_select to search the target"
         )
     return None
+
+
+def search_too_late(
+    pool: ThreadPoolExecutor, prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame
+) -> Future[LateRows | None]:
+    """`count_too_late` started in `pool`'s thread, to run beside the window's write; its Spark jobs are labelled
+    as the search's (group `deltainc-too-late`) in Spark's UI."""
+
+    def search() -> LateRows | None:
+        label = f"{prepared.job.name} {window}: the too-late search"
+        with labelled_jobs(prepared.spark, "deltainc-too-late", label):
+            return count_too_late(prepared, window, mode, output)
+
+    return pool.submit(search)
+
+
+def too_late_found(search: Future[LateRows | None]) -> LateRows | None:
+    """Wait for the search's count (its error, if it failed, is raised here, in the window's thread)."""
+    return search.result()
+
+
+def settled(search: Future[LateRows | None] | None) -> LateRows | None:
+    """The search's rows once it ended, whatever the window's fate; None when it failed or never started."""
+    if search is None or search.cancelled() or search.exception() is not None:
+        return None
+    return search.result()
 
 
 def keep_too_late(

@@ -90,7 +90,8 @@ def test_too_late_rows_are_those_of_the_definition_for_any_cut_into_windows(
         for s, end in zip(bounds, bounds[1:], strict=False):
             window = output(s, end - 1)
             first, last = UNIT0 + s, UNIT0 + end - 1
-            rows = window_a_rows(target, window, side.columns, "RecDate", TimeUnit.DAY, first - job.join.horizon, first)
+            rows = window_a_rows(target, window, side.columns, ["ia", "RecDate"], "RecDate", TimeUnit.DAY,
+                                 first - job.join.horizon, first)  # fmt: skip
             late = too_late_rows(rows, df_b, replace(spec, start=first, end=last), identity, ["ia"], ["ib"],
                                  job.join.horizon)  # fmt: skip
             late = late.withColumn("schedule", F.lit(schedule))

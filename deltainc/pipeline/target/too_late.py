@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from deltainc.join.engine import JoinSpec, read_units, unit_time
 from deltainc.join.join_types import JoinType
 from deltainc.join.match_condition import match_condition, side_column
-from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX, OutputLayout
+from deltainc.join.output_layout import JOIN_TYPE, OutputLayout
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.unit_columns import UNIT, source_filter
 from deltainc.pipeline.job.join_plan import Identity
@@ -31,7 +31,6 @@ from deltainc.pipeline.job.join_plan import Identity
 __all__ = ["TOO_LATE_BY", "FINAL_A_TYPES", "ASide", "a_side", "published_a_rows", "window_a_rows", "too_late_rows"]
 
 TOO_LATE_BY = "TooLateBy"  # units between the A row's timeout (A.RecDate + mw) and the B row's arrival
-_B_ROW = f"{RESERVED_PREFIX}b_row"  # too_late_rows: tells the B rows apart while the A rows' copies are dropped
 
 # The target's rows that carry a final A row: its pairs, or its timed-out row. (Waiting rows cannot have a
 # too-late B row: a B row that arrived more than mw units after its A row finds that A row final.)
@@ -91,25 +90,25 @@ def window_a_rows(
     earlier: DataFrame | None,
     output: DataFrame,
     columns: Mapping[str, str],
+    identity: Sequence[str],
     rec: str,
     uom: TimeUnit,
     first: int,
     start: int,
 ) -> DataFrame:
-    """The A rows published as of a window starting at unit `start`: the final rows of `earlier` (the target
-    before the window's write; None when there is none) dated in [first, start - 1], and the window's own
-    `output`'s final rows. An A row matched by several B rows comes once per pair: `too_late_rows` keeps one too-late
-    row per (A row, B row), after its join, where the rows are few (a shuffle of weeks of the target saved).
+    """The A rows published as of a window starting at unit `start`, one per A row (`identity`: A's key columns
+    and RecDate, as in the source): the final rows of `earlier` (the target before the window's write; None
+    when there is none) dated in [first, start - 1], and the window's own `output`'s final rows.
 
     Rows of `earlier` dated `start` or later are left out: they can only be a crashed attempt's at this window,
     which the window's output replaces. So the result does not depend on whether the target's commit of this
     window already happened, e.g. `window_a_rows(target, output, {"TrxId": "TrxId", "RecDate": "RecDate_A"},
-    "RecDate", TimeUnit.DAY, s - horizon, s)`.
+    ["TrxId", "RecDate"], "RecDate", TimeUnit.DAY, s - horizon, s)`.
     """
     rows = published_a_rows(output, columns, rec, uom, None, None)
     if earlier is not None:
         rows = published_a_rows(earlier, columns, rec, uom, first, start - 1).unionByName(rows)
-    return rows
+    return rows.dropDuplicates(list(identity))
 
 
 def too_late_rows(
@@ -123,15 +122,15 @@ def too_late_rows(
 ) -> DataFrame:
     """The too-late B rows of the spec's window, one row per (A row, B row): both identities (named as in the
     target; `a_keys` / `b_keys` are their source columns), the B row's RecDate as the output RecDate, and
-    TooLateBy. `df_a` holds A's rows (the source's, or `window_a_rows`', where an A row may come more than once:
-    one pair is kept per A row, by `identity`'s A columns, and B row), `df_b` B's; `horizon` (> max_waiting_time)
-    bounds how far back A is read. Reads A in [s - horizon, e - mw - 1] and B in [s, e], both pruned."""
+    TooLateBy. `df_a` holds A's rows (the source's, or `published_a_rows`' without duplicates), `df_b` B's;
+    `horizon` (> max_waiting_time) bounds how far back A is read. Reads A in [s - horizon, e - mw - 1] and B in
+    [s, e], both pruned."""
     if spec.start is None or spec.end is None:
         raise ValueError("too_late_rows needs a window with a start and an end")
     s, e, mw = spec.start, spec.end, spec.max_waiting_time
     alias_a, alias_b = spec.settings.alias_a, spec.settings.alias_b
     a = read_units(df_a, spec, s - horizon, e - mw - 1).alias(alias_a)
-    arrived = read_units(df_b, spec, s, e).withColumn(_B_ROW, F.monotonically_increasing_id()).alias(alias_b)
+    arrived = read_units(df_b, spec, s, e).alias(alias_b)
 
     def col_a(name: str) -> Column:
         return side_column(alias_a, name)
@@ -151,6 +150,4 @@ def too_late_rows(
         columns.setdefault(identity.b_rec, col_b(spec.settings.inc_col_name))
     columns[spec.layout.inc_col] = unit_time(col_b(UNIT), spec.settings.time_uom)
     columns[TOO_LATE_BY] = (delay - F.lit(mw)).cast("int")
-    columns[_B_ROW] = col_b(_B_ROW)
-    selected = pairs.select(*[column.alias(name) for name, column in columns.items()])
-    return selected.dropDuplicates([*identity.a_keys, identity.a_rec, _B_ROW]).drop(_B_ROW)
+    return pairs.select(*[column.alias(name) for name, column in columns.items()])

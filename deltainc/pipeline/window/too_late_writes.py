@@ -77,7 +77,9 @@ def _a_rows(prepared: PreparedJob, search: LateSearch, window: Window, mode: Wri
     why = side.why
     if side.from_target:
         first = window.start - search.horizon
-        rows = window_a_rows(earlier, output, side.columns, prepared.rec, prepared.uom, first, window.start)
+        rows = window_a_rows(
+            earlier, output, side.columns, [*keys, inc], prepared.rec, prepared.uom, first, window.start
+        )
         why = _unresolved_join_cond(search, rows)
         if why is None:
             return rows

@@ -52,6 +52,8 @@ __all__ = [
     "StreamResult",
     "OUTCOMES",
     "PHASES",
+    "PIPELINE_GROUPS",
+    "SparkJobs",
     "profiled_daily",
     "daily_phase",
     "reload_phase",
@@ -164,21 +166,34 @@ def outcome_counts(frame: DataFrame) -> dict[str, int]:
     return {name: found.get(code, 0) for code, name in OUTCOMES.items()}
 
 
+# The job groups deltainc puts a window's Spark jobs in (`deltainc.spark_compat.labelled_jobs`): a window's own, and
+# its too-late search's in the thread beside it. They replace the caller's group while the window runs.
+PIPELINE_GROUPS = ("deltainc", "deltainc-too-late")
+
+
 class SparkJobs:
-    """A timing.Counter of the Spark jobs started between begin() and end() in this thread (status tracker)."""
+    """A timing.Counter of the Spark jobs started between begin() and end() (status tracker): those of this
+    thread's group, and those deltainc labelled as a window's or its search's meanwhile."""
 
     def __init__(self, spark: SparkSession) -> None:
         self._context = spark.sparkContext
         self._number = 0
         self._group = ""
+        self._before: set[int] = set()
+
+    def _pipeline_jobs(self) -> set[int]:
+        tracker = self._context.statusTracker()
+        return {job_id for group in PIPELINE_GROUPS for job_id in tracker.getJobIdsForGroup(group)}
 
     def begin(self) -> None:
         self._number += 1
         self._group = f"deltainc-bench-{self._number}"
+        self._before = self._pipeline_jobs()
         self._context.setJobGroup(self._group, "deltainc benchmark measurement")
 
     def end(self) -> int:
         jobs = len(self._context.statusTracker().getJobIdsForGroup(self._group))
+        jobs += len(self._pipeline_jobs() - self._before)
         self._context.setJobGroup("deltainc-bench-idle", "deltainc benchmark, not measured")
         return jobs
 

@@ -12,14 +12,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from deltainc.demo.sample_data import (
-    A_SCHEMA,
-    B_SCHEMA,
-    ORPHAN_TRX_OFFSET,
-    SampleSpec,
-    generate,
-    write_sources,
-)
+from deltainc.demo.sample_data import A_SCHEMA, B_SCHEMA, ORPHAN_TRX_OFFSET, SampleSpec, generate, write_sources
 from deltainc.demo.seed_example import SEED_A_SCHEMA, SEED_B_SCHEMA, seed_example
 from deltainc.errors import ConfigError
 

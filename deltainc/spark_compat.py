@@ -24,6 +24,7 @@ __all__ = [
     "delta_version",
     "delta_packages",
     "is_connect",
+    "observes_writes",
     "set_log_level",
     "describe_master",
     "labelled_jobs",
@@ -59,6 +60,12 @@ def delta_packages() -> str:
 def is_connect(spark: SparkSession) -> bool:
     """Whether `spark` is a Spark Connect client session (no SparkContext, no JVM in this process)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def observes_writes(spark: SparkSession) -> bool:
+    """Whether an `Observation` on a DataFrame reports its metrics when a write reads it: a classic session, and a
+    Connect client from Spark 4 (a Spark 3.5 Connect client has no observations)."""
+    return not is_connect(spark) or spark_major() >= 4
 
 
 def set_log_level(spark: SparkSession, level: str) -> None:

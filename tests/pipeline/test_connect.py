@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from expected import engine_output, same_rows
@@ -23,6 +24,7 @@ from test_pipeline import DAYS, LAST, SPEC, START, make_job, target
 
 from deltainc.connect_server import start_server
 from deltainc.demo.sample_data import write_sources
+from deltainc.join.join_types import JoinType
 from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.spark_compat import spark_major
@@ -111,9 +113,12 @@ print(len(result.windows), result.watermark)
 
 
 @pytest.fixture(scope="module")
-def daily(server: str, sources: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> tuple[JobConfig, Path]:
-    """The job run daily by `deltainc run` as a Connect client, once for the module: its config and job file. The
-    tests below only read it, re-run a processed window (which changes nothing) or remove the finished run's lock."""
+def daily(
+    server: str, sources: tuple[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[JobConfig, Path, dict[str, Any]]:
+    """The job run daily by `deltainc run` as a Connect client, once for the module: its config, job file and
+    result. The tests below only read it, re-run a processed window (which changes nothing) or remove the
+    finished run's lock."""
     root = tmp_path_factory.mktemp("connect_daily")
     job = make_job(root, *sources, name="daily", max_window=1)
     path = write_job_file(root, job)
@@ -121,13 +126,17 @@ def daily(server: str, sources: tuple[str, str], tmp_path_factory: pytest.TempPa
     assert ran.returncode == 0, ran.stderr[-3000:]
     result = json.loads(ran.stdout)
     assert (len(result["windows"]), result["watermark"]) == (DAYS, LAST.isoformat())
-    return job, path
+    return job, path, result
 
 
 def test_over_spark_connect_daily_and_one_run_give_the_engine_output_and_a_rerun_changes_nothing(
-    spark: SparkSession, server: str, sources: tuple[str, str], daily: tuple[JobConfig, Path], tmp_path: Path
+    spark: SparkSession,
+    server: str,
+    sources: tuple[str, str],
+    daily: tuple[JobConfig, Path, dict[str, Any]],
+    tmp_path: Path,
 ) -> None:
-    job, path = daily
+    job, path, result = daily
     once = make_job(tmp_path, *sources, name="once")
     api = python(tmp_path, "-c", API_RUN, server, str(write_job_file(tmp_path, once)))
     assert api.returncode == 0, api.stderr[-3000:]
@@ -135,6 +144,10 @@ def test_over_spark_connect_daily_and_one_run_give_the_engine_output_and_a_rerun
     expected = engine_output(spark, job, LAST)
     for each in (job, once):
         same_rows(target(spark, each), expected)
+    # A final row is counted by the one window that wrote it (a daily window counts them as its write reads them).
+    for code in (JoinType.SAME_TIME, JoinType.A_LATE, JoinType.B_LATE, JoinType.A_TIMED_OUT):
+        counted = sum(window[f"rows_{code.outcome}"] for window in result["windows"])
+        assert counted == target(spark, job).where(f"JoinType = {int(code)}").count(), code
 
     version = latest_commit(spark, job.target)["version"]  # type: ignore[index]
     before = sorted(target(spark, job).collect())
@@ -146,9 +159,9 @@ def test_over_spark_connect_daily_and_one_run_give_the_engine_output_and_a_rerun
 
 
 def test_over_spark_connect_verify_status_validate_and_unlock_read_the_job_a_client_processed(
-    server: str, daily: tuple[JobConfig, Path], tmp_path: Path
+    server: str, daily: tuple[JobConfig, Path, dict[str, Any]], tmp_path: Path
 ) -> None:
-    job, path = daily
+    job, path, _ = daily
     verified = deltainc(tmp_path, server, "verify", str(path), "--json")
     assert verified.returncode == 0, verified.stderr[-3000:] + verified.stdout[-2000:]
     document = json.loads(verified.stdout)

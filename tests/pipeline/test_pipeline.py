@@ -287,6 +287,30 @@ def test_two_source_rows_with_one_identity_fail_before_writing(spark: SparkSessi
     assert status(job, spark=spark).watermark is None
 
 
+def test_rows_with_one_identity_in_a_daily_window_fail_its_write_and_nothing_is_committed(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # The daily window of an existing target is checked by its write's own query: a duplicate fails that query.
+    day2 = START + dt.timedelta(days=1)
+    frame(spark, [(1, START)], "TrxId long, RecDate date").write.format("delta").save(str(tmp_path / "a"))
+    frame(spark, [(1, 5, START)], "TrxId long, SepaId long, RecDate date").write.format("delta").save(
+        str(tmp_path / "b")
+    )
+    job = make_job(tmp_path, str(tmp_path / "a"), str(tmp_path / "b"), max_window=1)
+    run(job, spark=spark)
+    version = DeltaTable.forPath(spark, job.target.path).history(1).collect()[0]["version"]
+    frame(spark, [(2, day2), (2, day2)], "TrxId long, RecDate date").write.format("delta").mode("append").save(
+        str(tmp_path / "a")
+    )
+    frame(spark, [(2, 7, day2)], "TrxId long, SepaId long, RecDate date").write.format("delta").mode("append").save(
+        str(tmp_path / "b")
+    )
+    with pytest.raises(AmbiguousRowsError, match=rf"TrxId=2, RecDate_A={day2}, SepaId=7, RecDate_B={day2} \(2 rows\)"):
+        run(job, spark=spark)
+    assert DeltaTable.forPath(spark, job.target.path).history(1).collect()[0]["version"] == version
+    assert status(job, spark=spark).watermark == str(START)
+
+
 def test_without_b_keys_one_a_matching_two_b_rows_of_one_recdate_fails_naming_the_keys(
     spark: SparkSession, tmp_path: Path
 ) -> None:

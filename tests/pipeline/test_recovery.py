@@ -61,14 +61,14 @@ STOPPED = textwrap.dedent(
     moment, nth = sys.argv[2], int(sys.argv[3])
     if moment == "start-up":  # while the JVM starts, to the group: the JVM goes too
         on_call(spark_start, "start_spark", lambda n: later(signal.SIGTERM, True, 1.0))
-    elif moment == "join":  # while the main thread waits inside a Spark call of the window
-        on_call(window_run, "count_and_check", lambda n: n == nth and later(signal.SIGTERM, False))
+    elif moment == "join":  # while the main thread waits inside a Spark call of the window (a daily one's write)
+        on_call(window_run, "join_window", lambda n: n == nth and later(signal.SIGTERM, False))
     elif moment == "commit":  # to the group while the window's target commit is under way
         on_call(window_run, "write_window", lambda n: n == nth and later(signal.SIGTERM, True))
     elif moment == "between windows":  # the window before it is committed, this one has not begun
         on_call(controller, "process_window", lambda n: n == nth and send(signal.SIGTERM, False))
     elif moment == "ctrl-c":  # SIGINT to the group during the window's join
-        on_call(window_run, "count_and_check", lambda n: n == nth and later(signal.SIGINT, True))
+        on_call(window_run, "join_window", lambda n: n == nth and later(signal.SIGINT, True))
     sys.exit(cli.main(["run", sys.argv[1]]))
     """
 )
@@ -81,15 +81,15 @@ KILLED_CLI = textwrap.dedent(
     from deltainc.cli import app as cli
     from deltainc.pipeline.window import run as pipeline
 
-    real, calls = pipeline.count_and_check, []
+    real, calls = pipeline.join_window, []
 
-    def count_and_check(*args, **kwargs):
+    def join_window(*args, **kwargs):
         calls.append(1)
         if len(calls) == 2:
             os.kill(os.getpid(), signal.SIGKILL)
         return real(*args, **kwargs)
 
-    pipeline.count_and_check = count_and_check
+    pipeline.join_window = join_window
     sys.exit(cli.main(["run", sys.argv[1]]))
     """
 )

@@ -48,4 +48,11 @@ def _slices_read(inputs: WriteInputs, window: Window, slices: Slices) -> ScanSta
     return scan_stats(inputs.spark, read(inputs.spark, ref).where(slices.condition()))
 
 
-FORWARD = WriteMode("forward", write_forward, moves_watermark=True, forward=True, lays_out=True)
+FORWARD = WriteMode(
+    "forward",
+    write_forward,
+    moves_watermark=True,
+    forward=True,
+    lays_out=True,
+    single_pass=lambda job: job.target.forward_write == "replace_where",
+)

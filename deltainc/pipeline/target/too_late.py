@@ -88,7 +88,7 @@ def published_a_rows(
 
 def window_a_rows(
     earlier: DataFrame | None,
-    output: DataFrame,
+    output: DataFrame | None,
     columns: Mapping[str, str],
     identity: Sequence[str],
     rec: str,
@@ -98,16 +98,19 @@ def window_a_rows(
 ) -> DataFrame:
     """The A rows published as of a window starting at unit `start`, one per A row (`identity`: A's key columns
     and RecDate, as in the source): the final rows of `earlier` (the target before the window's write; None
-    when there is none) dated in [first, start - 1], and the window's own `output`'s final rows.
+    when there is none) dated in [first, start - 1], and the window's own `output`'s final rows (None: left out).
 
     Rows of `earlier` dated `start` or later are left out: they can only be a crashed attempt's at this window,
     which the window's output replaces. So the result does not depend on whether the target's commit of this
     window already happened, e.g. `window_a_rows(target, output, {"TrxId": "TrxId", "RecDate": "RecDate_A"},
     ["TrxId", "RecDate"], "RecDate", TimeUnit.DAY, s - horizon, s)`.
     """
-    rows = published_a_rows(output, columns, rec, uom, None, None)
+    parts = [] if output is None else [published_a_rows(output, columns, rec, uom, None, None)]
     if earlier is not None:
-        rows = published_a_rows(earlier, columns, rec, uom, first, start - 1).unionByName(rows)
+        parts.insert(0, published_a_rows(earlier, columns, rec, uom, first, start - 1))
+    if not parts:
+        raise ValueError("window_a_rows needs the target before the window, the window's output, or both")
+    rows = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
     return rows.dropDuplicates(list(identity))
 
 

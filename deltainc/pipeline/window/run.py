@@ -30,6 +30,7 @@ from deltainc.pipeline.delta.delta_log_stats import (
     source_location,
 )
 from deltainc.pipeline.delta.sources import ScanStats, count_null_inc, count_null_keys, scan_stats
+from deltainc.pipeline.delta.sql import table_exists
 from deltainc.pipeline.job.kinds import JobKind
 from deltainc.pipeline.job.table_refs import SourceRef
 from deltainc.pipeline.prepared_job import PreparedJob
@@ -38,17 +39,19 @@ from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append
 from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target.write_mode import WriteMode, Written
 from deltainc.pipeline.window.commits_on_stop import finish_commit, landed_commit
+from deltainc.pipeline.window.counted_write import Counting, written_counted
 from deltainc.pipeline.window.join import SourceScan, join_window
 from deltainc.pipeline.window.target_writes import fitted, shaped, write_window
 from deltainc.pipeline.window.too_late_writes import (
     LateRows,
     keep_too_late,
     search_too_late,
+    searches_output,
     settled,
     too_late_found,
 )
 from deltainc.spark import take_startup_seconds
-from deltainc.spark_compat import labelled_jobs
+from deltainc.spark_compat import labelled_jobs, observes_writes
 from deltainc.text_enum import TextEnum
 
 __all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]
@@ -60,7 +63,7 @@ class Step(TextEnum):
     """The steps of one window, told to `on_step` as they begin or end (a hook compares them as strings)."""
 
     START = "start"  # the window begins
-    READ = "read"  # joined, counted and checked: nothing written yet
+    READ = "read"  # planned (joined, counted and checked, unless its write does that): nothing written yet
     WRITING = "writing"  # the target's commit begins
     WRITTEN = "written"  # the target's commit is done; the run-log row that moves the watermark is not
     WATERMARK = "watermark"  # the window's run-log row is committed
@@ -203,23 +206,31 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
             )
         joined = join_window(prepared, window.start, window.end)
         reads = {read.role: _scanned(prepared, read) for read in joined.scans}
-        output = shaped(prepared, mode, joined.output)
+        counting = _counting(prepared, window, mode)
+        output = shaped(prepared, mode, joined.output, counting)
         if not mode.replaces_columns:  # a rebuild replaces the target's columns too
             scans = {read.role: read.scan for read in joined.scans}
             output = fitted(prepared, output, scans)  # checked against the target before the join runs
-        output = output.persist(StorageLevel.MEMORY_AND_DISK)
-        found = count_and_check(output, prepared.identity)
+        if counting is None:  # two passes: the join runs once, counted and checked, and is read again to write
+            output = output.persist(StorageLevel.MEMORY_AND_DISK)
+            found = count_and_check(output, prepared.identity)
         phases["join_s"] = time.monotonic() - clock
         # Beside the write: it reads the target's final rows before the window, which the write never changes.
-        search = search_too_late(pool, prepared, window, mode, output)
+        own = output if searches_output(prepared, window) else None
+        search = search_too_late(pool, prepared, window, mode, own)
         step(Step.READ)
 
         lease.check(job.name)
         step(Step.WRITING)
         writing = time.monotonic()
         metadata = {"job": job.name, "run_id": lease.run_id, "command": run.command.value, "window": str(window)}
-        ready = output  # a stop while the commit is under way waits for it (`finish_commit`)
-        written = finish_commit(prepared.spark, lambda: write_window(prepared, window, mode, ready, metadata))
+        ready, unchecked = output, joined.output  # a stop while the commit is under way waits for it
+        written = finish_commit(
+            prepared.spark,
+            lambda: written_counted(counting, lambda: write_window(prepared, window, mode, ready, metadata), unchecked),
+        )
+        if counting is not None:
+            found = counting.counts()
         phases["write_s"] = time.monotonic() - writing
         step(Step.WRITTEN)
         late = too_late_found(search)
@@ -251,6 +262,16 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
         pool.shutdown(wait=True)  # a failed window still waits for its search, so no Spark job outlives it
         searched = settled(search)
         _uncache(None if searched is None else searched.rows)
+
+
+def _counting(prepared: PreparedJob, window: Window, mode: WriteMode) -> Counting | None:
+    """The counts and identity check the window's write makes itself (one pass), where it can: the target exists
+    (a job's first write creates it, so a refused first window must fail before that), its write reads the
+    output once, the too-late search does without the output, and the session reports observations. None: the
+    window is counted and checked before its write (two passes)."""
+    spark, job = prepared.spark, prepared.job
+    single = mode.single_pass(job) and not searches_output(prepared, window) and observes_writes(spark)
+    return Counting.of(prepared.identity) if single and table_exists(spark, job.target) else None
 
 
 def record_stop(run: CommandRun, upcoming: Window | None, exc: BaseException) -> None:

@@ -18,6 +18,7 @@ from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.layout import ensure_target, holds_open_rows_apart, lay_out, with_is_final
 from deltainc.pipeline.target.schema import new_columns
 from deltainc.pipeline.target.write_mode import WriteMode, Written
+from deltainc.pipeline.window.counted_write import Counting
 
 __all__ = ["fitted", "partitioning", "shaped", "write_window"]
 
@@ -58,13 +59,18 @@ def partitioning(prepared: PreparedJob, mode: WriteMode) -> tuple[str, ...]:
         return prepared.partition_by
 
 
-def shaped(prepared: PreparedJob, mode: WriteMode, output: DataFrame) -> DataFrame:
+def shaped(prepared: PreparedJob, mode: WriteMode, output: DataFrame, counting: Counting | None = None) -> DataFrame:
     """The window's output as its write wants it: with `IsFinal` where the target holds its open rows apart, and
-    laid out (`lay_out`) where its rows become the target's files."""
+    laid out (`lay_out`) where its rows become the target's files; checked and counted by the write's own query
+    with a `counting` (below the layout's shuffle and above it)."""
     partition_by = partitioning(prepared, mode)
+    if counting is not None:
+        output = counting.check(output)
     if holds_open_rows_apart(partition_by):
         output = with_is_final(output)
-    return lay_out(output, partition_by, prepared.rec) if mode.lays_out else output
+    if mode.lays_out:
+        output = lay_out(output, partition_by, prepared.rec)
+    return output if counting is None else counting.observe(output)
 
 
 def write_window(

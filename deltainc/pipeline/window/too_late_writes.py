@@ -30,7 +30,15 @@ from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_ro
 from deltainc.pipeline.target.write_mode import WriteMode
 from deltainc.spark_compat import labelled_jobs
 
-__all__ = ["LateRows", "count_too_late", "search_too_late", "too_late_found", "settled", "keep_too_late"]
+__all__ = [
+    "LateRows",
+    "searches_output",
+    "count_too_late",
+    "search_too_late",
+    "too_late_found",
+    "settled",
+    "keep_too_late",
+]
 
 log = logging.getLogger("deltainc")
 _told: set[tuple[str, str]] = set()  # (job, why) of the fallbacks to source_a already logged by this process
@@ -45,14 +53,24 @@ class LateRows:
     rows: DataFrame | None
 
 
-def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame) -> LateRows | None:
-    """Count the window's too-late B rows, given its `output` (persisted, with the target's columns); None when
-    the job does not look for them (`late_horizon = 0`, asof and feature jobs: `PreparedJoin.late_search`)."""
+def searches_output(prepared: PreparedJob, window: Window) -> bool:
+    """Whether the window's too-late search needs the window's own output: its final rows are A rows of its too-late
+    B rows only when the window spans more than one unit (a B row of unit u is too late for A rows dated before
+    u - mw, and a window's output holds A rows dated s - mw or later)."""
+    return prepared.join.late_search is not None and window.end > window.start
+
+
+def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame | None) -> LateRows | None:
+    """Count the window's too-late B rows, given its `output` (persisted, with the target's columns; None where
+    `searches_output` says the search does without); None when the job does not look for them (`late_horizon =
+    0`, asof and feature jobs: `PreparedJoin.late_search`)."""
     job, search = prepared.job, prepared.join.late_search
     if search is None:
         return None
     spec = replace(search.spec, start=window.start, end=window.end)
     a_rows = _a_rows(prepared, search, window, mode, output)
+    if a_rows is None:  # nothing published yet and no output to search: no A row, so no too-late B row
+        return LateRows(0, None)
     rows = too_late_rows(a_rows, search.rows, spec, prepared.identity, job.target.keys, job.target.b_keys,
                          search.horizon)  # fmt: skip
     if job.target.late_rows_ref is None:
@@ -65,14 +83,22 @@ def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, outpu
         raise
 
 
-def _a_rows(prepared: PreparedJob, search: LateSearch, window: Window, mode: WriteMode, output: DataFrame) -> DataFrame:
+def _a_rows(
+    prepared: PreparedJob, search: LateSearch, window: Window, mode: WriteMode, output: DataFrame | None
+) -> DataFrame | None:
     """The A rows the window's too-late search joins: the published ones (the target's final rows dated in
-    [s - horizon, s - 1], and the window's own; a rebuild's target is the window's output alone), one per A row,
-    in the source's names; source_a itself where the target cannot answer, which is logged once per job."""
+    [s - horizon, s - 1], and the window's own `output`'s when given; a rebuild's target is the window's output
+    alone), one per A row, in the source's names; source_a itself where the target cannot answer, which is logged
+    once per job. None when there is neither a target nor an output."""
     job = prepared.job
     spark, inc, keys = prepared.spark, job.join.inc_col, job.target.keys
     earlier = None if mode.replaces_columns or not table_exists(spark, job.target) else read(spark, job.target)
-    columns = [c for c in output.columns if earlier is None or c in earlier.columns]
+    if output is None:
+        if earlier is None:
+            return None
+        columns = earlier.columns
+    else:
+        columns = [c for c in output.columns if earlier is None or c in earlier.columns]
     side = a_side(job.outcome_kind, search.spec.layout, columns, [*job.join.join_cols, *keys, inc])
     why = side.why
     if side.from_target:
@@ -106,7 +132,7 @@ def _unresolved_join_cond(search: LateSearch, rows: DataFrame) -> str | None:
 
 
 def search_too_late(
-    pool: ThreadPoolExecutor, prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame
+    pool: ThreadPoolExecutor, prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame | None
 ) -> Future[LateRows | None]:
     """`count_too_late` started in `pool`'s thread, to run beside the window's write; its Spark jobs are labelled
     as the search's (group `deltainc-too-late`) in Spark's UI."""

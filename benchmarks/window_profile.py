@@ -321,6 +321,7 @@ WRAPPED: tuple[tuple[ModuleType | type, str, Label], ...] = (
     (window_run, "scan_stats", "scan_stats (sources)"),
     (window_run, "shaped", "shaped (lay_out)"),
     (window_run, "count_and_check", "count_and_check (join runs, persisted)"),
+    (window_run, "finish_commit", "finish_commit (a commit, waited for)"),
     (window_run, "write_window", "write_window"),
     (target_writes, "ensure_target", "ensure_target"),
     (forward_write, "current_target", "current_target (read target, schema check)"),
@@ -539,12 +540,13 @@ def rows_of(profiles: list[Profile]) -> list[Row]:
 
 # The phases of a daily run (inclusive): a path's phase is its outermost wrapped call, a window's the one inside it.
 _WINDOW = {
-    "process_window [after step 'start']": "window: join + persist (plans the scans) + count_and_check",
-    "join_window": "window: join + persist (plans the scans) + count_and_check",
-    "shaped (lay_out)": "window: join + persist (plans the scans) + count_and_check",
-    "count_and_check (join runs, persisted)": "window: join + persist (plans the scans) + count_and_check",
+    "process_window [after step 'start']": "window: join planned (+ persist, count_and_check: two passes)",
+    "join_window": "window: join planned (+ persist, count_and_check: two passes)",
+    "shaped (lay_out)": "window: join planned (+ persist, count_and_check: two passes)",
+    "count_and_check (join runs, persisted)": "window: join planned (+ persist, count_and_check: two passes)",
     "files read (_scanned: Delta log, else scan_stats)": "window: files the scans read (_scanned)",
     "target's columns (fitted)": "window: the output checked against the target's columns (fitted)",
+    "finish_commit (a commit, waited for)": "window: the commits (one pass: join, check, counts in the write)",
     "write_window": "window: write_window (replaceWhere)",
     "too_late_found (wait for the search beside the window)": "window: too-late search (its wait after the write)",
     "keep_too_late (target.late_rows)": "window: too-late search (its wait after the write)",

@@ -9,7 +9,7 @@ second.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deltainc.cli.context import Context
 from deltainc.cli.exit_codes import EXIT_OK
@@ -20,8 +20,11 @@ from deltainc.join.windows import parse_point
 if TYPE_CHECKING:
     from deltainc.join.windows import Window
     from deltainc.pipeline import PipelineResult, WindowReport
+    from deltainc.pipeline.job.job_config import JobConfig
     from deltainc.pipeline.job.kinds import JoinPlan
     from deltainc.pipeline.state import Lease
+
+    WithSpark = Callable[[JobConfig, Lease, JoinPlan | None], PipelineResult]  # a command's work once Spark is up
 
 __all__ = ["run", "rerun", "backfill", "check_range"]
 
@@ -47,55 +50,53 @@ def _on_window(ctx: Context) -> Callable[[WindowReport], None]:
     return lambda report: None if ctx.json else ctx.print(window_line(report))
 
 
-def run(ctx: Context) -> int:
-    """`deltainc run JOB [--until DATE] [--rebuild]`."""
+def _session(ctx: Context) -> dict[str, Any]:
+    """What a writing command hands the pipeline besides its own arguments: the Spark session (started here, once
+    the logs could not answer), the settings and the per-window printer."""
+    return {"spark": ctx.spark(), "settings": ctx.settings, "on_window": _on_window(ctx)}
+
+
+def _write(ctx: Context, command: str, with_spark: WithSpark, until: str | None = None, rebuild: bool = False) -> int:
+    """Load the job, pass it through the door before Spark (`write_command`), and print what `with_spark` did."""
     from deltainc import pipeline
 
     job, _ = ctx.job(ctx.args.job)
     result = pipeline.write_command(
-        job,
-        ctx.settings,
-        "run",
-        lambda lease, checked: pipeline.run(
-            job,
-            until=ctx.args.until,
-            spark=ctx.spark(),
-            settings=ctx.settings,
-            on_window=_on_window(ctx),
-            rebuild=ctx.args.rebuild,
-            lease=lease,
-            checked=checked,
-        ),
-        ctx.args.until,
-        ctx.args.rebuild,
+        job, ctx.settings, command, lambda lease, checked: with_spark(job, lease, checked), until, rebuild
     )
     _print_result(ctx, result)
     return EXIT_OK
+
+
+def run(ctx: Context) -> int:
+    """`deltainc run JOB [--until DATE] [--rebuild]`."""
+    from deltainc import pipeline
+
+    args = ctx.args
+    return _write(
+        ctx,
+        "run",
+        lambda job, lease, checked: pipeline.run(
+            job, until=args.until, rebuild=args.rebuild, lease=lease, checked=checked, **_session(ctx)
+        ),
+        args.until,
+        args.rebuild,
+    )
 
 
 def rerun(ctx: Context) -> int:
     """`deltainc rerun JOB --start DATE [--end DATE]`."""
     from deltainc import pipeline
 
-    check_range(ctx.args.start, ctx.args.end)
-    job, _ = ctx.job(ctx.args.job)
-    result = pipeline.write_command(
-        job,
-        ctx.settings,
+    args = ctx.args
+    check_range(args.start, args.end)
+    return _write(
+        ctx,
         "rerun",
-        lambda lease, checked: pipeline.rerun(
-            job,
-            ctx.args.start,
-            ctx.args.end,
-            spark=ctx.spark(),
-            settings=ctx.settings,
-            on_window=_on_window(ctx),
-            lease=lease,
-            checked=checked,
+        lambda job, lease, checked: pipeline.rerun(
+            job, args.start, args.end, lease=lease, checked=checked, **_session(ctx)
         ),
     )
-    _print_result(ctx, result)
-    return EXIT_OK
 
 
 def backfill(ctx: Context) -> int:

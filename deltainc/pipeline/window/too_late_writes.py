@@ -28,6 +28,7 @@ from deltainc.pipeline.target.layout import default_partitioning, ensure_target,
 from deltainc.pipeline.target.slices import Destination, replace_where, sql_literal
 from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_rows
 from deltainc.pipeline.target.write_mode import WriteMode
+from deltainc.pipeline.window.too_late_from_logs import late_inputs_from_logs
 from deltainc.spark_compat import labelled_jobs
 
 __all__ = [
@@ -68,10 +69,20 @@ def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, outpu
     if search is None:
         return None
     spec = replace(search.spec, start=window.start, end=window.end)
-    a_rows = _a_rows(prepared, search, window, mode, output)
+    logged = None if output is not None or mode.replaces_columns else late_inputs_from_logs(prepared, search, window)
+    if logged is not None:
+        if logged.empty and job.target.late_rows_ref is None:  # no key met: nothing is too late, no Spark job
+            return LateRows(0, None)
+        first, identity = window.start - search.horizon, [*job.target.keys, job.join.inc_col]
+        a_rows: DataFrame | None = window_a_rows(
+            logged.target_rows, None, logged.columns, identity, prepared.rec, prepared.uom, first, window.start
+        )
+        b_rows = logged.b_rows
+    else:
+        a_rows, b_rows = _a_rows(prepared, search, window, mode, output), search.rows
     if a_rows is None:  # nothing published yet and no output to search: no A row, so no too-late B row
         return LateRows(0, None)
-    rows = too_late_rows(a_rows, search.rows, spec, prepared.identity, job.target.keys, job.target.b_keys,
+    rows = too_late_rows(a_rows, b_rows, spec, prepared.identity, job.target.keys, job.target.b_keys,
                          search.horizon)  # fmt: skip
     if job.target.late_rows_ref is None:
         return LateRows(rows.count(), None)

@@ -61,6 +61,7 @@ class LateSearch:
     rows: DataFrame
     spec: JoinSpec
     horizon: int
+    role: str = "source_b"  # B's role among the job's sources: its table, for a read through its Delta log
 
 
 class PreparedJoin(Protocol):

@@ -1,0 +1,121 @@
+"""A one-unit window's too-late search fed through the Delta logs (docs/design.md#the-b-side-and-too-late-rows):
+the target's final A rows and the window's B rows are read with delta-rs, and only those whose join keys meet a
+row of the other side go to Spark, which joins them under the one match condition (`too_late_rows`).
+
+A too-late B row's keys equal its A row's, so the rows left out can match nothing: the search's result is the
+same as over the whole tables, while Spark no longer loads the target's snapshot, lists its files and checks
+its deletion vectors for weeks of rows, and a window whose keys meet none runs no Spark job at all. Where the
+logs cannot answer (a catalog table, S3 through Spark Connect, an hour or minute job, a `where` or `join_cond`,
+keys Spark would cast), None: the search reads the tables with Spark, as before.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from deltainc.join.output_layout import JOIN_TYPE
+from deltainc.join.time_units import TimeUnit
+from deltainc.join.windows import Window, from_index
+from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.delta_log_stats import source_location
+from deltainc.pipeline.delta.log_rows import date_range_rows, meeting_keys, spark_schema_json
+from deltainc.pipeline.job.kinds import LateSearch
+from deltainc.pipeline.prepared_job import PreparedJob
+from deltainc.pipeline.target.too_late import FINAL_A_TYPES, a_side
+from deltainc.spark_compat import is_connect, spark_major
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["LateInputs", "late_inputs_from_logs"]
+
+
+@dataclass(frozen=True)
+class LateInputs:
+    """The too-late search's rows as read through the logs: the target's (its column names, `columns` mapping
+    the A columns the search needs to them) and B's; `empty` when no key met, so nothing can be too late."""
+
+    target_rows: DataFrame
+    b_rows: DataFrame
+    columns: Mapping[str, str]
+    empty: bool
+
+
+def late_inputs_from_logs(prepared: PreparedJob, search: LateSearch, window: Window) -> LateInputs | None:
+    """The rows the too-late search of `window` (one unit, or any window whose own output it does not need) joins,
+    read through the Delta logs and kept to those whose keys meet; None where the logs cannot answer (said once
+    at info, as other log reads say it).
+
+    E.g. `late_inputs_from_logs(prepared, prepared.join.late_search, Window(s, s, TimeUnit.DAY))`.
+    """
+    job, spark, spec = prepared.job, prepared.spark, search.spec
+    if is_connect(spark) or spark_major() < 4 or prepared.uom is not TimeUnit.DAY or spec.join_cond is not None:
+        return None
+    b_ref, target = dict(job.sources)[search.role], job.target
+    if b_ref.where is not None or target.path is None:
+        return None
+    try:
+        return _read(prepared, search, window, source_location(b_ref, search.role), str(target.path))
+    except (LogUnreadable, FileNotFoundError) as exc:
+        asking_spark(f"{window}'s too-late search", exc)
+        return None
+
+
+def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location: str, target: str) -> LateInputs:
+    job, spec, rec = prepared.job, search.spec, prepared.rec
+    inc, join_cols = job.join.inc_col, list(spec.join_cols)
+    target_schema = T.StructType.fromJson(json.loads(spark_schema_json(target)))
+    needed = list(dict.fromkeys([*join_cols, *job.target.keys, inc]))
+    side = a_side(job.outcome_kind, spec.layout, target_schema.fieldNames(), needed)
+    if not side.from_target:
+        raise LogUnreadable(str(side.why))
+    columns = {source: side.columns[source] for source in needed}
+    # The final A rows published before the window whose B rows can be too late: dated (A's own RecDate) up to
+    # e - mw - 1, output in [s - horizon, s - 1]; the exact bounds are Spark's again (`window_a_rows`).
+    first, last_a = window.start - search.horizon, window.end - spec.max_waiting_time - 1
+    a = date_range_rows(target, [*columns.values(), JOIN_TYPE, rec], rec, _day(first), _day(window.start - 1))
+    a = _final_up_to(a, columns[inc], _day(last_a))
+    b_names = list(dict.fromkeys([*join_cols, *job.target.b_keys, inc]))
+    b = date_range_rows(b_location, b_names, inc, _day(window.start), _day(window.end))
+    a, b = meeting_keys(a, b, [(columns[key], key) for key in join_cols])
+    spark = prepared.spark
+    return LateInputs(
+        _frame(spark, a, target_schema),
+        _frame(spark, b, search.rows.schema),
+        columns,
+        empty=a.num_rows == 0 or b.num_rows == 0,
+    )
+
+
+def _day(unit: int) -> dt.date:
+    """The date of day `unit`."""
+    day = from_index(unit, TimeUnit.DAY)
+    assert not isinstance(day, dt.datetime)  # a day's first instant is a date
+    return day
+
+
+def _final_up_to(rows: pa.Table, a_date: str, last: dt.date) -> pa.Table:
+    """The rows of `rows` that carry a final A row (FINAL_A_TYPES) dated `last` or earlier."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    codes = rows.column(JOIN_TYPE)
+    final = pc.is_in(codes, value_set=pa.array([int(code) for code in FINAL_A_TYPES]).cast(codes.type))
+    dates = rows.column(a_date)
+    if not pa.types.is_date32(dates.type):
+        raise LogUnreadable(f"the target's {a_date} is not a DATE column")
+    return rows.filter(pc.and_(final, pc.less_equal(dates, pa.scalar(last, pa.date32()))))
+
+
+def _frame(spark: SparkSession, rows: pa.Table, schema: T.StructType) -> DataFrame:
+    """`rows` as a Spark DataFrame with the types Spark reads the table with (`schema`'s fields of those names)."""
+    fields = {field.name: field for field in schema.fields}
+    wanted = T.StructType([fields[name] for name in rows.column_names])
+    return spark.createDataFrame(rows, schema=wanted)

@@ -1,0 +1,84 @@
+"""A one-day window's too-late search fed through the Delta logs (deltainc/pipeline/window/too_late_from_logs.py):
+it finds the rows the search over the whole tables with Spark finds, and where the logs cannot answer Spark reads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+from frames import frame
+from pyspark.sql import SparkSession
+
+from deltainc.join.windows import Window, to_index
+from deltainc.pipeline.controller import run
+from deltainc.pipeline.delta.log_rows import date_range_rows
+from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.prepared_job import prepare_job
+from deltainc.pipeline.window.too_late_from_logs import late_inputs_from_logs
+from deltainc.settings import load_settings
+from jobs import job_config
+
+pytestmark = pytest.mark.spark
+
+START = dt.date(2025, 3, 1)
+D = [START + dt.timedelta(days=i) for i in range(6)]
+# mw = 1, horizon 4: a B row 2 to 4 days after its A row is too late.
+A = [(1, 10, D[0]), (1, 11, D[2]), (2, 20, D[0]), (3, 30, D[1]), (None, 40, D[1]), (5, 50, D[0]), (8, 80, D[5])]
+B = [(1, 100, D[3]), (1, 101, D[4]), (2, 200, D[1]), (2, 201, D[4]), (3, 300, D[5]), (None, 400, D[4]),
+     (5, 500, D[5])]  # fmt: skip
+
+
+def _job(root: Path, name: str, **changes: Any) -> JobConfig:
+    join = {"how": "left", "join_cols": ["TrxId"], "look_back_time": 1, "max_waiting_time": 1, "late_horizon": 4}
+    return job_config(root, name, START, join, keys=["TrxId", "Amount"], b_keys=["SepaId"], **changes)
+
+
+def _write(spark: SparkSession, root: Path) -> None:
+    for name, rows, schema in (("a", A, "TrxId long, Amount long, RecDate date"),
+                               ("b", B, "TrxId long, SepaId long, RecDate date")):  # fmt: skip
+        frame(spark, rows, schema).write.format("delta").partitionBy("RecDate").save(str(root / name))
+
+
+def _too_late(spark: SparkSession, job: JobConfig) -> list[int | None]:
+    return [window.record.rows_too_late for window in run(job, until=D[5], spark=spark).windows]
+
+
+def test_the_search_through_the_logs_finds_the_too_late_rows_spark_finds(spark: SparkSession, tmp_path: Path) -> None:
+    _write(spark, tmp_path)
+    # A `where` on B is a Spark condition: that job's search reads both tables with Spark.
+    through_spark = _job(tmp_path, "spark", source_b={"path": str(tmp_path / "b"), "where": "SepaId > 0"})
+    found = _too_late(spark, _job(tmp_path, "logs"))
+    assert found == _too_late(spark, through_spark)
+    # Day 3: B 100 for A 10 (3 days after it; A 11 it matches); day 4: B 101 for A 10 and A 11, B 201 for A 20;
+    # day 5: B 300 for A 30 and none for A 50 (5 days before, past the horizon). NULL keys never match.
+    assert found == [0, 0, 0, 1, 3, 1]
+
+
+def test_the_logs_feed_the_search_of_a_day_job_on_tables_in_local_folders(spark: SparkSession, tmp_path: Path) -> None:
+    _write(spark, tmp_path)
+    job = _job(tmp_path, "logs")
+    run(job, until=D[4], spark=spark)
+    prepared = prepare_job(job, spark, load_settings())
+    search = prepared.join.late_search
+    assert search is not None
+    day = to_index(D[4], prepared.uom)
+    read = late_inputs_from_logs(prepared, search, Window(day, day, prepared.uom))
+    assert read is not None and not read.empty
+    assert sorted(r.SepaId for r in read.b_rows.collect()) == [101, 201]
+    assert sorted(r.Amount for r in read.target_rows.collect()) == [10, 11, 20]  # the rows of keys 1 and 2
+    where = _job(tmp_path, "where", source_b={"path": str(tmp_path / "b"), "where": "SepaId > 0"})
+    prepared = prepare_job(where, spark, load_settings())
+    assert late_inputs_from_logs(prepared, search, Window(day, day, prepared.uom)) is None
+
+
+def test_the_rows_a_deletion_vector_deletes_are_not_read(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    frame(spark, [(1, D[0]), (2, D[0]), (3, D[1])], "k long, RecDate date").write.format("delta").option(
+        "delta.enableDeletionVectors", "true"
+    ).save(path)
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE k = 2")
+    rows = date_range_rows(path, ["k"], "RecDate", D[0], D[1])
+    assert sorted(rows.column("k").to_pylist()) == [1, 3]

@@ -203,9 +203,12 @@ def test_too_late_b_rows_are_those_of_the_definition_whatever_the_window_size(
                      target={"late_rows": str(tmp_path / "late_d")})  # fmt: skip
     once = make_job(tmp_path, "once", "left", max_window=0, join=settings,
                     target={"late_rows": str(tmp_path / "late_o")})  # fmt: skip
+    # One day a window: the search reads the target and B through their Delta logs (too_late_from_logs).
+    single = make_job(tmp_path, "single", "left", max_window=1, join=settings,
+                      target={"late_rows": str(tmp_path / "late_s")})  # fmt: skip
     expected, second_parcels = _too_late_pairs(spark, daily, last)
     assert len(expected) >= 3 and second_parcels >= 1  # the data has too-late rows of both kinds to find
-    for job, late in ((daily, "late_d"), (once, "late_o")):
+    for job, late in ((daily, "late_d"), (once, "late_o"), (single, "late_s")):
         reports = run(job, spark=spark).windows
         assert sum(r.record.rows_too_late or 0 for r in reports) == len(expected)
         kept = spark.read.format("delta").load(str(tmp_path / late)).collect()

@@ -11,7 +11,7 @@ import pytest
 from deltalake import write_deltalake
 
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.log_rows import date_range_rows, meeting_keys
+from deltainc.pipeline.delta.log_rows import date_range_rows, existing_table, meeting_keys
 
 pytestmark = pytest.mark.pure
 
@@ -26,7 +26,7 @@ def _table(rows: list[tuple[int | None, dt.date]]) -> pa.Table:
 def test_a_date_range_read_gives_the_rows_of_those_days_only(tmp_path: Path, partitioned: bool) -> None:
     write_deltalake(str(tmp_path), _table([(i, day) for i, day in enumerate(D)]),
                     partition_by=["RecDate"] if partitioned else None)  # fmt: skip
-    rows = date_range_rows(str(tmp_path), ["k"], "RecDate", D[1], D[3])
+    rows = date_range_rows(existing_table(str(tmp_path)), str(tmp_path), ["k"], "RecDate", D[1], D[3])
     assert rows.column_names == ["k"]
     assert sorted(rows.column("k").to_pylist()) == [1, 2, 3]
 
@@ -34,7 +34,7 @@ def test_a_date_range_read_gives_the_rows_of_those_days_only(tmp_path: Path, par
 def test_a_date_range_read_of_a_column_that_is_not_a_date_is_left_to_spark(tmp_path: Path) -> None:
     write_deltalake(str(tmp_path), pa.table({"k": [1], "RecDate": ["2025-03-01"]}))
     with pytest.raises(LogUnreadable, match="not a DATE column"):
-        date_range_rows(str(tmp_path), ["k"], "RecDate", D[0], D[1])
+        date_range_rows(existing_table(str(tmp_path)), str(tmp_path), ["k"], "RecDate", D[0], D[1])
 
 
 def test_rows_meet_on_equal_keys_and_a_null_key_meets_nothing() -> None:

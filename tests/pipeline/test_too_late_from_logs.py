@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 
 from deltainc.join.windows import Window, to_index
 from deltainc.pipeline.controller import run
-from deltainc.pipeline.delta.log_rows import date_range_rows
+from deltainc.pipeline.delta.log_rows import date_range_rows, existing_table
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.window.too_late_from_logs import late_inputs_from_logs
@@ -71,6 +71,8 @@ def test_the_logs_feed_the_search_of_a_day_job_on_tables_in_local_folders(spark:
     assert sorted(r.Amount for r in read.target_rows.collect()) == [10, 11, 20]  # the rows of keys 1 and 2
     where = _job(tmp_path, "where", source_b={"path": str(tmp_path / "b"), "where": "SepaId > 0"})
     prepared = prepare_job(where, spark, load_settings())
+    search = prepared.join.late_search
+    assert search is not None
     assert late_inputs_from_logs(prepared, search, Window(day, day, prepared.uom)) is None
 
 
@@ -80,5 +82,5 @@ def test_the_rows_a_deletion_vector_deletes_are_not_read(spark: SparkSession, tm
         "delta.enableDeletionVectors", "true"
     ).save(path)
     spark.sql(f"DELETE FROM delta.`{path}` WHERE k = 2")
-    rows = date_range_rows(path, ["k"], "RecDate", D[0], D[1])
+    rows = date_range_rows(existing_table(path), path, ["k"], "RecDate", D[0], D[1])
     assert sorted(rows.column("k").to_pylist()) == [1, 3]

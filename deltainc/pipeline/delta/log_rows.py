@@ -18,22 +18,31 @@ from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, reading
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from deltalake import DeltaTable
 
-__all__ = ["date_range_rows", "meeting_keys", "spark_schema_json"]
+__all__ = ["existing_table", "date_range_rows", "meeting_keys", "spark_schema_json"]
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def date_range_rows(location: str, columns: Sequence[str], date: str, first: dt.date, last: dt.date) -> pa.Table:
-    """The rows of the Delta table at `location` (a local folder or S3) whose DATE column `date` is in [first,
-    last], with only `columns`: files whose partition value or statistics fall outside are not opened.
-
-    E.g. `date_range_rows("/data/target", ["TrxId", "RecDate_A", "JoinType"], "RecDate", dt.date(2025, 3, 1),
-    dt.date(2025, 3, 11))`.
-    """
+def existing_table(location: str) -> DeltaTable:
+    """The Delta table at `location` (a local folder or S3), opened once for the reads below; LogUnreadable when
+    none has committed there."""
     table = open_table(location)
     if table is None:
         raise LogUnreadable(f"no Delta table at {location}")
+    return table
+
+
+def date_range_rows(
+    table: DeltaTable, location: str, columns: Sequence[str], date: str, first: dt.date, last: dt.date
+) -> pa.Table:
+    """The rows of `table` (at `location`) whose DATE column `date` is in [first, last], with only `columns`: files
+    whose partition value or statistics fall outside are not opened.
+
+    E.g. `date_range_rows(existing_table(path), path, ["TrxId", "RecDate_A", "JoinType"], "RecDate",
+    dt.date(2025, 3, 1), dt.date(2025, 3, 11))`.
+    """
     if not _PLAIN_NAME.fullmatch(date) or not all(_PLAIN_NAME.fullmatch(c) for c in columns):
         raise LogUnreadable(f"a column name of {location} is not plain enough for a delta-rs predicate")
     import pyarrow as pa
@@ -83,11 +92,9 @@ def meeting_keys(left: pa.Table, right: pa.Table, keys: Sequence[tuple[str, str]
     return left, right
 
 
-def spark_schema_json(location: str) -> str:
-    """The table's schema as Delta's log holds it: the JSON of Spark's StructType (`StructType.fromJson`)."""
-    table = open_table(location)
-    if table is None:
-        raise LogUnreadable(f"no Delta table at {location}")
+def spark_schema_json(table: DeltaTable, location: str) -> str:
+    """The schema of `table` (at `location`) as Delta's log holds it: the JSON of Spark's StructType
+    (`StructType.fromJson`)."""
     with reading(location):
         return str(table.schema().to_json())
 

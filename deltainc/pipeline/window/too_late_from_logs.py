@@ -25,7 +25,7 @@ from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
 from deltainc.pipeline.delta.delta_log_stats import source_location
-from deltainc.pipeline.delta.log_rows import date_range_rows, meeting_keys, spark_schema_json
+from deltainc.pipeline.delta.log_rows import date_range_rows, existing_table, meeting_keys, spark_schema_json
 from deltainc.pipeline.job.kinds import LateSearch
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.too_late import FINAL_A_TYPES, a_side
@@ -71,7 +71,8 @@ def late_inputs_from_logs(prepared: PreparedJob, search: LateSearch, window: Win
 def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location: str, target: str) -> LateInputs:
     job, spec, rec = prepared.job, search.spec, prepared.rec
     inc, join_cols = job.join.inc_col, list(spec.join_cols)
-    target_schema = T.StructType.fromJson(json.loads(spark_schema_json(target)))
+    target_table = existing_table(target)
+    target_schema = T.StructType.fromJson(json.loads(spark_schema_json(target_table, target)))
     needed = list(dict.fromkeys([*join_cols, *job.target.keys, inc]))
     side = a_side(job.outcome_kind, spec.layout, target_schema.fieldNames(), needed)
     if not side.from_target:
@@ -80,10 +81,14 @@ def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location:
     # The final A rows published before the window whose B rows can be too late: dated (A's own RecDate) up to
     # e - mw - 1, output in [s - horizon, s - 1]; the exact bounds are Spark's again (`window_a_rows`).
     first, last_a = window.start - search.horizon, window.end - spec.max_waiting_time - 1
-    a = date_range_rows(target, [*columns.values(), JOIN_TYPE, rec], rec, _day(first), _day(window.start - 1))
+    a_names = [*columns.values(), JOIN_TYPE, rec]
+    a = date_range_rows(target_table, target, a_names, rec, _day(first), _day(window.start - 1))
     a = _final_up_to(a, columns[inc], _day(last_a))
     b_names = list(dict.fromkeys([*join_cols, *job.target.b_keys, inc]))
-    b = date_range_rows(b_location, b_names, inc, _day(window.start), _day(window.end))
+    unnamed = [name for name in b_names if name not in search.rows.columns]
+    if unnamed:  # Spark resolves names in any case; delta-rs and the types below take them as the table has them
+        raise LogUnreadable(f"{search.role} has no column spelled {', '.join(unnamed)}")
+    b = date_range_rows(existing_table(b_location), b_location, b_names, inc, _day(window.start), _day(window.end))
     a, b = meeting_keys(a, b, [(columns[key], key) for key in join_cols])
     spark = prepared.spark
     return LateInputs(

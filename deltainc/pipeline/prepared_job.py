@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.delta.sources import read_source
+from deltainc.pipeline.delta.window_reads import window_rows
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.job_file import load_job, resolve_job
 from deltainc.pipeline.job.join_plan import Identity
@@ -113,7 +114,8 @@ def prepare_job(
     frames = {"source_a": df_a} | {role: read_source(spark, ref, role) for role, ref in job.sources[1:]}
     kind, schemas = kind_of(job), {role: frame.schema for role, frame in frames.items()}
     plan = checked if checked is not None and checked.schemas == schemas else kind.plan(schemas)
-    return PreparedJob(spark, job, paths, kind, plan.prepare(frames), settings, partition_by)
+    rows = window_rows(spark, dict(job.sources), frames, job.join.inc_col, job.join.time_uom)
+    return PreparedJob(spark, job, paths, kind, plan.prepare(frames, rows), settings, partition_by)
 
 
 def open_job(

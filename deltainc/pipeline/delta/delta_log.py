@@ -26,6 +26,7 @@ __all__ = [
     "asking_spark",
     "Row",
     "reading",
+    "plain_location",
     "local_folder",
     "table_uri",
     "open_table",
@@ -86,6 +87,11 @@ def _from_the_log_readers(exc: BaseException) -> bool:
 def asking_spark(what: str, exc: Exception) -> None:
     """Say (at info, shown with --verbose) that `what` is read with Spark because the Delta log cannot answer."""
     log.info("%s read with Spark: %s", what, exc)
+
+
+def plain_location(location: str) -> bool:
+    """Whether Hadoop reads `location` literally: no '%' (a URI would unescape it), '#', '?' or glob character."""
+    return _ODD.search(location) is None
 
 
 def local_folder(location: str) -> str:

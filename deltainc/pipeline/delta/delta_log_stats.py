@@ -19,7 +19,15 @@ from deltainc.storage import is_s3
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-__all__ = ["source_location", "latest_unit_from_log", "null_count_from_log", "files_in_units", "null_keys_in_units"]
+__all__ = [
+    "source_location",
+    "source_table",
+    "has_deletion_vectors",
+    "latest_unit_from_log",
+    "null_count_from_log",
+    "files_in_units",
+    "null_keys_in_units",
+]
 
 _TIME_TYPES = {"date", "timestamp", "timestamp_ntz"}
 # Reader features whose tables the log answers exactly (deletion vectors are checked file by file).
@@ -55,7 +63,7 @@ def _reader_features_known(table: DeltaTable, location: str) -> None:
         raise LogUnreadable(f"{location} maps its column names ({mode}): its statistics are keyed apart")
 
 
-def _has_deletion_vectors(table: DeltaTable) -> bool:
+def has_deletion_vectors(table: DeltaTable) -> bool:
     """Whether a live file of the table has deleted rows (a max in its statistics may be a deleted row's)."""
     if "deletionVectors" not in set(table.protocol().reader_features or ()):
         return False
@@ -102,7 +110,7 @@ def _latest_value(table: DeltaTable, column: str, partitioned: bool, location: s
     return latest
 
 
-def _source_table(location: str, inc_col: str) -> tuple[DeltaTable, dict[str, str], str]:
+def source_table(location: str, inc_col: str) -> tuple[DeltaTable, dict[str, str], str]:
     """The Delta table at `location` with its column types and the column `inc_col` names, refused
     (LogUnreadable) when absent or when its protocol may change what its add actions mean."""
     table = open_table(location)
@@ -122,11 +130,11 @@ def latest_unit_from_log(location: str, inc_col: str, time_uom: str) -> int | No
     which never moves a day or an hour). LogUnreadable when that may not be the max of the live rows: deletion
     vectors in use, a file without statistics, column mapping or another reader feature, no table there.
     """
-    table, types, column = _source_table(location, inc_col)
+    table, types, column = source_table(location, inc_col)
     with reading(location):
         if types[column] not in _TIME_TYPES:
             raise LogUnreadable(f"{location}: {column} is {types[column]}, not a date or timestamp (Spark says so)")
-        if _has_deletion_vectors(table):
+        if has_deletion_vectors(table):
             raise LogUnreadable(f"{location} has deletion vectors: a max statistic may be a deleted row's")
         partitioned = column in table.metadata().partition_columns
         latest = _latest_value(table, column, partitioned, location)
@@ -139,9 +147,9 @@ def null_count_from_log(location: str, inc_col: str) -> int:
     """`sources.count_null_inc` of the Delta table at `location`: its rows whose `inc_col` is NULL, from the add
     actions (the partition value, or each file's null_count statistic). LogUnreadable where that may not be
     exact: deletion vectors in use, a file without statistics, column mapping or another reader feature."""
-    table, _types, column = _source_table(location, inc_col)
+    table, _types, column = source_table(location, inc_col)
     with reading(location):
-        if _has_deletion_vectors(table):
+        if has_deletion_vectors(table):
             raise LogUnreadable(f"{location} has deletion vectors: a null count may include deleted rows")
         partitioned = column in table.metadata().partition_columns
         actions = table.get_add_actions(flatten=True)
@@ -165,7 +173,7 @@ def files_in_units(location: str, inc_col: str, time_uom: str, first: int, last:
     """The files, and their bytes, that a scan of units [first, last] (last None: open) of `inc_col` reads in a
     table partitioned by `inc_col`: the live files whose partition value falls in the range (what Delta's
     partition pruning keeps, as `sources.scan_stats` counts it). LogUnreadable for a table not so partitioned."""
-    table, types, column = _source_table(location, inc_col)
+    table, types, column = source_table(location, inc_col)
     with reading(location):
         if column not in table.metadata().partition_columns or types[column] not in _TIME_TYPES:
             raise LogUnreadable(f"{location} is not partitioned by {column}: Spark's file pruning counts its files")
@@ -188,13 +196,13 @@ def null_keys_in_units(location: str, key: str, inc_col: str, time_uom: str, fir
     """The rows of units [first, last] of `inc_col` whose column `key` is NULL, in a table partitioned by
     `inc_col`: the null_count statistics of the files of those partitions. LogUnreadable where that may not be
     exact: not so partitioned, deletion vectors in use, a file without statistics, another reader feature."""
-    table, types, column = _source_table(location, inc_col)
+    table, types, column = source_table(location, inc_col)
     key_column = _column(types, key, location)
     with reading(location):
         partitions = table.metadata().partition_columns
         if column not in partitions or types[column] not in _TIME_TYPES or key_column in partitions:
             raise LogUnreadable(f"{location}: not partitioned by {column} alone: Spark counts its NULL keys")
-        if _has_deletion_vectors(table):
+        if has_deletion_vectors(table):
             raise LogUnreadable(f"{location} has deletion vectors: a null count may include deleted rows")
         actions = table.get_add_actions(flatten=True)
         if actions.num_rows == 0:

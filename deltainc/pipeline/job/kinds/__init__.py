@@ -13,10 +13,23 @@ from deltainc.pipeline.job.kinds.job_kind import (
     SourceScan,
     SpineReach,
     WindowJoin,
+    WindowRows,
+    whole_tables,
 )
 from deltainc.pipeline.job.kinds.two_source import TwoSourceJob
 
-__all__ = ["JobKind", "JoinPlan", "PreparedJoin", "LateSearch", "SourceScan", "SpineReach", "WindowJoin", "kind_of"]
+__all__ = [
+    "JobKind",
+    "JoinPlan",
+    "PreparedJoin",
+    "LateSearch",
+    "SourceScan",
+    "SpineReach",
+    "WindowJoin",
+    "WindowRows",
+    "kind_of",
+    "whole_tables",
+]
 
 
 def kind_of(job: JobConfig) -> JobKind:

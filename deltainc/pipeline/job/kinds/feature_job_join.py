@@ -20,7 +20,7 @@ from deltainc.pipeline.job.feature_plan import (
 )
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
-from deltainc.pipeline.job.kinds.job_kind import LateSearch, SourceScan, WindowJoin
+from deltainc.pipeline.job.kinds.job_kind import LateSearch, SourceScan, WindowJoin, WindowRows, whole_tables
 
 __all__ = ["FeaturePlan", "FeatureJoin", "plan_features"]
 
@@ -65,8 +65,10 @@ class FeaturePlan:
     schemas: Mapping[str, T.StructType]
     read_ranges: Ranges
 
-    def prepare(self, frames: Mapping[str, DataFrame]) -> FeatureJoin:
-        """Joined to the rows; the one check left, resolving the sources' join conditions, is Spark's analyzer's."""
+    def prepare(self, frames: Mapping[str, DataFrame], rows: WindowRows = whole_tables) -> FeatureJoin:
+        """Joined to the rows; the one check left, resolving the sources' join conditions, is Spark's analyzer's.
+        The sources' joins are planned once over the whole tables: `rows` is not used (each window's scans are
+        pruned by Spark)."""
         spine = frames["source_a"]
         sources = feature_sources(self.job, frames)
         settings = spine_settings(self.job)

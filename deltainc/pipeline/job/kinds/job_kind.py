@@ -10,7 +10,7 @@ any window without checking again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
@@ -23,7 +23,27 @@ if TYPE_CHECKING:
     from deltainc.pipeline.job.job_config import JobConfig
     from deltainc.pipeline.job.join_plan import Identity
 
-__all__ = ["SpineReach", "SourceScan", "WindowJoin", "LateSearch", "PreparedJoin", "JoinPlan", "JobKind"]
+__all__ = [
+    "WindowRows",
+    "whole_tables",
+    "SpineReach",
+    "SourceScan",
+    "WindowJoin",
+    "LateSearch",
+    "PreparedJoin",
+    "JoinPlan",
+    "JobKind",
+]
+
+
+# A source's rows of a window's units, by role and units [first, last]: its Delta files read directly where the
+# log names them (deltainc.pipeline.delta.window_reads), or None: the window reads the whole table, pruned.
+WindowRows = Callable[[str, int, int], "DataFrame | None"]
+
+
+def whole_tables(role: str, first: int, last: int) -> DataFrame | None:
+    """The `WindowRows` that reads every window from the whole Delta tables (pruned by Spark)."""
+    return None
 
 
 class SpineReach(NamedTuple):
@@ -106,9 +126,10 @@ class JoinPlan(Protocol):
         """The sources' schemas it was checked against, by role (the Delta logs' or Spark's)."""
         ...
 
-    def prepare(self, frames: Mapping[str, DataFrame]) -> PreparedJoin:
+    def prepare(self, frames: Mapping[str, DataFrame], rows: WindowRows = whole_tables) -> PreparedJoin:
         """The plan joined to the sources' rows (by role), with their join conditions resolved by Spark's
-        analyzer (no Spark job); ConfigError naming the condition that does not resolve."""
+        analyzer (no Spark job); ConfigError naming the condition that does not resolve. `rows` gives a window
+        a source's rows of its units where they can be read apart from the whole table."""
         ...
 
 

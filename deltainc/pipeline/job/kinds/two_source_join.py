@@ -14,7 +14,7 @@ from deltainc.join.join_spec import JoinSpec, resolve_join_cond
 from deltainc.join.windows import open_read_bounds
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity, plan_join
-from deltainc.pipeline.job.kinds.job_kind import LateSearch, SourceScan, WindowJoin
+from deltainc.pipeline.job.kinds.job_kind import LateSearch, SourceScan, WindowJoin, WindowRows, whole_tables
 
 __all__ = ["TwoSourcePlan", "TwoSourceJoin", "plan_two_source"]
 
@@ -28,22 +28,29 @@ class TwoSourceJoin:
     origins: Mapping[str, tuple[str, str]]
     frames: Mapping[str, DataFrame]
     horizon: int  # how far after its A row a too-late B row is looked for; 0 = not at all
+    rows: WindowRows = whole_tables  # A's and B's rows of a window's units, where read apart from the tables
 
     @property
     def late_search(self) -> LateSearch | None:
         return None if self.horizon == 0 else LateSearch(self.frames["source_b"], self.spec, self.horizon)
 
     def join(self, first: int, last: int) -> WindowJoin:
-        """The engine's output for [first, last]: A read in [s - mw, e], B in [s - lb - mw, e]."""
+        """The engine's output for [first, last]: A read in [s - mw, e], B in [s - lb - mw, e] (the files of
+        those units where `rows` reads them, else the whole tables, pruned by Spark)."""
         spec = replace(self.spec, start=first, end=last)
-        df_a, df_b = self.frames["source_a"], self.frames["source_b"]
-        scan_a, scan_b = read_sources(df_a, df_b, spec)
         bounds = open_read_bounds(first, last, spec.look_back_time, spec.max_waiting_time, spec.b_waits)
+        df_a = self._rows("source_a", bounds.a_start, bounds.a_end)
+        df_b = self._rows("source_b", bounds.b_start, bounds.b_end)
+        scan_a, scan_b = read_sources(df_a, df_b, spec)
         scans = (
             SourceScan("source_a", scan_a, (bounds.a_start, bounds.a_end)),
             SourceScan("source_b", scan_b, (bounds.b_start, bounds.b_end)),
         )
         return WindowJoin(join_prepared(df_a, df_b, spec), scans)
+
+    def _rows(self, role: str, first: int, last: int) -> DataFrame:
+        read = self.rows(role, first, last)
+        return self.frames[role] if read is None else read
 
 
 @dataclass(frozen=True)
@@ -55,8 +62,9 @@ class TwoSourcePlan:
     identity: Identity
     schemas: Mapping[str, T.StructType]
 
-    def prepare(self, frames: Mapping[str, DataFrame]) -> TwoSourceJoin:
-        """Joined to A's and B's rows; the one check left, resolving `join_cond`, is Spark's analyzer's."""
+    def prepare(self, frames: Mapping[str, DataFrame], rows: WindowRows = whole_tables) -> TwoSourceJoin:
+        """Joined to A's and B's rows (a window's through `rows` where it reads them apart); the one check left,
+        resolving `join_cond`, is Spark's analyzer's."""
         df_a, df_b = frames["source_a"], frames["source_b"]
         if self.spec.join_cond is not None:
             resolve_join_cond(df_a, df_b, self.spec.join_cond, self.spec.settings)
@@ -65,7 +73,7 @@ class TwoSourcePlan:
             out: ("source_b", col) for col, out in layout.b_names
         }
         frames = {"source_a": df_a, "source_b": df_b}
-        return TwoSourceJoin(self.spec, self.identity, origins, frames, self.job.join.horizon)
+        return TwoSourceJoin(self.spec, self.identity, origins, frames, self.job.join.horizon, rows)
 
 
 def plan_two_source(job: JobConfig, schemas: Mapping[str, T.StructType]) -> TwoSourcePlan:

@@ -24,7 +24,7 @@ source with a short wait joins the spine rows of its own wait and those another 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import reduce
 
@@ -313,14 +313,20 @@ def _plan_step(rows: DataFrame, source: FeatureSource, carried: str, settings: I
     return _Step(source, carried, replace(spec, settings=options, layout=layout), tuple(renames.items()))
 
 
-def _join_step(rows: DataFrame, step: _Step, settings: IncJoinSettings, window: tuple[int | None, int]) -> DataFrame:
+def _join_step(
+    rows: DataFrame,
+    step: _Step,
+    settings: IncJoinSettings,
+    window: tuple[int | None, int],
+    source_rows: DataFrame | None = None,
+) -> DataFrame:
     """`rows` (the spine's rows with RecDate >= `window[0]`, with the sources joined so far) joined with the step's
-    source as of `window[1]`. Each row of `rows` is an A row of the single-source join (a fan-out row is one more
-    A row), so joining the sources one after the other gives every combination of components and reads the spine
-    once."""
+    source (or `source_rows`, some of its rows with its columns) as of `window[1]`. Each row of `rows` is an A row
+    of the single-source join (a fan-out row is one more A row), so joining the sources one after the other gives
+    every combination of components and reads the spine once."""
     inc, uom = settings.inc_col_name, settings.time_uom
     first, end = window
-    frame = step.source.rows
+    frame = step.source.rows if source_rows is None else source_rows
     a = rows.withColumnRenamed(spine_rec(settings), inc)
     b = frame.where(source_filter(frame, inc, uom, None if first is None else first - step.source.look_back_time, end))
     joined = join_prepared(a, b, replace(step.spec, start=first, end=end))
@@ -392,10 +398,20 @@ def feature_join(
     return join_features(prepare_features(spine, features, settings), start, end)
 
 
-def join_features(joined: JoinedFeatures, start: int | None, end: int) -> DataFrame:
+def join_features(
+    joined: JoinedFeatures,
+    start: int | None,
+    end: int,
+    spine: DataFrame | None = None,
+    sources: Mapping[str, DataFrame] | None = None,
+) -> DataFrame:
     """`feature_join` of sources checked (`check_features`) and planned (`prepare_features`) before, for the output
-    window [start, end] in unit indexes (start None = from the spine's first rows): nothing is checked again."""
-    spine, features, settings = joined.spine, joined.features, joined.settings
+    window [start, end] in unit indexes (start None = from the spine's first rows): nothing is checked again.
+    `spine` and `sources` (by source name) may give rows to read instead of the planned ones: the same columns,
+    at least the rows of the window's read ranges (the pipeline's files of those units)."""
+    sources = sources or {}
+    features, settings = joined.features, joined.settings
+    spine = joined.spine if spine is None else spine
     inc, uom = settings.inc_col_name, settings.time_uom
     reach = max(source.max_waiting_time for source in features)
     first = None if start is None else start - reach
@@ -403,7 +419,7 @@ def join_features(joined: JoinedFeatures, start: int | None, end: int) -> DataFr
     combined = spine.where(source_filter(spine, inc, uom, first, end)).withColumnRenamed(inc, spine_rec(settings))
     steps = joined.steps
     for done, step in enumerate(steps, start=1):
-        combined = _join_step(combined, step, settings, (first, end))
+        combined = _join_step(combined, step, settings, (first, end), sources.get(step.source.name))
         if start is not None and done < len(steps):
             later = max(s.source.max_waiting_time for s in steps[done:])
             combined = combined.where(_may_reach([s.carried for s in steps[:done]], later, start, rec_type, settings))

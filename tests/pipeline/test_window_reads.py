@@ -12,11 +12,11 @@ from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.join.windows import to_index
+from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.settings import load_settings
-from jobs import job_config
+from jobs import feature_job_config, job_config
 
 pytestmark = pytest.mark.spark
 
@@ -92,3 +92,20 @@ def test_a_source_with_a_not_null_column_is_read_through_delta(spark: SparkSessi
     )
     spark.read.format("delta").load(str(tmp_path / "b")).write.format("delta").mode("append").save(str(tmp_path / "c"))
     assert _rows(spark, _job(tmp_path, source_b={"path": str(tmp_path / "c")}), "source_b") is None
+
+
+def test_a_feature_job_s_window_reads_its_spine_and_sources_from_their_files(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    _write(spark, tmp_path)
+    pay = {"name": "pay", "path": str(tmp_path / "b"), "how": "left", "join_cols": ["TrxId"], "keys": ["SepaId"],
+           "look_back_time": 1, "max_waiting_time": 1}  # fmt: skip
+    job = feature_job_config(tmp_path, "f", D[0], [pay])
+    (tmp_path / "trx").symlink_to(tmp_path / "a")  # the spine: feature_job_config reads root/trx
+    window = prepare_job(job, spark, load_settings()).join.join(LAST, LAST)
+    for scan in window.scans:
+        first, last = (from_index(unit, "day") for unit in scan.units)
+        table = tmp_path / ("a" if scan.role == "source_a" else "b")
+        delta = spark.read.format("delta").load(str(table)).where(F.col("RecDate").between(first, last))
+        assert "parquet" in str(scan.scan._jdf.queryExecution().analyzed()).lower()
+        assert sorted(scan.scan.collect()) == sorted(delta.collect())

@@ -1,5 +1,5 @@
 """The data files of some units of a source, from its Delta log (delta-rs): what a window's scan of the source
-reads, listed without Spark (docs/design.md#through-the-logs-where-they-can-answer).
+reads, listed without Spark (docs/design.md#what-a-window-reads).
 
 Spark's Delta reader loads a source's snapshot state and filters its files inside every window's write, four
 Spark jobs a source whenever the source got a new version since the last run (every day, in production). The

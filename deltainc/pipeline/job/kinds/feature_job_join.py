@@ -37,6 +37,7 @@ class FeatureJoin:
     origins: Mapping[str, tuple[str, str]]
     frames: Mapping[str, DataFrame]
     read_ranges: Ranges  # FeatureJob.read_ranges: each source's units for a window
+    rows: WindowRows = whole_tables  # each source's rows of a window's units, where read apart from the tables
 
     @property
     def late_search(self) -> LateSearch | None:
@@ -45,15 +46,21 @@ class FeatureJoin:
 
     def join(self, first: int, last: int) -> WindowJoin:
         """`join_features` for [first, last], as planned once; the scans are each source's rows in
-        `FeatureJob.read_ranges`."""
+        `FeatureJob.read_ranges` (the files of those units where `rows` reads them, else the whole tables)."""
         inc, uom = self.job.join.inc_col, self.job.join.time_uom
         ranges = self.read_ranges(first, last)
+        frames = {role: self._rows(role, *ranges[role]) for role in self.frames}
         scans = tuple(
             SourceScan(role, frame.where(source_filter(frame, inc, uom, *ranges[role])), ranges[role])
-            for role, frame in self.frames.items()
+            for role, frame in frames.items()
         )
-        output = join_features(self.joined, first, last)
+        sources = {feature.name: frames[feature.role] for feature in self.job.features}
+        output = join_features(self.joined, first, last, frames["source_a"], sources)
         return WindowJoin(output, scans)
+
+    def _rows(self, role: str, first: int, last: int) -> DataFrame:
+        read = self.rows(role, first, last)
+        return self.frames[role] if read is None else read
 
 
 @dataclass(frozen=True)
@@ -66,9 +73,8 @@ class FeaturePlan:
     read_ranges: Ranges
 
     def prepare(self, frames: Mapping[str, DataFrame], rows: WindowRows = whole_tables) -> FeatureJoin:
-        """Joined to the rows; the one check left, resolving the sources' join conditions, is Spark's analyzer's.
-        The sources' joins are planned once over the whole tables: `rows` is not used (each window's scans are
-        pruned by Spark)."""
+        """Joined to the rows (a window's through `rows` where it reads them apart); the one check left, resolving
+        the sources' join conditions, is Spark's analyzer's."""
         spine = frames["source_a"]
         sources = feature_sources(self.job, frames)
         settings = spine_settings(self.job)
@@ -76,7 +82,7 @@ class FeaturePlan:
         origins = feature_origins(spine, sources, self.job)
         ordered = {"source_a": spine} | {f.role: frames[f.role] for f in self.job.features}
         joined = prepare_features(spine, sources, settings)
-        return FeatureJoin(self.job, joined, self.identity, origins, ordered, self.read_ranges)
+        return FeatureJoin(self.job, joined, self.identity, origins, ordered, self.read_ranges, rows)
 
 
 def plan_features(job: JobConfig, schemas: Mapping[str, T.StructType], read_ranges: Ranges) -> FeaturePlan:

@@ -148,6 +148,12 @@ def _report_options(args: argparse.Namespace) -> list[str]:
     return ["--pairs", str(args.repeat), "--days", str(min(365, args.days)), "--data", str(args.data / "report")]
 
 
+def _new_days(args: argparse.Namespace) -> list[str]:
+    """new_days' options: the demo's 200 rows a day (or fewer), 16 days with the first 4 unrecorded (or --days)."""
+    days = max(3, min(16, args.days))
+    return ["--rows-per-day", str(min(200, args.rows_per_day)), "--days", str(days), "--warm", str(min(4, days - 2))]
+
+
 def _repeat(args: argparse.Namespace) -> list[str]:
     return ["--repeat", str(args.repeat)]
 
@@ -186,6 +192,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("layout", _markdown_of("benchmarks.layout_ab", _small_job)),
     _scenario("too-late", _markdown_of("benchmarks.too_late", _small_job)),
     _scenario("report", _markdown_of("benchmarks.report_time", _report_options)),
+    _scenario("new-days", _markdown_of("benchmarks.new_days", _new_days)),
     _scenario("stream", _stream, stream_section, stream_check),
 )
 

@@ -1,0 +1,151 @@
+"""A daily schedule on sources that get a new day before each run, as in production and in `make demo`.
+
+The other scenarios run on sources that stay as they are, so Spark keeps their Delta snapshots and never pays for a
+source's new version. Here, day after day in one warm session (local Spark, a temporary folder), both sources get
+that day's partitions appended (`deltainc.demo.sample_data`, the demo's ledger and payments), and then, in
+alternating order, the demo's daily job runs (`pipeline.run`, `max_window = 1`) and the floor runs: the day's window
+joined by `inc_join` over the two Delta sources and appended to a Delta table of its own. The first `--warm` days
+are not recorded. Each day's seconds and Spark jobs (the DAGScheduler's counter: every thread's jobs) are kept.
+
+    python -m benchmarks.new_days --rows-per-day 200 --days 16 --warm 4 [--json out.json]
+
+It prints a Markdown report; `--json` also writes the raw measurements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from functools import partial
+from pathlib import Path
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from benchmarks.report import load_average
+from deltainc import pipeline
+from deltainc.demo.demo_jobs import DEMO_START, demo_job
+from deltainc.demo.sample_data import SampleSpec, generate
+from deltainc.join.engine import inc_join
+from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.spark import get_spark
+
+__all__ = ["Day", "measure", "render", "main"]
+
+
+@dataclass(frozen=True)
+class Day:
+    """One scheduled day: the daily run's and the floor's seconds and Spark jobs, and which ran first."""
+
+    day: str
+    run_s: float
+    run_jobs: int
+    floor_s: float
+    floor_jobs: int
+    run_first: bool
+
+
+def _append(frame: DataFrame, day: dt.date, path: Path) -> None:
+    frame.where(F.col("RecDate") == F.lit(day)).coalesce(1).write.format("delta").mode("append").partitionBy(
+        "RecDate"
+    ).save(str(path))
+
+
+def _floor(spark: SparkSession, job: JobConfig, day: dt.date, path: Path) -> None:
+    """The day's window joined over the Delta sources with inc_join and appended to the Delta table at `path`."""
+    assert job.source_b is not None and job.join.how is not None  # a two-source job
+    a = spark.read.format("delta").load(str(job.source_a.path))
+    b = spark.read.format("delta").load(str(job.source_b.path))
+    join = job.join
+    output = inc_join(a, b, job.outcome_kind, list(join.join_cols), None, join.look_back_time, join.max_waiting_time,
+                      day, day, join.engine_settings(job.target.b_keys))  # fmt: skip
+    output.write.format("delta").mode("append").save(str(path))
+
+
+def _timed(spark: SparkSession, work: Callable[[], object]) -> tuple[float, int]:
+    """Seconds and Spark jobs (any thread's) of `work()`."""
+    dag = spark.sparkContext._jsc.sc().dagScheduler()
+    first, clock = int(dag.nextJobId()), time.perf_counter()
+    work()
+    return time.perf_counter() - clock, int(dag.nextJobId()) - first
+
+
+def measure(spark: SparkSession, root: Path, rows_per_day: int, days: int, warm: int) -> list[Day]:
+    """The schedule's days after the first `warm`, each measured once (see the module's text)."""
+    spec = SampleSpec(start=DEMO_START, days=days, rows_per_day=rows_per_day)
+    job = demo_job(root, "new_days", 1)
+    source_a, source_b = generate(spark, spec, partitions=2)
+    source_a, source_b = source_a.persist(StorageLevel.MEMORY_AND_DISK), source_b.persist(StorageLevel.MEMORY_AND_DISK)
+    measured: list[Day] = []
+    try:
+        for offset in range(days):
+            day = spec.start + dt.timedelta(days=offset)
+            _append(source_a, day, root / "ledger")
+            _append(source_b, day, root / "payments")
+            run_first = offset % 2 == 0
+            steps: list[tuple[str, Callable[[], object]]] = [
+                ("run", partial(pipeline.run, job, spark=spark)),
+                ("floor", partial(_floor, spark, job, day, root / "floor")),
+            ]
+            timed = {name: _timed(spark, work) for name, work in (steps if run_first else steps[::-1])}
+            if offset >= warm:
+                measured.append(Day(day.isoformat(), *timed["run"], *timed["floor"], run_first))
+    finally:
+        source_a.unpersist()
+        source_b.unpersist()
+    return measured
+
+
+def render(measured: list[Day], rows_per_day: int, load: str) -> list[str]:
+    """The report: medians [min-max] of the daily run and the floor, their Spark jobs, and the ratio."""
+
+    def spread(values: list[float]) -> str:
+        return f"{statistics.median(values):.2f} s [{min(values):.2f}-{max(values):.2f}]"
+
+    runs, floors = [d.run_s for d in measured], [d.floor_s for d in measured]
+    ratio = statistics.median(runs) / statistics.median(floors)
+    return [
+        f"# A daily schedule on sources that get a new day before each run ({rows_per_day} rows a day)",
+        "",
+        f"{len(measured)} days measured, one daily run and one floor each, alternating which runs first; "
+        f"load average {load}.",
+        "",
+        "| | seconds, median [min-max] | Spark jobs, median [min-max] |",
+        "|---|---|---|",
+        f"| daily run (`pipeline.run`) | {spread(runs)} | {statistics.median([d.run_jobs for d in measured]):.0f} "
+        f"[{min(d.run_jobs for d in measured)}-{max(d.run_jobs for d in measured)}] |",
+        f"| floor (join the window, append) | {spread(floors)} | "
+        f"{statistics.median([d.floor_jobs for d in measured]):.0f} "
+        f"[{min(d.floor_jobs for d in measured)}-{max(d.floor_jobs for d in measured)}] |",
+        "",
+        f"Daily run / floor: **{ratio:.2f}x** (medians).",
+    ]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows-per-day", type=int, default=200)
+    parser.add_argument("--days", type=int, default=16)
+    parser.add_argument("--warm", type=int, default=4, help="days run before any is recorded")
+    parser.add_argument("--json", type=Path, help="also write the raw measurements here")
+    args = parser.parse_args(argv)
+    if args.days <= args.warm:
+        parser.error("--days must exceed --warm")
+    spark = get_spark()
+    with tempfile.TemporaryDirectory(prefix="deltainc-new-days-") as folder:
+        measured = measure(spark, Path(folder), args.rows_per_day, args.days, args.warm)
+    load = load_average()
+    print("\n".join(render(measured, args.rows_per_day, load)))
+    if args.json is not None:
+        args.json.write_text(json.dumps({"load": load, "days": [asdict(d) for d in measured]}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -30,10 +30,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from benchmarks.report import load_average
+from benchmarks.scenarios import inc_join_window
 from deltainc import pipeline
 from deltainc.demo.demo_jobs import DEMO_START, demo_job
 from deltainc.demo.sample_data import SampleSpec, generate
-from deltainc.join.engine import inc_join
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.spark import get_spark
 
@@ -60,13 +60,7 @@ def _append(frame: DataFrame, day: dt.date, path: Path) -> None:
 
 def _floor(spark: SparkSession, job: JobConfig, day: dt.date, path: Path) -> None:
     """The day's window joined over the Delta sources with inc_join and appended to the Delta table at `path`."""
-    assert job.source_b is not None and job.join.how is not None  # a two-source job
-    a = spark.read.format("delta").load(str(job.source_a.path))
-    b = spark.read.format("delta").load(str(job.source_b.path))
-    join = job.join
-    output = inc_join(a, b, job.outcome_kind, list(join.join_cols), None, join.look_back_time, join.max_waiting_time,
-                      day, day, join.engine_settings(job.target.b_keys))  # fmt: skip
-    output.write.format("delta").mode("append").save(str(path))
+    inc_join_window(spark, job, day).write.format("delta").mode("append").save(str(path))
 
 
 def _timed(spark: SparkSession, work: Callable[[], object]) -> tuple[float, int]:

@@ -32,6 +32,7 @@ from benchmarks.data import Sources, append_day, bench_settings, copy_days, ensu
 from benchmarks.timing import Counter, Measurement, measure
 from deltainc import pipeline
 from deltainc.demo.sample_data import A_SCHEMA, B_SCHEMA, SampleSpec
+from deltainc.join.engine import inc_join
 from deltainc.join.join_types import counted_types
 from deltainc.join.options import IncJoinSettings
 from deltainc.join.output_layout import plan_layout
@@ -45,6 +46,7 @@ from deltainc.settings import Settings
 from deltainc.spark import get_spark
 
 __all__ = [
+    "inc_join_window",
     "Bench",
     "Comparison",
     "DailyPoint",
@@ -338,6 +340,16 @@ def floor_scans(bench: Bench, number: int) -> tuple[DataFrame, DataFrame]:
     a = _read(bench.spark, bench.sources.path_a).where(F.col("RecDate").between(F.lit(first_a), F.lit(last)))
     b = _read(bench.spark, bench.sources.path_b).where(F.col("RecDate").between(F.lit(first_b), F.lit(last)))
     return a, b
+
+
+def inc_join_window(spark: SparkSession, job: JobConfig, day: dt.date) -> DataFrame:
+    """The floor's join: `day`'s window of the two-source `job`, by `inc_join` over its two Delta sources."""
+    assert job.source_b is not None and job.join.how is not None  # a two-source job
+    a = spark.read.format("delta").load(str(job.source_a.path))
+    b = spark.read.format("delta").load(str(job.source_b.path))
+    join = job.join
+    return inc_join(a, b, job.outcome_kind, list(join.join_cols), None, join.look_back_time, join.max_waiting_time,
+                    day, day, join.engine_settings(job.target.b_keys))  # fmt: skip
 
 
 def _join_append(bench: Bench, job: JobConfig, number: int, path: str) -> None:

@@ -52,9 +52,8 @@ from pyspark.sql import SparkSession
 
 import deltainc
 from benchmarks.data import ensure_sources, table_version
-from benchmarks.scenarios import Bench, restore, snapshot
+from benchmarks.scenarios import Bench, inc_join_window, restore, snapshot
 from deltainc.demo.sample_data import SampleSpec
-from deltainc.join.engine import inc_join
 from deltainc.pipeline import controller, prepared_job
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import two_source_join
@@ -455,12 +454,7 @@ class Profile:
 def _floor(spark: SparkSession, job: JobConfig, day: dt.date, path: str, timeline: Timeline) -> None:
     """Read A and B, join `day`'s window with inc_join, append the output to the Delta table at `path`."""
     timeline.enter("floor: read A and B, inc_join (plan)")
-    assert job.source_b is not None and job.join.how is not None  # a two-source job
-    a = spark.read.format("delta").load(str(job.source_a.path))
-    b = spark.read.format("delta").load(str(job.source_b.path))
-    join = job.join
-    output = inc_join(a, b, job.outcome_kind, list(join.join_cols), None, join.look_back_time, join.max_waiting_time,
-                      day, day, join.engine_settings(job.target.b_keys))  # fmt: skip
+    output = inc_join_window(spark, job, day)
     timeline.exit()
     timeline.enter("floor: append (write)")
     output.write.format("delta").mode("append").save(path)

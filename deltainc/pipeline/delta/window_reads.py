@@ -8,7 +8,7 @@ the window reads the Delta table, pruned by Spark, as before. Said at info (`--v
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -17,13 +17,11 @@ from pyspark.sql import types as T
 from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
 from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.delta.window_files import WindowFiles, window_files
+from deltainc.pipeline.job.kinds.job_kind import WindowRows, whole_tables
 from deltainc.pipeline.job.table_refs import SourceRef
 from deltainc.spark_compat import is_connect, spark_major
 
-__all__ = ["WindowRows", "window_rows", "read_files"]
-
-# role, first unit, last unit -> that source's rows in those units, or None: read the whole Delta table, pruned.
-WindowRows = Callable[[str, int, int], "DataFrame | None"]
+__all__ = ["window_rows", "read_files"]
 
 
 def window_rows(
@@ -35,7 +33,7 @@ def window_rows(
     E.g. `window_rows(spark, dict(job.sources), frames, "RecDate", "day")("source_b", d - 12, d)`.
     """
     if is_connect(spark) or spark_major() < 4:  # Connect's client may not see the server's files
-        return _whole_tables
+        return whole_tables
     nullable = {role: _nullable(frame.schema) for role, frame in frames.items()}
 
     def rows(role: str, first: int, last: int) -> DataFrame | None:
@@ -60,10 +58,6 @@ def read_files(spark: SparkSession, schema: T.StructType, files: WindowFiles) ->
         return spark.createDataFrame([], schema)
     read = spark.read.schema(schema).option("basePath", files.root).parquet(*files.paths)
     return read.select(*[F.col("`" + name.replace("`", "``") + "`") for name in schema.fieldNames()])
-
-
-def _whole_tables(role: str, first: int, last: int) -> DataFrame | None:
-    return None
 
 
 def _nullable(kind: T.DataType) -> bool:

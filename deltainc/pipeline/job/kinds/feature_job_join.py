@@ -20,7 +20,14 @@ from deltainc.pipeline.job.feature_plan import (
 )
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
-from deltainc.pipeline.job.kinds.job_kind import LateSearch, SourceScan, WindowJoin, WindowRows, whole_tables
+from deltainc.pipeline.job.kinds.job_kind import (
+    LateSearch,
+    SourceScan,
+    WindowJoin,
+    WindowRows,
+    whole_tables,
+    window_rows_of,
+)
 
 __all__ = ["FeaturePlan", "FeatureJoin", "plan_features"]
 
@@ -49,7 +56,7 @@ class FeatureJoin:
         `FeatureJob.read_ranges` (the files of those units where `rows` reads them, else the whole tables)."""
         inc, uom = self.job.join.inc_col, self.job.join.time_uom
         ranges = self.read_ranges(first, last)
-        frames = {role: self._rows(role, *ranges[role]) for role in self.frames}
+        frames = {role: window_rows_of(self.rows, self.frames, role, *ranges[role]) for role in self.frames}
         scans = tuple(
             SourceScan(role, frame.where(source_filter(frame, inc, uom, *ranges[role])), ranges[role])
             for role, frame in frames.items()
@@ -57,10 +64,6 @@ class FeatureJoin:
         sources = {feature.name: frames[feature.role] for feature in self.job.features}
         output = join_features(self.joined, first, last, frames["source_a"], sources)
         return WindowJoin(output, scans)
-
-    def _rows(self, role: str, first: int, last: int) -> DataFrame:
-        read = self.rows(role, first, last)
-        return self.frames[role] if read is None else read
 
 
 @dataclass(frozen=True)

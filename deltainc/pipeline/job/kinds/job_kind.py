@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "WindowRows",
     "whole_tables",
+    "window_rows_of",
     "SpineReach",
     "SourceScan",
     "WindowJoin",
@@ -44,6 +45,13 @@ WindowRows = Callable[[str, int, int], "DataFrame | None"]
 def whole_tables(role: str, first: int, last: int) -> DataFrame | None:
     """The `WindowRows` that reads every window from the whole Delta tables (pruned by Spark)."""
     return None
+
+
+def window_rows_of(rows: WindowRows, frames: Mapping[str, DataFrame], role: str, first: int, last: int) -> DataFrame:
+    """`role`'s rows of units [first, last]: read apart where `rows` reads them, else its whole table (Spark prunes
+    it by the window's filter)."""
+    read = rows(role, first, last)
+    return frames[role] if read is None else read
 
 
 class SpineReach(NamedTuple):

@@ -14,7 +14,14 @@ from deltainc.join.join_spec import JoinSpec, resolve_join_cond
 from deltainc.join.windows import open_read_bounds
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity, plan_join
-from deltainc.pipeline.job.kinds.job_kind import LateSearch, SourceScan, WindowJoin, WindowRows, whole_tables
+from deltainc.pipeline.job.kinds.job_kind import (
+    LateSearch,
+    SourceScan,
+    WindowJoin,
+    WindowRows,
+    whole_tables,
+    window_rows_of,
+)
 
 __all__ = ["TwoSourcePlan", "TwoSourceJoin", "plan_two_source"]
 
@@ -39,18 +46,14 @@ class TwoSourceJoin:
         those units where `rows` reads them, else the whole tables, pruned by Spark)."""
         spec = replace(self.spec, start=first, end=last)
         bounds = open_read_bounds(first, last, spec.look_back_time, spec.max_waiting_time, spec.b_waits)
-        df_a = self._rows("source_a", bounds.a_start, bounds.a_end)
-        df_b = self._rows("source_b", bounds.b_start, bounds.b_end)
+        df_a = window_rows_of(self.rows, self.frames, "source_a", bounds.a_start, bounds.a_end)
+        df_b = window_rows_of(self.rows, self.frames, "source_b", bounds.b_start, bounds.b_end)
         scan_a, scan_b = read_sources(df_a, df_b, spec)
         scans = (
             SourceScan("source_a", scan_a, (bounds.a_start, bounds.a_end)),
             SourceScan("source_b", scan_b, (bounds.b_start, bounds.b_end)),
         )
         return WindowJoin(join_prepared(df_a, df_b, spec), scans)
-
-    def _rows(self, role: str, first: int, last: int) -> DataFrame:
-        read = self.rows(role, first, last)
-        return self.frames[role] if read is None else read
 
 
 @dataclass(frozen=True)

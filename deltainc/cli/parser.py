@@ -267,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command(
         "demo",
-        "a month of generated bank transactions loaded and joined day by day",
+        "a month of generated bank transactions: its history caught up in one run, then joined day by day",
         tool_commands.demo,
         json_output=False,
         job=None,
@@ -280,6 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder for the demo's tables, emptied first (default: demo-data)",
     )
     sub.add_argument("--days", type=_positive, default=30, metavar="N", help="days of data (default: 30)")
+    sub.add_argument(
+        "--daily",
+        type=_positive,
+        default=10,
+        metavar="N",
+        help="the last N days are loaded and run one at a time, the days before in one run (default: 10)",
+    )
     sub.add_argument(
         "--rows-per-day", type=_positive, default=200, metavar="N", help="ledger transactions per day (default: 200)"
     )

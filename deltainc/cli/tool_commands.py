@@ -68,11 +68,17 @@ def profile(ctx: Context) -> int:
 
 
 def demo(ctx: Context) -> int:
-    """`deltainc demo [--root DIR] [--days N] [--rows-per-day N]`: exit 1 when its promises did not hold."""
+    """`deltainc demo [--root DIR] [--days N] [--daily N] [--rows-per-day N]`: exit 1 when its promises did not
+    hold."""
     from deltainc.demo.demo import run_demo
 
     result = run_demo(
-        ctx.args.root, ctx.spark(), days=ctx.args.days, rows_per_day=ctx.args.rows_per_day, echo=ctx.print
+        ctx.args.root,
+        ctx.spark(),
+        days=ctx.args.days,
+        rows_per_day=ctx.args.rows_per_day,
+        echo=ctx.print,
+        daily=ctx.args.daily,
     )
     if not result.ok:
         print_error("demo: the daily schedules, the re-run and the one-shot reloads did not agree (see above)")

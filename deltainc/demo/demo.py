@@ -1,11 +1,11 @@
 """The end-to-end demo: a month of ledger and payment-engine loads, joined day by day into a Delta target.
 
-`run_demo` plays a real daily schedule on generated data (`deltainc.demo.sample_data`): every day it appends
-that day's partitions of A (ledger transactions) and B (payment-engine records) and runs the job with
-`max_window = 1`, so the target grows exactly as it would in production. It then shows the two
-promises of docs/design.md#invariants on the result: re-running a processed day leaves the target's rows
-unchanged, and reloading every day in one run into a second target gives the same rows as the daily
-schedule.
+`run_demo` plays a job's adoption and its daily schedule on generated data (`deltainc.demo.sample_data`): the
+history before the last `daily` days is loaded at once and caught up in one window (`backfill`), then every day it
+appends that day's partitions of A (ledger transactions) and B (payment-engine records) and runs the job with
+`max_window = 1`, so the target grows exactly as it would in production. It then shows the two promises of
+docs/design.md#invariants on the result: re-running a processed day leaves the target's rows unchanged, and
+reloading every day in one run into a second target gives the same rows as the catch-up and the daily runs.
 """
 
 from __future__ import annotations
@@ -38,12 +38,14 @@ __all__ = ["DemoDay", "DemoResult", "run_demo", "COUNT_NAMES"]
 
 # The columns of the demo's table: the full_outer job's outcomes and its too-late B rows.
 COUNT_NAMES: tuple[str, ...] = (*(code.outcome for code in counted_types("full_outer")), "too_late")
+DAILY_DAYS = 10  # the last days, loaded and run one at a time; the days before them are the history, caught up at once
 _MARKER = ".deltainc-demo"  # marks a folder as the demo's own, so that a re-run may empty it
 
 
 @dataclass(frozen=True)
 class DemoDay:
-    """One day of the schedule: the rows loaded, and what the job's run that day did."""
+    """One day of the schedule (or the history before it: `first` to `day`): the rows loaded, and what the job's
+    run did."""
 
     day: dt.date
     rows_a: int  # rows appended to A (the ledger) for this day
@@ -54,7 +56,13 @@ class DemoDay:
     updated: int
     deleted: int
     load_s: float  # seconds spent appending the day's partitions
-    run_s: float  # seconds spent in pipeline.run
+    run_s: float  # seconds spent in pipeline.run (pipeline.backfill for the history)
+    first: dt.date | None = None  # the history's first day, for the entry that loaded and caught up several days
+
+    @property
+    def label(self) -> str:
+        """The day, or the history's days."""
+        return self.day.isoformat() if self.first is None else f"{self.first}..{self.day}"
 
 
 @dataclass(frozen=True)
@@ -79,8 +87,9 @@ class DemoResult:
 
     @property
     def seconds_per_day(self) -> float:
-        """Average wall time of one scheduled day (load plus run)."""
-        return sum(d.load_s + d.run_s for d in self.days) / max(len(self.days), 1)
+        """Average wall time of one scheduled day (load plus run), the history's catch-up left out."""
+        scheduled = [d for d in self.days if d.first is None]
+        return sum(d.load_s + d.run_s for d in scheduled) / max(len(scheduled), 1)
 
 
 def _start_clean(root: Path) -> None:
@@ -102,9 +111,10 @@ def _per_day(frame: DataFrame) -> dict[dt.date, int]:
     return {row["RecDate"]: int(row["count"]) for row in frame.groupBy("RecDate").count().collect()}
 
 
-def _append(frame: DataFrame, day: dt.date, path: Path) -> None:
+def _append(frame: DataFrame, first: dt.date, last: dt.date, path: Path) -> None:
+    """Append days [first, last] of `frame`, one file a day."""
     (
-        frame.where(F.col("RecDate") == F.lit(day))
+        frame.where(F.col("RecDate").between(F.lit(first), F.lit(last)))
         .coalesce(1)
         .write.format("delta")
         .mode("append")
@@ -133,7 +143,7 @@ def _day_row(reports: list[pipeline.WindowReport]) -> dict[str, int]:
 
 def _table(result_days: tuple[DemoDay, ...]) -> str:
     table = Table(
-        title="Daily schedule: one run per day, max_window = 1",
+        title="The history caught up in one run, then one run per day (max_window = 1)",
         title_justify="left",
         caption=(
             "inserted / deleted: the target rows the day's commit wrote and removed. A window replaces its slices "
@@ -148,7 +158,7 @@ def _table(result_days: tuple[DemoDay, ...]) -> str:
     for d in result_days:
         counts = [str(d.counts[name]) for name in COUNT_NAMES] if d.windows else ["-"] * len(COUNT_NAMES)
         table.add_row(
-            d.day.isoformat(),
+            d.label,
             str(d.rows_a),
             str(d.rows_b),
             *counts,
@@ -168,8 +178,10 @@ def run_demo(
     days: int = 30,
     rows_per_day: int = 200,
     echo: Callable[[str], None] = print,
+    daily: int = DAILY_DAYS,
 ) -> DemoResult:
-    """Load `days` days of sample data one day at a time under `root`, join them daily, then check re-run and reload.
+    """Load `days` days of sample data under `root`: the days before the last `daily` at once, caught up in one run,
+    then the last `daily` days one day at a time, each joined after its load; then check re-run and reload.
 
     `root` is emptied first (only if it is empty or was made by an earlier demo). Under it: `ledger` (A) and
     `payments` (B), Delta tables partitioned by RecDate; `target_demo_daily` (the daily job's target),
@@ -179,13 +191,19 @@ def run_demo(
     root = Path(root).absolute()
     spec = SampleSpec(start=DEMO_START, days=days, rows_per_day=rows_per_day)
     _start_clean(root)
-    daily, reload = demo_job(root, "demo_daily", 1), demo_job(root, "demo_reload", 0)
+    daily_job, reload = demo_job(root, "demo_daily", 1), demo_job(root, "demo_reload", 0)
     echo(
         f"deltainc demo: {days} days x {rows_per_day} ledger transactions from {spec.start} under {root}\n"
         f"  A = ledger, B = payment engine; full outer join on TrxId, look_back_time {LOOK_BACK_TIME}, "
         f"max_waiting_time {MAX_WAITING_TIME} (days): matched payments, ledger rows waiting for or missing "
         "their payment, and payments the ledger never booked (not_matched; b_waiting while they may still)"
     )
+    history = max(days - daily, 0)  # days caught up in one window before the daily runs
+    if history > 1:
+        echo(
+            f"  The first {history} days are the history, loaded at once and caught up in one run (`deltainc "
+            f"backfill --chunk all`); then each of the last {days - history} days is loaded and run alone"
+        )
 
     source_a, source_b = generate(spark, spec, partitions=2)
     source_a = source_a.persist(StorageLevel.MEMORY_AND_DISK)
@@ -194,19 +212,25 @@ def run_demo(
         rows_a, rows_b = _per_day(source_a), _per_day(source_b)
         schedule: list[DemoDay] = []
         watermark: str | None = None
-        for offset in range(days):
+        for offset in range(history - 1 if history else 0, days):
             day = spec.start + dt.timedelta(days=offset)
+            first = spec.start if offset < history else day
             started = time.monotonic()
-            _append(source_a, day, root / "ledger")
-            _append(source_b, day, root / "payments")
+            _append(source_a, first, day, root / "ledger")
+            _append(source_b, first, day, root / "payments")
             loaded = time.monotonic()
-            outcome = pipeline.run(daily, spark=spark)
+            if first < day:
+                outcome = pipeline.backfill(daily_job, first, day, chunk="all", spark=spark)
+            else:
+                outcome = pipeline.run(daily_job, spark=spark)
             ran = time.monotonic()
             windows, watermark = outcome.windows, outcome.watermark
+            span = [first + dt.timedelta(days=i) for i in range((day - first).days + 1)]
             entry = DemoDay(
                 day=day,
-                rows_a=rows_a.get(day, 0),
-                rows_b=rows_b.get(day, 0),
+                first=first if first < day else None,
+                rows_a=sum(rows_a.get(d, 0) for d in span),
+                rows_b=sum(rows_b.get(d, 0) for d in span),
                 windows=tuple(str(w.window) for w in windows),
                 counts=_day_row(list(windows)),
                 inserted=sum(w.record.rows_inserted for w in windows),
@@ -218,7 +242,7 @@ def run_demo(
             schedule.append(entry)
             what = ", ".join(entry.windows) if entry.windows else "nothing pending"
             echo(
-                f"  {day}: loaded A {entry.rows_a:>5} / B {entry.rows_b:>5} rows ({entry.load_s:.1f} s); "
+                f"  {entry.label}: loaded A {entry.rows_a:>5} / B {entry.rows_b:>5} rows ({entry.load_s:.1f} s); "
                 f"run: {what} ({entry.run_s:.1f} s) +{entry.inserted} ~{entry.updated} -{entry.deleted}"
             )
     finally:
@@ -226,7 +250,7 @@ def run_demo(
         source_b.unpersist()
     echo(_table(tuple(schedule)))
 
-    daily_path = str(root / f"target_{daily.name}")
+    daily_path = str(root / f"target_{daily_job.name}")
     by_type = {
         int(row["JoinType"]): int(row["count"])
         for row in spark.read.format("delta").load(daily_path).groupBy("JoinType").count().collect()
@@ -240,7 +264,7 @@ def run_demo(
         raise ConfigError(f"demo: no day was processed (days={days}, rows_per_day={rows_per_day} is too small)")
     rerun_day = min(spec.start + dt.timedelta(days=days // 2), dt.date.fromisoformat(watermark))
     version = _version(spark, daily_path)
-    rerun_result = pipeline.rerun(daily, rerun_day, spark=spark)
+    rerun_result = pipeline.rerun(daily_job, rerun_day, spark=spark)
     snapshot = spark.read.format("delta").option("versionAsOf", version).load(daily_path)
     rerun_unchanged = _same_rows(spark.read.format("delta").load(daily_path), snapshot)
     changed = rerun_result.windows[0].record
@@ -260,7 +284,7 @@ def run_demo(
         f"equal to the daily target: {'yes' if reload_equal else 'NO'}"
     )
     features = run_features(root, spark, spec, echo)
-    report = write_report(daily, load_settings(), root / f"{daily.name}-report.html").page
+    report = write_report(daily_job, load_settings(), root / f"{daily_job.name}-report.html").page
     echo(f"The daily job's history as a page of charts (deltainc report): {report}")
     result = DemoResult(
         root=root,
@@ -276,7 +300,7 @@ def run_demo(
     )
     echo(
         f"Done in {result.total_s:.0f} s ({result.seconds_per_day:.1f} s per scheduled day). "
-        f"Tables under {root}: ledger, payments, risk_scores, target_{daily.name}, target_{reload.name}, "
+        f"Tables under {root}: ledger, payments, risk_scores, target_{daily_job.name}, target_{reload.name}, "
         "target_demo_features, target_demo_features_reload, _deltainc"
     )
     return result

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import Row, SparkSession
 from rich.console import Console
 from rich.table import Table
 
@@ -55,24 +55,29 @@ class FeatureResult:
     reload_equal: bool
 
 
-def _provisional(spark: SparkSession, path: Path) -> dict[tuple[object, ...], object]:
-    """The target's provisional rows: the ledger row's identity -> its score so far."""
+Scores = dict[tuple[object, ...], object]  # a ledger row's identity -> its score
+
+
+def _rows(spark: SparkSession, path: Path) -> list[Row]:
+    """The target's rows as the day's table needs them (one Spark read): identity, score and outcome."""
     if not (path / "_delta_log").is_dir():
-        return {}
-    rows = spark.read.format("delta").load(str(path)).where(F.col("JoinType") == int(JoinType.PROVISIONAL))
-    return {tuple(r[c] for c in _IDENTITY): r[_SCORE] for r in rows.select(*_IDENTITY, _SCORE).collect()}
+        return []
+    return spark.read.format("delta").load(str(path)).select(*_IDENTITY, _SCORE, "JoinType").collect()
 
 
-def _replaced(spark: SparkSession, path: Path, before: dict[tuple[object, ...], object]) -> int:
-    """How many of `before`'s provisional scores the target now holds another score for."""
-    if not before:
-        return 0
-    now = spark.read.format("delta").load(str(path)).select(*_IDENTITY, _SCORE).distinct().collect()
-    return sum(1 for r in now if before.get(tuple(r[c] for c in _IDENTITY), r[_SCORE]) != r[_SCORE])
+def _provisional(rows: list[Row]) -> Scores:
+    """The provisional rows: the ledger row's identity -> its score so far."""
+    return {tuple(r[c] for c in _IDENTITY): r[_SCORE] for r in rows if r["JoinType"] == int(JoinType.PROVISIONAL)}
 
 
-def _by_type(frame: DataFrame) -> dict[int, int]:
-    return {int(r["JoinType"]): int(r["count"]) for r in frame.groupBy("JoinType").count().collect()}
+def _replaced(rows: list[Row], before: Scores) -> int:
+    """How many of `before`'s provisional scores `rows` hold another score for."""
+    now = {(tuple(r[c] for c in _IDENTITY), r[_SCORE]) for r in rows}
+    return sum(1 for identity, score in now if before.get(identity, score) != score)
+
+
+def _by_type(rows: list[Row]) -> dict[int, int]:
+    return dict(Counter(int(r["JoinType"]) for r in rows))
 
 
 def _table(days: tuple[FeatureDay, ...]) -> str:
@@ -107,10 +112,11 @@ def run_features(root: Path, spark: SparkSession, spec: SampleSpec, echo: Callab
         pipeline.run(job, until=first_shown - dt.timedelta(days=1), spark=spark)
     days: list[FeatureDay] = []
     current = first_shown
+    before = _provisional(_rows(spark, target))
     while current <= last:
-        before = _provisional(spark, target)
         pipeline.run(job, until=current, spark=spark)
-        counts = _by_type(spark.read.format("delta").load(str(target)))
+        now = _rows(spark, target)
+        counts = _by_type(now)
         matched = (JoinType.SAME_TIME, JoinType.A_LATE, JoinType.B_LATE)
         days.append(
             FeatureDay(
@@ -119,9 +125,10 @@ def run_features(root: Path, spark: SparkSession, spec: SampleSpec, echo: Callab
                 provisional=counts.get(int(JoinType.PROVISIONAL), 0),
                 waiting=counts.get(int(JoinType.A_WAITING), 0),
                 timed_out=counts.get(int(JoinType.A_TIMED_OUT), 0),
-                replaced=_replaced(spark, target, before),
+                replaced=_replaced(now, before),
             )
         )
+        before = _provisional(now)
         current += dt.timedelta(days=1)
     echo(_table(tuple(days)))
     pipeline.run(reload, spark=spark)

@@ -1,5 +1,5 @@
-"""The demo end to end on a tiny size, run once through the command line (`deltainc demo`): a daily schedule, a
-re-run that changes nothing, an equal reload."""
+"""The demo end to end on a tiny size, run once through the command line (`deltainc demo`): the history caught up in
+one run, a daily schedule, a re-run that changes nothing, an equal reload."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from deltainc.errors import ConfigError
 
 pytestmark = pytest.mark.spark
 
-DAYS = 4
+DAYS = 5
+DAILY = 3  # the last three days run one at a time; the two before them are the history, caught up in one run
+HISTORY_END = DEMO_START + dt.timedelta(days=DAYS - DAILY - 1)
 
 
 @pytest.fixture(scope="module")
@@ -38,18 +40,21 @@ def demo(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out):
         patch.chdir(root.parent)  # the command's settings come from the folder it runs in: none here
         patch.setattr(demo_module, "run_demo", kept)
-        code = main(["demo", "--root", root.name, "--days", str(DAYS), "--rows-per-day", "10"])
+        code = main(["demo", "--root", root.name, "--days", str(DAYS), "--daily", str(DAILY), "--rows-per-day", "10"])
     assert code == 0, out.getvalue()[-3000:]  # exit 0: every promise of the demo held
     (result,) = results
     return result, out.getvalue().splitlines(), root
 
 
-def test_the_schedule_runs_one_window_per_day(demo: tuple[DemoResult, list[str], Path]) -> None:
+def test_the_history_is_caught_up_in_one_window_then_each_day_runs_one(
+    demo: tuple[DemoResult, list[str], Path],
+) -> None:
     result, _, root = demo
-    assert [d.day for d in result.days] == [DEMO_START + dt.timedelta(days=i) for i in range(DAYS)]
-    processed = [w for d in result.days for w in d.windows]
-    assert processed == [str(d.day) for d in result.days if d.windows]  # one day per window, in order
-    assert processed[-1] == str(DEMO_START + dt.timedelta(days=DAYS - 1))
+    history, *scheduled = result.days
+    assert (history.first, history.day, history.windows) == (DEMO_START, HISTORY_END, (f"{DEMO_START}..{HISTORY_END}",))
+    assert [d.day for d in scheduled] == [HISTORY_END + dt.timedelta(days=i + 1) for i in range(DAILY)]
+    assert [d.windows for d in scheduled] == [(str(d.day),) for d in scheduled]  # one day per window, in order
+    assert all(d.first is None for d in scheduled)
     assert all(d.rows_a > 0 for d in result.days)
     assert sum(d.inserted for d in result.days) - sum(d.deleted for d in result.days) == result.target_rows
     assert sum(d.counts["same_time"] for d in result.days) > 0
@@ -76,7 +81,8 @@ def test_the_demo_prints_progress_a_table_and_the_checks(demo: tuple[DemoResult,
     assert text.startswith(f"deltainc demo: {DAYS} days x 10 ledger transactions from {DEMO_START}")
     for heading in ("A rows", "B rows", *COUNT_NAMES, "inserted", "updated", "deleted"):
         assert heading in text
-    assert f"{DEMO_START}: loaded A" in text
+    assert f"{DEMO_START}..{HISTORY_END}: loaded A" in text
+    assert f"{HISTORY_END + dt.timedelta(days=1)}: loaded A" in text
     assert "Payments the ledger never booked: " in text  # the full outer job's B-only rows
     assert "target rows unchanged: yes" in text
     assert "equal to the daily target: yes" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
@@ -20,14 +21,10 @@ from deltainc.pipeline.job.feature_plan import (
 )
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
-from deltainc.pipeline.job.kinds.job_kind import (
-    LateSearch,
-    SourceScan,
-    WindowJoin,
-    WindowRows,
-    whole_tables,
-    window_rows_of,
-)
+from deltainc.pipeline.job.kinds.job_kind import LateSearch, SourceScan, WindowJoin, whole_tables, window_rows_of
+
+if TYPE_CHECKING:
+    from deltainc.pipeline.job.kinds.job_kind import WindowRows
 
 __all__ = ["FeaturePlan", "FeatureJoin", "plan_features"]
 

@@ -154,6 +154,12 @@ def _new_days(args: argparse.Namespace) -> list[str]:
     return ["--rows-per-day", str(min(200, args.rows_per_day)), "--days", str(days), "--warm", str(min(4, days - 2))]
 
 
+def _demo_options(args: argparse.Namespace) -> list[str]:
+    """demo_time's options: the demo's 30 days of 200 rows (or fewer), a run a repetition, under --data."""
+    sizes = ["--days", str(min(30, args.days)), "--rows-per-day", str(min(200, args.rows_per_day))]
+    return [*sizes, "--repeat", str(args.repeat), "--data", str(args.data / "demo")]
+
+
 def _repeat(args: argparse.Namespace) -> list[str]:
     return ["--repeat", str(args.repeat)]
 
@@ -193,6 +199,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("too-late", _markdown_of("benchmarks.too_late", _small_job)),
     _scenario("report", _markdown_of("benchmarks.report_time", _report_options)),
     _scenario("new-days", _markdown_of("benchmarks.new_days", _new_days)),
+    _scenario("demo", _markdown_of("benchmarks.demo_time", _demo_options)),
     _scenario("stream", _stream, stream_section, stream_check),
 )
 

@@ -123,6 +123,10 @@ def _append(frame: DataFrame, first: dt.date, last: dt.date, path: Path) -> None
     )
 
 
+def _day(spec: SampleSpec, offset: int) -> dt.date:
+    return spec.start + dt.timedelta(days=offset)
+
+
 def _same_rows(left: DataFrame, right: DataFrame) -> bool:
     """Equal as multisets of rows (duplicates count), columns matched by name."""
     right = right.select(*left.columns)
@@ -212,9 +216,10 @@ def run_demo(
         rows_a, rows_b = _per_day(source_a), _per_day(source_b)
         schedule: list[DemoDay] = []
         watermark: str | None = None
-        for offset in range(history - 1 if history else 0, days):
-            day = spec.start + dt.timedelta(days=offset)
-            first = spec.start if offset < history else day
+        # (first, last day) of each load and run: the history as one span, then one span a day.
+        spans = [(spec.start, _day(spec, history - 1))] if history else []
+        spans += [(_day(spec, offset), _day(spec, offset)) for offset in range(history, days)]
+        for first, day in spans:
             started = time.monotonic()
             _append(source_a, first, day, root / "ledger")
             _append(source_b, first, day, root / "payments")

@@ -39,6 +39,15 @@ EXIT_LOCKED = 3
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
+# Spark's Hive catalog could not open its metastore. The embedded one (Derby, in the settings' warehouse_dir) is
+# single-process: a second Spark (a `deltainc serve`, a notebook, a run) on the same warehouse cannot open it.
+METASTORE_SIGNS = ("SessionHiveMetaStoreClient", "Another instance of Derby may have already booted")
+METASTORE_HINT = (
+    "Spark could not open its Hive metastore: the embedded Derby metastore of warehouse_dir allows one process at "
+    "a time, and another Spark may hold it (a `deltainc serve`, a notebook); give the session a metastore server "
+    "(hive.metastore.uris) or run through Spark Connect (--remote)"
+)
+
 
 def validation_message(exc: ValidationError, source: str) -> str:
     """One line per problem of a pydantic validation error: `<source>: <field>: <what> (got <input>)`."""
@@ -65,7 +74,10 @@ def classify(exc: BaseException) -> tuple[int, str]:
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     if len(first) > 300:
         first = first[:297] + "..."
-    return EXIT_FAILURE, f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    message = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    if any(sign in text for sign in METASTORE_SIGNS):
+        message = f"{message} ({METASTORE_HINT})"
+    return EXIT_FAILURE, message
 
 
 def print_error(message: str) -> None:

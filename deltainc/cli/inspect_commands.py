@@ -14,6 +14,7 @@ from deltainc.cli.render import emit_json, pending_line, runs_table, to_json
 from deltainc.cli.run_commands import check_range
 from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline import JobConfig, load_job
+from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.report.trend import trend_lines
 
 if TYPE_CHECKING:
@@ -60,9 +61,22 @@ def _read_status(ctx: Context, job: JobConfig) -> JobStatus:
     )
 
 
+def _status_or_problem(ctx: Context, job: JobConfig) -> JobStatus:
+    """The job's status, or, when reading it fails in any way (a source, Spark, its metastore), what its state
+    tables still say and the failure as its problem: `status` of every job shows each job and exits 0."""
+    try:
+        return _read_status(ctx, job)
+    except Exception as exc:
+        if ctx.verbose:
+            print_trace(exc)
+        _, message = classify(exc)
+        return pipeline.status_with_problem(job, ctx.settings, ctx.args.runs, message)
+
+
 def _print_status(ctx: Context, state: JobStatus, job: JobConfig, path: Path) -> None:
     ctx.print(f"{state.job}  ({path})")
-    ctx.print(f"  watermark        {state.watermark or 'none (never run)'}")
+    unknown = "unknown (its state could not be read)" if state.read_with == UNREAD else "none (never run)"
+    ctx.print(f"  watermark        {state.watermark or unknown}")
     ctx.print(f"  latest {job.join.inc_col:<9} {state.latest_available or 'none'} (present in {job.all_sources})")
     if state.problem:
         ctx.print(f"  problem          {state.problem}")
@@ -96,10 +110,10 @@ def _print_status(ctx: Context, state: JobStatus, job: JobConfig, path: Path) ->
 
 
 def status(ctx: Context) -> int:
-    """`deltainc status [JOB] [--runs N]`."""
+    """`deltainc status [JOB] [--runs N]`. Without JOB, a job whose status fails is shown with its problem, exit 0."""
 
     def check(job: JobConfig, path: Path) -> dict[str, Any]:
-        state = _read_status(ctx, job)
+        state = _read_status(ctx, job) if ctx.args.job is not None else _status_or_problem(ctx, job)
         if not ctx.json:
             _print_status(ctx, state, job, path)
         return {"file": str(path), **pipeline.status_document(state)}

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from deltainc.pipeline.controller import backfill, rerun, run, status
     from deltainc.pipeline.from_delta_logs.answer import from_logs_else_spark
     from deltainc.pipeline.from_delta_logs.commands import unlock, write_command
-    from deltainc.pipeline.from_delta_logs.status import status_from_log
+    from deltainc.pipeline.from_delta_logs.status import status_from_log, status_with_problem
     from deltainc.pipeline.job.job_config import JobConfig
     from deltainc.pipeline.job.job_file import load_job, resolve_job
     from deltainc.pipeline.prepared_job import prepare_job
@@ -42,6 +42,7 @@ __all__ = [
     "status",
     "status_document",
     "status_from_log",
+    "status_with_problem",
     "unlock",
     "validate_from_logs",
     "validate_job",
@@ -59,7 +60,7 @@ __getattr__ = lazy_exports(
         **{name: "deltainc.pipeline.from_delta_logs.commands" for name in ("unlock", "write_command")},
         "from_logs_else_spark": "deltainc.pipeline.from_delta_logs.answer",
         **{name: "deltainc.pipeline.state.job_status" for name in ("JobStatus", "status_document")},
-        "status_from_log": "deltainc.pipeline.from_delta_logs.status",
+        **{name: "deltainc.pipeline.from_delta_logs.status" for name in ("status_from_log", "status_with_problem")},
         "prepare_job": "deltainc.pipeline.prepared_job",
         "migrate": "deltainc.pipeline.migration",
         **{name: "deltainc.pipeline.results" for name in ("PipelineResult", "WindowReport")},

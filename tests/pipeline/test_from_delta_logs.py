@@ -23,15 +23,18 @@ from deltainc.join import features
 from deltainc.join.time_units import TimeUnit, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs, log_schema
-from deltainc.pipeline.from_delta_logs.commands import write_command
+from deltainc.pipeline.from_delta_logs.commands import hold_lock, write_command
+from deltainc.pipeline.from_delta_logs.status import status_with_problem
 from deltainc.pipeline.job import join_plan
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import JobKind, JoinPlan
 from deltainc.pipeline.job.kinds.feature_job import FeatureJob
 from deltainc.pipeline.job.kinds.two_source import TwoSourceJob
+from deltainc.pipeline.job.target_config import StateConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.results import PipelineResult
 from deltainc.pipeline.state import Lease
+from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.pipeline.validation import validate_from_logs
 from deltainc.settings import Settings, load_settings
 from jobs import feature_job_config
@@ -286,3 +289,23 @@ def test_a_job_is_checked_once_per_command_and_its_windows_are_joined_without_a_
     first = to_index(D1, TimeUnit.DAY)
     for window in ((first, first), (first + 1, first + 3)):
         assert prepared.join.join(*window).output.columns  # planned (analysed), nothing checked
+
+
+def test_a_job_whose_status_failed_is_shown_with_its_problem_and_what_its_state_tables_say(
+    sources: tuple[str, str], tmp_path: Path, no_spark: None
+) -> None:
+    job, settings = _job(*sources), Settings(state_dir=tmp_path / "state")
+    with hold_lock(job, settings) as lease:
+        shown = status_with_problem(job, settings, 5, "source_a: the metastore failed")
+    assert (shown.problem, shown.pending, shown.read_with) == ("source_a: the metastore failed", None, "delta_log")
+    assert shown.lock is not None and shown.lock["run_id"] == lease.run_id
+
+
+def test_a_job_whose_state_cannot_be_read_either_says_both_and_shows_no_watermark_as_never_run(
+    sources: tuple[str, str], no_spark: None
+) -> None:
+    job = _job(*sources).model_copy(update={"state": StateConfig(path="hdfs://nowhere/state")})
+    shown = status_with_problem(job, Settings(), 5, "source_a: the metastore failed")
+    assert shown.read_with == UNREAD and shown.watermark is None
+    assert shown.problem is not None and shown.problem.startswith("source_a: the metastore failed; its state: ")
+    assert "hdfs://nowhere/state" in shown.problem

@@ -3,7 +3,8 @@
 Starting Spark costs seconds; status only needs a lock row, a few run-log rows and the latest RecDate of
 two sources, which a Delta log answers. Where it cannot answer exactly (a table given by catalog name, a
 source with deletion vectors, a file without statistics) this raises LogUnreadable and the caller's Spark answers
-(`answer.from_logs_else_spark`).
+(`answer.from_logs_else_spark`). When neither can (Spark or its metastore fails), `status_with_problem` shows what
+the state tables still say.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from deltainc.pipeline.delta.delta_log_stats import latest_unit_from_log, source
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
+from deltainc.pipeline.state.job_status import UNREAD
+from deltainc.pipeline.state.model import JobState
 from deltainc.settings import Settings
 from deltainc.storage import is_s3
 
-__all__ = ["latest_in_both", "status_from_log"]
+__all__ = ["latest_in_both", "status_from_log", "status_with_problem"]
 
 
 def _latest(ref: TableRef, role: str, job: JobConfig) -> int | None:
@@ -30,14 +33,19 @@ def latest_in_both(job: JobConfig) -> int | None:
     return None if None in units else min(u for u in units if u is not None)
 
 
-def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
-    """The job's status as `pipeline.status` gives it, read from the Delta logs without Spark."""
+def _state_from_log(job: JobConfig, settings: Settings, runs: int) -> tuple[JobState, list[dict[str, object]]]:
+    """The job's state and its latest `runs` run-log rows from the state tables' logs (LogUnreadable for a state
+    folder delta-rs does not reach here)."""
     root = job.state_path(settings.state_dir)
     if ("://" in root or root.startswith("file:")) and not is_s3(root):
         raise LogUnreadable(f"the state folder is not a local path or in S3 ({root})")
     paths = state_paths(root)
-    state = read_state_from_log(paths, job.name)
-    recent = read_runs_from_log(paths, job.name, runs)
+    return read_state_from_log(paths, job.name), read_runs_from_log(paths, job.name, runs)
+
+
+def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
+    """The job's status as `pipeline.status` gives it, read from the Delta logs without Spark."""
+    state, recent = _state_from_log(job, settings, runs)
     latest: int | None = None
     problem = None
     try:
@@ -45,3 +53,26 @@ def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
     except FileNotFoundError as exc:
         problem = str(exc)
     return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, read_with="delta_log")
+
+
+def status_with_problem(job: JobConfig, settings: Settings, runs: int, problem: str) -> JobStatus:
+    """The status of a job whose status could not be read as usual (`problem` says why: a source, Spark or its
+    metastore failed): what the state tables' Delta logs still say (watermark, lock, recent runs), nothing pending,
+    and the problem; so `status` of every job shows this one with its problem and goes on to the next.
+
+    Args:
+        job: the job whose status failed.
+        settings: the global settings (its state_dir, the lock's expiry).
+        runs: how many of the latest run-log rows to show.
+        problem: what went wrong, one line.
+
+    Example:
+        ```python
+        state = status_with_problem(job, settings, 5, "source_a: AnalysisException: ...")
+        ```
+    """
+    try:
+        state, recent = _state_from_log(job, settings, runs)
+    except Exception as exc:  # the state is unreadable too: say so rather than show a job that never ran
+        return JobStatus(job.name, None, None, None, None, problem=f"{problem}; its state: {exc}", read_with=UNREAD)
+    return describe(job, state, None, recent, settings.lock_expiry_seconds, problem, read_with="delta_log")

@@ -17,7 +17,9 @@ from deltainc.pipeline.state.lock_model import judge
 from deltainc.pipeline.state.model import JobState
 from deltainc.pipeline.state.remembered_settings import SettingChange, built_with, changes
 
-__all__ = ["JobStatus", "describe", "utc", "status_document"]
+__all__ = ["JobStatus", "UNREAD", "describe", "utc", "status_document"]
+
+UNREAD = "none"  # JobStatus.read_with when nothing could be read: its watermark is unknown, not "never run"
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class JobStatus:
     runs: list[dict[str, object]] = field(default_factory=list)
     changed_settings: tuple[SettingChange, ...] = ()  # since the target was built: a run would refuse
     problem: str | None = None  # what could not be read (a missing source), so the rest is still shown
-    read_with: str = "spark"  # "delta_log" when answered from the Delta logs without a JVM
+    read_with: str = "spark"  # "delta_log" when answered from the Delta logs without a JVM; UNREAD: nothing read
 
 
 def utc(value: object) -> object:

@@ -6,8 +6,6 @@ The same arithmetic as `deltainc.join.time_units`, as Spark expressions (session
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -16,6 +14,7 @@ from pyspark.sql import types as T
 from deltainc.errors import SchemaError
 from deltainc.join.output_layout import RESERVED_PREFIX
 from deltainc.join.time_units import EPOCH_DAY, TimeUnit, from_index
+from deltainc.suggestions import did_you_mean
 
 __all__ = ["UNIT", "TIME_TYPES", "column_type", "did_you_mean", "unit_index", "unit_time", "source_filter"]
 
@@ -32,13 +31,6 @@ def column_type(schema: T.StructType, column: str, side: str, role: str) -> T.Da
     raise SchemaError(
         f"{role}: column {column!r} missing from {side} (columns: {', '.join(names)}){did_you_mean(column, names)}"
     )
-
-
-def did_you_mean(name: str, names: Sequence[str]) -> str:
-    """'; did you mean 'X'?' when one of `names` is close to `name` (a case or a letter off), else ''."""
-    same_case = [n for n in names if n.lower() == name.lower()]
-    close = same_case or difflib.get_close_matches(name, names, n=1, cutoff=0.75)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def unit_index(column: Column, data_type: T.DataType, uom: TimeUnit | str) -> Column:

@@ -113,7 +113,10 @@ def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None
         reads = kind.read_ranges(upcoming.start, upcoming.end)
     warnings: list[str] = []
     if layout is not None:
-        warnings = layout_warnings(layout, join.inc_col, join.time_uom, config.target.change_data_feed)
+        late_from = None if config.target.late_rows is None else config.start_date.isoformat()
+        warnings = layout_warnings(
+            layout, join.inc_col, join.time_uom, config.target.change_data_feed, config.name, late_from
+        )
     targets = (config.target.path, config.target.late_rows)
     warnings = [*warnings, *commit_warnings(targets, settings.spark.conf)]
     return JobValidation(config, state, reads, layout is not None, tuple(warnings), tuple(kind.described()))

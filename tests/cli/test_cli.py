@@ -435,6 +435,16 @@ def test_a_job_file_that_is_invalid_exits_2_naming_the_field_before_spark_starts
     assert nothing_written(tmp_path)
 
 
+def test_validate_of_a_job_file_with_a_misspelt_key_exits_2_naming_it_and_the_key_it_means(
+    tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None
+) -> None:
+    edit(write_job(tmp_path, sources), "max_waiting_time =", "max_wating_time =")
+    assert main(["validate", "trx"]) == 2
+    err = capsys.readouterr().err
+    assert "join.max_wating_time: unknown key; did you mean 'max_waiting_time'?" in err, err
+    assert nothing_written(tmp_path)
+
+
 @pytest.mark.parametrize(
     ("case", "message"),
     [

@@ -4,10 +4,12 @@ corrections of the past."""
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from delta.tables import DeltaTable
 from expected import engine_output, same_rows
 from frames import frame
 from pyspark.sql import DataFrame, SparkSession
@@ -120,6 +122,33 @@ def test_a_b_row_arriving_after_its_a_row_was_matched_by_another_b_row_is_too_la
     assert (2, 21, 1, JoinType.B_LATE) in rows(spark, job)  # the first parcel matched within the wait
     assert (2, 22, 3, JoinType.NOT_MATCHED) in rows(spark, job)  # the second one pairs with nothing
     assert (2, D[0], 22, D[3], 1) in _kept(spark, job)  # one unit after A row 2's window closed (day 2)
+
+
+def test_the_late_rows_table_is_created_empty_with_its_columns_together_with_the_target(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    write(spark, tmp_path, [(1, 10.0, D[0]), (2, 20.0, D[1])], [(1, 11, D[0]), (2, 21, D[1])])
+    job = make_job(tmp_path, join={"look_back_time": 0}, target={"late_rows": str(tmp_path / "late")})
+    assert [r.record.rows_too_late for r in run(job, spark=spark).windows] == [0, 0]  # no B row came too late
+    assert DeltaTable.isDeltaTable(spark, str(tmp_path / "late"))
+    late = DeltaTable.forPath(spark, str(tmp_path / "late"))
+    columns = {field.name: field.dataType.simpleString() for field in late.toDF().schema.fields}
+    assert columns == {"TrxId": "bigint", "RecDate_A": "date", "SepaId": "bigint", "RecDate_B": "date",
+                       "RecDate": "date", "TooLateBy": "int"}  # fmt: skip
+    assert late.toDF().count() == 0
+    assert late.detail().first()["partitionColumns"] == ["RecDate"]
+
+
+def test_a_job_whose_target_exists_without_its_late_rows_table_still_runs_and_keeps_its_too_late_rows(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A job of an earlier release: its target exists, its late_rows table does not (no B row came too late yet)."""
+    write(spark, tmp_path, [(1, 10.0, D[0]), (8, 80.0, D[3])], [(1, 11, D[3])])  # A 1 times out on day 2
+    job = make_job(tmp_path, join={"look_back_time": 0}, target={"late_rows": str(tmp_path / "late")})
+    run(job, until=D[1], spark=spark)
+    shutil.rmtree(tmp_path / "late")
+    assert [r.record.rows_too_late for r in run(job, spark=spark).windows] == [0, 1]
+    assert _kept(spark, job) == [(1, D[0], 11, D[3], 1)]
 
 
 def test_a_window_labels_its_spark_jobs_the_too_late_search_its_own_and_gives_the_caller_its_label_back(

@@ -466,7 +466,7 @@ FEE = '[[features]]\nname = "fee"\npath = "fees"\nhow = "left"\njoin_cols = ["Tr
         (replaced('join_cols = ["TrxId"]\n', ""), r"job\.toml: join: give join_cols or join_cond"),
         (replaced('join_cols = ["TrxId"]', 'join_cond = " "'), r"join\.join_cond: must not be empty"),
         (replaced('join_cols = ["TrxId"]', 'join_cols = ["TrxId", ""]'), r"join\.join_cols\[1\]: must not be empty"),
-        (added("join", "lookback_time = 2"), r"job\.toml: join\.lookback_time: unknown key$"),
+        (added("join", "lookback_time = 2"), r"join\.lookback_time: unknown key; did you mean 'look_back_time'\?$"),
         (added("", "max_windows = 3"), r"job\.toml: max_windows: unknown key"),
         (added("", "max_window = -1"), r"job\.toml: max_window: must be >= 0 \(got -1\)"),
         (added("", "max_window = true"), r"job\.toml: max_window: Input should be a valid integer"),
@@ -571,6 +571,29 @@ FEE = '[[features]]\nname = "fee"\npath = "fees"\nhow = "left"\njoin_cols = ["Tr
     ],
 )
 def test_a_job_file_that_breaks_a_rule_is_rejected_naming_the_field(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_job(write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            added("join", "max_wating_time = 3"),
+            r"join\.max_wating_time: unknown key; did you mean 'max_waiting_time'\?$",
+        ),
+        (added("", "start_data = 2025-03-01"), r"job\.toml: start_data: unknown key; did you mean 'start_date'\?$"),
+        (added("target", 'bkeys = ["SepaId"]'), r"target\.bkeys: unknown key; did you mean 'b_keys'\?$"),
+        (added("source_a", 'were = "x > 0"'), r"source_a\.were: unknown key; did you mean 'where'\?$"),
+        (
+            replaced("max_waiting_time = 2", "max_wait_time = 2", FEATURES),
+            r"features\[0\]\.max_wait_time: unknown key; did you mean 'max_waiting_time'\?$",
+        ),
+        (added("join", "colour = 3"), r"join\.colour: unknown key$"),
+    ],
+    ids=["join", "top_level", "target", "source", "a_feature_source", "nothing_close"],
+)
+def test_an_unknown_key_suggests_the_closest_key_of_its_section(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_job(write(tmp_path, text))
 

@@ -24,6 +24,7 @@ from deltainc.pipeline.migration import Migration, migrate
 from deltainc.pipeline.state.remembered_settings import SettingsChangedError
 from deltainc.pipeline.state.run_record import RunRecord
 from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
+from deltainc.pipeline.validation import validate_job
 from deltainc.settings import Settings
 
 pytestmark = pytest.mark.spark
@@ -416,6 +417,7 @@ class OldLayout:
     old_day: RunRecord
     migrated: Migration
     new_day: RunRecord
+    validated: dict[str, tuple[str, ...]]  # validate's warnings before `migrate`: the job as is, with late_rows
 
 
 @pytest.fixture(scope="module")
@@ -425,9 +427,23 @@ def old_layout(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, ge
         spark=spark)  # fmt: skip
     job = make_job(root, *generated)  # the default layout, which the existing table does not have
     old_day = run(job, until=LAST - dt.timedelta(days=1), spark=spark).windows[0].record
+    keeping_late_rows = make_job(root, *generated, target={"late_rows": str(root / "late")})
+    validated = {"job": validate_job(job, spark=spark).warnings,
+                 "late_rows": validate_job(keeping_late_rows, spark=spark).warnings}  # fmt: skip
     migrated = migrate(job, spark=spark)
     new_day = run(job, spark=spark).windows[0].record
-    return OldLayout(job, old_day, migrated, new_day)
+    return OldLayout(job, old_day, migrated, new_day, validated)
+
+
+def test_validate_s_upgrade_warning_names_the_job_s_migrate_and_the_rerun_that_adds_too_late_rows(
+    old_layout: OldLayout,
+) -> None:
+    name = old_layout.job.name
+    [upgrade] = [w for w in old_layout.validated["job"] if "migrate" in w]
+    assert f"`deltainc migrate {name}` rewrites it into the current layout" in upgrade and "rerun" not in upgrade
+    [upgrade] = [w for w in old_layout.validated["late_rows"] if "migrate" in w]
+    assert f"`deltainc migrate {name}` rewrites" in upgrade
+    assert f"added to target.late_rows by `deltainc rerun {name} --start {START}`" in upgrade
 
 
 def test_a_target_of_the_earlier_layout_keeps_its_deletion_vector_path_and_logs_delta_s_metrics(

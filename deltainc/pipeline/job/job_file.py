@@ -10,7 +10,9 @@ from pydantic import ValidationError
 
 from deltainc.errors import ConfigError
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.section_keys import known_keys
 from deltainc.pipeline.job.toml_reader import TOMLDecodeError, read_toml
+from deltainc.suggestions import did_you_mean
 
 __all__ = ["load_job", "resolve_job"]
 
@@ -25,7 +27,8 @@ def _where(loc: tuple[int | str, ...]) -> str:
 def _describe(error: Any) -> str:
     kind, ctx, got = error["type"], error.get("ctx", {}), error.get("input")
     if kind == "extra_forbidden":
-        return "unknown key"
+        *section, key = error["loc"]
+        return "unknown key" + did_you_mean(str(key), known_keys(JobConfig, section))
     if kind == "missing":
         return "required key is missing"
     if kind == "greater_than_equal":

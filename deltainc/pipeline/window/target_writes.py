@@ -19,6 +19,7 @@ from deltainc.pipeline.target.layout import ensure_target, holds_open_rows_apart
 from deltainc.pipeline.target.schema import new_columns
 from deltainc.pipeline.target.write_mode import WriteMode, Written
 from deltainc.pipeline.window.counted_write import Counting
+from deltainc.pipeline.window.too_late_writes import create_late_rows_table
 
 __all__ = ["fitted", "partitioning", "shaped", "write_window"]
 
@@ -76,9 +77,11 @@ def shaped(prepared: PreparedJob, mode: WriteMode, output: DataFrame, counting: 
 def write_window(
     prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame, metadata: dict[str, str]
 ) -> Written:
-    """Write the window's output to the target (created on the job's first write), in one commit at most."""
+    """Write the window's output to the target (created on the job's first write, with its too-late rows' table
+    when the job keeps them), in one commit at most."""
     made = prepared.job.target
-    ensure_target(
+    if ensure_target(
         prepared.spark, made, output.schema, prepared.partition_by, made.deletion_vectors, made.change_data_feed
-    )
+    ):
+        create_late_rows_table(prepared, window)
     return mode.write(prepared, window, output, metadata)

@@ -39,6 +39,7 @@ __all__ = [
     "too_late_found",
     "settled",
     "keep_too_late",
+    "create_late_rows_table",
 ]
 
 log = logging.getLogger("deltainc")
@@ -166,6 +167,23 @@ def settled(search: Future[LateRows | None] | None) -> LateRows | None:
     if search is None or search.cancelled() or search.exception() is not None:
         return None
     return search.result()
+
+
+def create_late_rows_table(prepared: PreparedJob, window: Window) -> bool:
+    """Create the job's `target.late_rows` table, empty, with the columns and layout its rows get, unless it
+    exists; True if created. Called as the target is created, so a reader of the too-late rows finds the table
+    before the first too-late row arrives. The columns are those `too_late_rows` gives over the sources (analysis
+    only, no Spark job); an A column keeps its type in the target, so they are the columns of the rows kept later.
+    """
+    ref, search = prepared.job.target.late_rows_ref, prepared.join.late_search
+    if ref is None or search is None or table_exists(prepared.spark, ref):
+        return False
+    target = prepared.job.target
+    spec = replace(search.spec, start=window.start, end=window.end)
+    rows = too_late_rows(prepared.join.frames["source_a"], search.rows, spec, prepared.identity, target.keys,
+                         target.b_keys, search.horizon)  # fmt: skip
+    partitioning = default_partitioning(None, prepared.rec, prepared.uom)
+    return ensure_target(prepared.spark, ref, rows.schema, partitioning, deletion_vectors=True)
 
 
 def keep_too_late(

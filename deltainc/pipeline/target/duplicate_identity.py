@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from deltainc.errors import AmbiguousRowsError
 from deltainc.pipeline.job.join_plan import Identity
 
-__all__ = ["WindowSources", "SourceDuplicate", "duplicate_in_sources", "ambiguous_identity"]
+__all__ = ["WindowSources", "SourceDuplicate", "duplicate_in_sources", "ambiguous_identity", "shown_samples"]
 
 
 @dataclass(frozen=True)
@@ -72,12 +72,16 @@ def ambiguous_identity(
     `count`), the source that holds the duplicate when `sources` tell, and what to do. Nothing was written."""
     head = f"target identity {', '.join(identity.columns)} is not unique in the join output"
     if samples:
-        shown = "; ".join(
-            ", ".join(f"{c}={row[c]}" for c in identity.columns) + f" ({row['count']} rows)" for row in samples
-        )
-        head = f"{head}: {shown}"
+        head = f"{head}: {shown_samples(identity, samples)}"
     found = duplicate_in_sources(samples[0], identity, sources) if samples and sources is not None else None
     return AmbiguousRowsError(f"{head}. {_held(found) if found else _hint(identity)}. Nothing was written.")
+
+
+def shown_samples(identity: Identity, samples: Sequence[Row]) -> str:
+    """Output rows that share an identity as a message shows them: `TrxId=1, RecDate_A=2025-03-01 (2 rows)`."""
+    return "; ".join(
+        ", ".join(f"{c}={row[c]}" for c in identity.columns) + f" ({row['count']} rows)" for row in samples
+    )
 
 
 def _held(found: SourceDuplicate) -> str:

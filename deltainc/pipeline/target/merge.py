@@ -22,7 +22,7 @@ from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, 
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
-from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity
+from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity, shown_samples
 from deltainc.pipeline.target.slices import Destination, sql_literal
 
 __all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
@@ -65,10 +65,7 @@ def check_unambiguous(
         if rec is not None and any(row[column] is None and row[rec] is not None for row in dups)
     ]
     if null_keys:
-        shown = "; ".join(
-            ", ".join(f"{c}={row[c]}" for c in identity.columns) + f" ({row['count']} rows)" for row in dups
-        )
-        _refuse_null_key(output, identity, null_keys[0], shown)
+        _refuse_null_key(output, identity, null_keys[0], shown_samples(identity, dups))
     raise ambiguous_identity(identity, dups, sources)
 
 

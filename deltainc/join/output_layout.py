@@ -7,6 +7,17 @@ from dataclasses import dataclass
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.options import IncJoinSettings
+from deltainc.join.output_names import (
+    DIFF_ARRIVAL_TIME,
+    IS_FINAL,
+    JOIN_TYPE,
+    WAITING_TIME,
+    collision_message,
+    derived_columns,
+    first_collision,
+    output_candidates,
+    source_names,
+)
 
 __all__ = [
     "OutputLayout",
@@ -18,11 +29,6 @@ __all__ = [
     "RESERVED_PREFIX",
 ]
 
-# The columns the join derives, next to those of the sources.
-DIFF_ARRIVAL_TIME, WAITING_TIME, JOIN_TYPE = "DiffArrivalTime", "WaitingTime", "JoinType"
-# The column a job's target adds to the join output where its layout holds the open rows apart (pipeline/target/
-# layout.py): true for a row no later window can change.
-IS_FINAL = "IsFinal"
 RESERVED_PREFIX = "__di_"  # the engine's working columns (unit index, A row id); no source column may start with it
 
 
@@ -46,12 +52,6 @@ class OutputLayout:
         return column if column in self.join_cols else dict(self.b_names)[column]
 
 
-def _suffixed(columns: Sequence[str], other: Sequence[str], keys: Sequence[str], alias: str) -> list[tuple[str, str]]:
-    other_lower = {c.lower() for c in other}
-    keys_lower = {k.lower() for k in keys}
-    return [(c, f"{c}_{alias}" if c.lower() in other_lower else c) for c in columns if c.lower() not in keys_lower]
-
-
 def plan_layout(
     a_columns: Sequence[str],
     b_columns: Sequence[str],
@@ -65,29 +65,17 @@ def plan_layout(
         if reserved:
             raise SchemaError(f"{side}: column names starting with {RESERVED_PREFIX!r} are reserved: {reserved}")
     inc = settings.inc_col_name
-    a_names = _suffixed(a_columns, b_columns, join_cols, settings.alias_a)
-    b_names = [] if how == "left_anti" else _suffixed(b_columns, a_columns, join_cols, settings.alias_b)
-    derived = [JOIN_TYPE]
-    if how != "left_anti":
-        derived.insert(0, DIFF_ARRIVAL_TIME)
-    if settings.include_waiting:
-        derived.insert(len(derived) - 1, WAITING_TIME)
-
-    origins: dict[str, str] = {}
-    candidates = (
-        [(k, "join_cols") for k in join_cols]
-        + [(inc, "the output inc_col")]
-        + [(out, f"source_a column {src!r}") for src, out in a_names]
-        + [(out, f"source_b column {src!r}") for src, out in b_names]
-        + [(d, "a computed column") for d in derived]
+    a_names = [(n.column, n.name) for n in source_names(a_columns, b_columns, join_cols, settings, "source_a")]
+    b_names = (
+        []
+        if how == "left_anti"
+        else [(n.column, n.name) for n in source_names(b_columns, a_columns, join_cols, settings, "source_b")]
     )
-    for name, origin in candidates:
-        if name.lower() in origins:
-            raise SchemaError(
-                f"output column collision: {name!r} from {origin} collides with {origins[name.lower()]}; "
-                "rename one of them or change alias_a/alias_b"
-            )
-        origins[name.lower()] = origin
+    derived = derived_columns(how, settings)
+    candidates = output_candidates(a_columns, b_columns, join_cols, how, settings)
+    collision = first_collision(candidates)
+    if collision is not None:
+        raise SchemaError(collision_message(collision, a_columns, b_columns, join_cols, how, settings))
 
     a_map, b_map = dict(a_names), dict(b_names)
     tokens: dict[str, list[str]] = {

@@ -21,6 +21,7 @@ from deltainc.pipeline.job.job_file import load_job, resolve_job
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SpineReach, kind_of
 from deltainc.pipeline.state import JobState, StatePaths, check_unchanged, read_state, state_paths
+from deltainc.pipeline.target.duplicate_identity import WindowSources
 from deltainc.pipeline.target.layout import target_partitioning
 from deltainc.settings import Settings, load_settings
 from deltainc.spark import job_session
@@ -45,6 +46,11 @@ class PreparedJob:
     def identity(self) -> Identity:
         """The output columns that identify a target row."""
         return self.join.identity
+
+    @property
+    def sources(self) -> WindowSources:
+        """The rows the join reads, by role: where the message of a duplicate identity finds its source."""
+        return WindowSources(self.join.frames, self.job.join.inc_col)
 
     @property
     def origins(self) -> Mapping[str, tuple[str, str]]:

@@ -264,16 +264,11 @@ def test_a_join_cond_that_does_not_resolve_is_rejected_naming_the_field(a: DataF
     ("row", "schema", "message"),
     [
         pytest.param(
-            (1, 3, D1),
-            "TrxId long, JoinType int, RecDate date",
-            r"^output column collision: 'JoinType' from a computed column collides with source_a column 'JoinType'; ",
-            id="a_column_named_join_type_collides_with_the_computed_column",
-        ),
-        pytest.param(
             (1, D1, D1),
             "TrxId long, RecDate_B date, RecDate date",
-            r"^output column collision: 'RecDate_B' from source_b column 'RecDate' collides with "
-            r"source_a column 'RecDate_B'; rename one of them or change alias_a/alias_b$",
+            r"^output column collision: 'RecDate_B' from source_b column 'RecDate' \(suffixed with alias_b 'B': "
+            r"source_a has a 'RecDate' too\) collides with source_a column 'RecDate_B'; .* alias_a = \"A2\" and "
+            r"alias_b = \"B2\" under \[join\]",
             id="a_column_rec_date_b_collides_with_b_suffixed_rec_date",
         ),
     ],
@@ -284,6 +279,15 @@ def test_a_source_column_named_like_an_output_column_is_rejected_naming_both(
     a = frame(spark, [row], schema)
     with pytest.raises(SchemaError, match=message):
         _join(a, b)
+
+
+def test_a_source_column_named_like_a_computed_column_comes_out_with_its_sides_alias(
+    spark: SparkSession, b: DataFrame
+) -> None:
+    # A source that is another job's target has its own JoinType: it passes through next to the join's.
+    a = frame(spark, [(1, 3, D1)], "TrxId long, JoinType int, RecDate date")
+    out = _join(a, b, other_settings=IncJoinSettings(output_select="TrxId, JoinType_A, JoinType"))
+    assert [tuple(row) for row in out.collect()] == [(1, 3, int(JoinType.SAME_TIME))]
 
 
 def test_rec_date_as_a_join_key_collides_with_the_output_inc_col(a: DataFrame, b: DataFrame) -> None:

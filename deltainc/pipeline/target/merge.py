@@ -22,6 +22,7 @@ from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, 
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
+from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity, shown_samples
 from deltainc.pipeline.target.slices import Destination, sql_literal
 
 __all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
@@ -30,7 +31,7 @@ ACTION = f"{RESERVED_PREFIX}action"
 _MATCHED = [int(JoinType.SAME_TIME), int(JoinType.A_LATE), int(JoinType.B_LATE)]
 
 
-def count_and_check(output: DataFrame, identity: Identity) -> dict[int, int]:
+def count_and_check(output: DataFrame, identity: Identity, sources: WindowSources | None = None) -> dict[int, int]:
     """Output rows per JoinType, and the ambiguity check of `check_unambiguous`, in one Spark job.
 
     Two rows with one identity share their JoinType (it follows from the identity and the window), so
@@ -39,12 +40,15 @@ def count_and_check(output: DataFrame, identity: Identity) -> dict[int, int]:
     per_identity = output.groupBy(*[F.col(f"`{c}`") for c in identity.columns], F.col(JOIN_TYPE)).count()
     rows = per_identity.groupBy(JOIN_TYPE).agg(F.sum("count").alias("rows"), F.max("count").alias("most")).collect()
     if any(int(r["most"]) > 1 for r in rows):
-        check_unambiguous(output, identity)
+        check_unambiguous(output, identity, sources)
     return {int(r[JOIN_TYPE]): int(r["rows"]) for r in rows}
 
 
-def check_unambiguous(output: DataFrame, identity: Identity, sample: int = 5) -> None:
-    """Fail before writing when two output rows share one identity; name the keys and a sample."""
+def check_unambiguous(
+    output: DataFrame, identity: Identity, sources: WindowSources | None = None, sample: int = 5
+) -> None:
+    """Fail before writing when two output rows share one identity; name the keys, a sample and, from `sources`,
+    which source holds the duplicate."""
     dups = (
         output.groupBy(*[F.col(f"`{c}`") for c in identity.columns])
         .count()
@@ -60,23 +64,9 @@ def check_unambiguous(output: DataFrame, identity: Identity, sample: int = 5) ->
         for column in keys
         if rec is not None and any(row[column] is None and row[rec] is not None for row in dups)
     ]
-    shown = "; ".join(", ".join(f"{c}={row[c]}" for c in identity.columns) + f" ({row['count']} rows)" for row in dups)
     if null_keys:
-        _refuse_null_key(output, identity, null_keys[0], shown)
-    setting, side = identity.b_setting
-    hint = "two rows of source_a share these target.keys and RecDate, " + (
-        f"or two rows of {side} share these {setting} and RecDate"
-        if identity.b_keys
-        else "or one A row matches several rows of source_b with one RecDate: set target.b_keys to the "
-        "columns that identify a B row"
-        if identity.fan_out is None
-        else f"or one spine row matches several rows of {identity.fan_out}: list under that [[features]] source "
-        "the keys that tell its rows apart"
-    )
-    raise AmbiguousRowsError(
-        f"target identity {', '.join(identity.columns)} is not unique in the join output: {shown}. "
-        f"{hint}. Nothing was written."
-    )
+        _refuse_null_key(output, identity, null_keys[0], shown_samples(identity, dups))
+    raise ambiguous_identity(identity, dups, sources)
 
 
 def _refuse_null_key(output: DataFrame, identity: Identity, column: str, sample: str) -> None:

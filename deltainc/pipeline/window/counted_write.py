@@ -18,10 +18,10 @@ from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window as Over
 
-from deltainc.errors import AmbiguousRowsError
 from deltainc.join.join_types import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity
 from deltainc.pipeline.target.merge import check_unambiguous
 from deltainc.pipeline.target.write_mode import Written
 
@@ -40,11 +40,12 @@ class Counting:
 
     identity: Identity
     observation: Observation
+    sources: WindowSources | None = None  # where a duplicate identity is looked for, for the message
 
     @staticmethod
-    def of(identity: Identity) -> Counting:
+    def of(identity: Identity, sources: WindowSources | None = None) -> Counting:
         """A fresh counting for one window's write."""
-        return Counting(identity, Observation(next(_names)))
+        return Counting(identity, Observation(next(_names)), sources)
 
     def check(self, output: DataFrame) -> DataFrame:
         """`output`, which fails the query that reads it if two of its rows share the target identity."""
@@ -65,15 +66,12 @@ class Counting:
 
 def written_counted(counting: Counting | None, write: Callable[[], Written], unchecked: DataFrame) -> Written:
     """Run `write`; when its query refused a duplicate identity (`counting`'s check), raise the AmbiguousRowsError
-    that names the keys and a sample, found again in `unchecked` (the window's output before the check). Nothing
-    was committed then."""
+    that names the keys, a sample and the source that holds the duplicate, found again in `unchecked` (the
+    window's output before the check). Nothing was committed then."""
     try:
         return write()
     except Exception as exc:
         if counting is None or REFUSED not in str(exc):
             raise
-        check_unambiguous(unchecked, counting.identity)
-        raise AmbiguousRowsError(
-            f"target identity {', '.join(counting.identity.columns)} is not unique in the join output. "
-            "Nothing was written."
-        ) from exc
+        check_unambiguous(unchecked, counting.identity, counting.sources)
+        raise ambiguous_identity(counting.identity, [], counting.sources) from exc

@@ -213,7 +213,7 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
             output = fitted(prepared, output, scans)  # checked against the target before the join runs
         if counting is None:  # two passes: the join runs once, counted and checked, and is read again to write
             output = output.persist(StorageLevel.MEMORY_AND_DISK)
-            found = count_and_check(output, prepared.identity)
+            found = count_and_check(output, prepared.identity, prepared.sources)
         phases["join_s"] = time.monotonic() - clock
         # Beside the write: it reads the target's final rows before the window, which the write never changes.
         own = output if searches_output(prepared, window) else None
@@ -271,7 +271,7 @@ def _counting(prepared: PreparedJob, window: Window, mode: WriteMode) -> Countin
     window is counted and checked before its write (two passes)."""
     spark, job = prepared.spark, prepared.job
     single = mode.single_pass(job) and not searches_output(prepared, window) and observes_writes(spark)
-    return Counting.of(prepared.identity) if single and table_exists(spark, job.target) else None
+    return Counting.of(prepared.identity, prepared.sources) if single and table_exists(spark, job.target) else None
 
 
 def record_stop(run: CommandRun, upcoming: Window | None, exc: BaseException) -> None:

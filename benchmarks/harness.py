@@ -160,6 +160,13 @@ def _demo_options(args: argparse.Namespace) -> list[str]:
     return [*sizes, "--repeat", str(args.repeat), "--data", str(args.data / "demo")]
 
 
+def _hourly_options(args: argparse.Namespace) -> list[str]:
+    """hourly_runs' options: 12 hours (or --days when fewer) after 48 of history, 300 shipments an hour (or
+    --rows-per-day when fewer), under --data."""
+    hours, per_hour = str(min(12, args.days)), str(min(300, args.rows_per_day))
+    return ["--hours", hours, "--warm-hours", "48", "--per-hour", per_hour, "--data", str(args.data / "hourly")]
+
+
 def _repeat(args: argparse.Namespace) -> list[str]:
     return ["--repeat", str(args.repeat)]
 
@@ -200,6 +207,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("report", _markdown_of("benchmarks.report_time", _report_options)),
     _scenario("new-days", _markdown_of("benchmarks.new_days", _new_days)),
     _scenario("demo", _markdown_of("benchmarks.demo_time", _demo_options)),
+    _scenario("hourly", _markdown_of("benchmarks.hourly_runs", _hourly_options)),
     _scenario("stream", _stream, stream_section, stream_check),
 )
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import time
 from pathlib import Path
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
+from deltainc.connect_conf import client_conf, left_message, refused_by_server
 from deltainc.settings import Settings, load_settings
 from deltainc.spark_compat import delta_packages, set_log_level
 from deltainc.storage import resolved, s3_packages, spark_conf
@@ -16,8 +19,7 @@ from deltainc.storage import use as use_storage
 
 __all__ = ["get_spark", "job_session", "delta_packages", "remote_url"]
 
-# Spark settings a Connect client cannot change: they are fixed when the server's JVM starts.
-_SERVER_ONLY = ("spark.jars", "spark.driver.", "spark.executor.", "spark.ui.", "spark.master", "spark.plugins")
+log = logging.getLogger("deltainc")
 DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"  # PySpark 4: the call sites of DataFrame calls
 
 
@@ -71,9 +73,17 @@ def _connect(settings: Settings, url: str, extra_conf: dict[str, str]) -> SparkS
         **extra_conf,
     }
     session = SparkSession.builder.remote(url).getOrCreate()
-    for key, value in conf.items():  # session settings only: the server's static configuration is its own
-        if not key.startswith(_SERVER_ONLY):
+    split = client_conf(conf)  # session settings only: the server's static configuration is its own
+    left = list(split.left)
+    for key, value in split.sent.items():
+        try:
             session.conf.set(key, value)
+        except AnalysisException as exc:  # a setting the server fixed at its start that client_conf does not know
+            if not refused_by_server(exc):
+                raise
+            left.append(key)
+    if left:
+        log.warning(left_message(tuple(left)))
     return session
 
 

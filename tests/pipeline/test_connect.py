@@ -193,3 +193,18 @@ def test_serve_listens_on_this_machine_only_unless_told_and_says_so(server: str,
     while line not in (said := (server_root / "server.log").read_text()) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert line in said, said[-2000:]
+
+
+def test_over_spark_connect_a_static_setting_in_the_settings_is_left_to_the_server_and_the_run_says_so(
+    server: str, sources: tuple[str, str], tmp_path: Path
+) -> None:
+    settings = tmp_path / "settings.toml"
+    # a static SQL setting client_conf knows, and a Spark setting it leaves to the server's own refusal
+    settings.write_text('[spark.conf]\n"spark.sql.catalogImplementation" = "hive"\n"spark.network.timeout" = "300s"\n')
+    job = make_job(tmp_path, *sources, name="static_setting")
+    ran = deltainc(tmp_path, server, "run", str(write_job_file(tmp_path, job)), "--settings", str(settings), "--json")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert json.loads(ran.stdout)["watermark"] == LAST.isoformat()
+    said = [line for line in ran.stderr.splitlines() if "left to the server" in line]
+    assert len(said) == 1, ran.stderr[-3000:]
+    assert "spark.sql.catalogImplementation, spark.network.timeout left to the server" in said[0], said

@@ -92,5 +92,5 @@ def aggregate(chart: Chart, limit: int = MAX_POINTS) -> Chart:
     how = "counts summed" if kept == {Fold.SUM} else "values as of each period's end"
     if kept == {Fold.SUM, Fold.LAST}:
         how = "counts summed, states as of each period's end"
-    note = f"{len(chart.x)} points folded into {len(groups)} {name}s: {how}"
+    note = "; ".join(filter(None, (chart.note, f"{len(chart.x)} points folded into {len(groups)} {name}s: {how}")))
     return replace(chart, x=tuple(groups), series=series, marks=marks, note=note)

@@ -15,6 +15,11 @@ from deltainc.report.series import Row, open_rows, run_mark, windows_of
 __all__ = ["health_line"]
 
 
+def _last(count: int, thing: str) -> str:
+    """'the last 8 windows', or 'the last window'."""
+    return f"the last {thing}" if count == 1 else f"the last {count} {thing}s"
+
+
 def _ago(then: object, now: dt.datetime) -> str:
     if not isinstance(then, dt.datetime):
         return "when unknown"
@@ -39,16 +44,16 @@ def _backlog(windows: Sequence[Row]) -> str:
         return "backlog unknown (no window yet)"
     first, last = open_rows(windows[0]), open_rows(windows[-1])
     trend = "rising" if last > first else "falling" if last < first else "steady"
-    return f"backlog {last:,} open rows, {trend} (from {first:,} over the last {len(windows)} windows)"
+    return f"backlog {last:,} open rows, {trend} (from {first:,} over {_last(len(windows), 'window')})"
 
 
 def _failures(rows: Sequence[Row]) -> str:
     marks = [m for m in (run_mark(r) for r in rows) if m is not None]
     if not marks:
-        return f"no failure in the last {len(rows)} runs"
+        return f"no failure in {_last(len(rows), 'run')}"
     kinds = dict.fromkeys(marks)
     counted = ", ".join(f"{marks.count(kind)} {kind}" for kind in kinds)
-    return f"{counted} in the last {len(rows)} runs"
+    return f"{counted} in {_last(len(rows), 'run')}"
 
 
 def health_line(rows: Sequence[Row], status: JobStatus, uom: str, now: dt.datetime, last: int) -> str:

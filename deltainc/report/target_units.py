@@ -5,7 +5,7 @@ The run log counts a window's rows once: a catch-up of four days in an hour job 
 which flattens every hourly bar beside it. The target knows each final row's unit (its output RecDate), so the
 report asks it, for the windows that span several units only: the files of those units (by partition value when
 the target is partitioned by RecDate, by their RecDate statistics otherwise) are counted from their statistics
-where one file holds one JoinType of one unit, else read, two columns at most (JoinType, and the RecDate where it
+where a partition's file holds one JoinType, else read, two columns at most (JoinType, and the RecDate where it
 is not the partition). Open rows are not counted here: they are the backlog, drawn apart (`series.backlog_chart`).
 """
 

@@ -228,8 +228,8 @@ def test_the_health_line_says_last_run_lag_backlog_trend_and_failures() -> None:
         "last 3 windows); 1 failed, 1 took over in the last 4 runs"
     )
     assert health_line(rows[-1:], replace(status, pending=None), uom, now, 30).endswith(
-        "up to date with its sources; backlog 35 open rows, steady (from 35 over the last 1 windows); "
-        "no failure in the last 1 runs"
+        "up to date with its sources; backlog 35 open rows, steady (from 35 over the last window); "
+        "no failure in the last run"
     )
 
 

@@ -33,7 +33,8 @@ def window_marks(rows: Sequence[Row], windows: Sequence[Row]) -> Marks:
     """
     if not windows:
         return {}
-    labels = [window_label(w) for w in windows]
+    labels = {window_label(w) for w in windows}
+    newest = window_label(windows[-1])
     by_time = sorted(windows, key=_when)
     found: dict[str, list[str]] = {}
     for row in rows:
@@ -43,7 +44,7 @@ def window_marks(rows: Sequence[Row], windows: Sequence[Row]) -> Marks:
         label = window_label(row) if row.get("window_start") is not None else None
         if label not in labels:
             later = next((w for w in by_time if _when(w) >= _when(row)), None)
-            label = window_label(later) if later is not None else labels[-1]
+            label = window_label(later) if later is not None else newest
         found.setdefault(label, []).append(mark)
     return {label: _counted(marks) for label, marks in found.items()}
 

@@ -67,7 +67,7 @@ def window_label(row: Row) -> str:
 def span(row: Row, uom: str) -> int:
     """How many units of `uom` a row's window spans (1 for one hour of an hour job)."""
     start, end = row.get("window_start"), row.get("window_end")
-    return _unit(str(end), uom) - _unit(str(start), uom) + 1
+    return 1 if start == end else _unit(str(end), uom) - _unit(str(start), uom) + 1
 
 
 def windows_of(rows: Sequence[Row]) -> list[Row]:

@@ -63,10 +63,15 @@ def _fold(values: list[float | None], fold: Fold) -> float | None:
 
 
 def _marks(marks: list[str | None]) -> str | None:
+    """The marks of a period's points summed by kind: 'failed' and '2 failed, took over' fold into '3 failed, 1
+    took over'."""
     counted: dict[str, int] = {}
     for mark in marks:
-        if mark is not None:
-            counted[mark] = counted.get(mark, 0) + 1
+        for part in (mark or "").split(", "):
+            if part:
+                number, _, kind = part.partition(" ")
+                many = number.isdigit() and bool(kind)
+                counted[kind if many else part] = counted.get(kind if many else part, 0) + (int(number) if many else 1)
     return ", ".join(f"{n} {mark}" for mark, n in counted.items()) or None
 
 

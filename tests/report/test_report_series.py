@@ -240,3 +240,10 @@ def test_tick_labels_of_long_windows_do_not_overlap() -> None:
     spans = sorted((left, left + len(text) * CHAR_WIDTH) for left, text in ticks)
     assert all(right <= following for (_, right), (following, _) in zip(spans, spans[1:], strict=False))
     assert spans[0][0] >= 0 and spans[-1][1] <= WIDTH
+
+
+def test_marks_folded_into_a_period_are_summed_by_kind() -> None:
+    labels = tuple(f"2025-03-01T{h:02d}:00:00" for h in range(3))
+    marks = ("failed", "2 failed, took over", None)
+    chart = Chart("c", "t", "rows", labels, (Series("x", (1.0, 1.0, 1.0)),), Kind.STACKED, marks)
+    assert aggregate(chart, limit=2).marks == ("3 failed, 1 took over",)

@@ -63,10 +63,15 @@ def _fold(values: list[float | None], fold: Fold) -> float | None:
 
 
 def _marks(marks: list[str | None]) -> str | None:
+    """The marks of a period's points summed by kind: 'failed' and '2 failed, took over' fold into '3 failed, 1
+    took over'."""
     counted: dict[str, int] = {}
     for mark in marks:
-        if mark is not None:
-            counted[mark] = counted.get(mark, 0) + 1
+        for part in (mark or "").split(", "):
+            if part:
+                number, _, kind = part.partition(" ")
+                many = number.isdigit() and bool(kind)
+                counted[kind if many else part] = counted.get(kind if many else part, 0) + (int(number) if many else 1)
     return ", ".join(f"{n} {mark}" for mark, n in counted.items()) or None
 
 
@@ -92,5 +97,5 @@ def aggregate(chart: Chart, limit: int = MAX_POINTS) -> Chart:
     how = "counts summed" if kept == {Fold.SUM} else "values as of each period's end"
     if kept == {Fold.SUM, Fold.LAST}:
         how = "counts summed, states as of each period's end"
-    note = f"{len(chart.x)} points folded into {len(groups)} {name}s: {how}"
+    note = "; ".join(filter(None, (chart.note, f"{len(chart.x)} points folded into {len(groups)} {name}s: {how}")))
     return replace(chart, x=tuple(groups), series=series, marks=marks, note=note)

@@ -1,8 +1,9 @@
 """`deltainc report`: a job's history read from its logs (no JVM), gathered into charts, written as one page.
 
-Each step has a module of its own: `history` reads, `series` and `target_days` gather, `buckets` aggregates,
-`page` and `svg` write the HTML, `png` the images. This module only chains them and writes the files, the page
-last and atomically (a temporary file renamed), so that a failed report leaves nothing behind.
+Each step has a module of its own: `history` reads, `series`, `marks`, `catch_up` and `target_units` gather,
+`buckets` aggregates, `health`, `page` and `svg` write the HTML, `png` the images. This module only chains them
+and writes the files, the page last and atomically (a temporary file renamed), so that a failed report leaves
+nothing behind.
 """
 
 from __future__ import annotations
@@ -10,19 +11,24 @@ from __future__ import annotations
 import datetime as dt
 import os
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import deltainc.report.series as series
+from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.report.buckets import aggregate
+from deltainc.report.catch_up import catch_up_cells, catch_ups
 from deltainc.report.charts import Chart
 from deltainc.report.history import History, chosen, read_history
+from deltainc.report.marks import window_marks
 from deltainc.report.page import page_html
-from deltainc.report.target_days import days_from_target
+from deltainc.report.target_layout import layout_text
+from deltainc.report.target_units import units_from_target
 from deltainc.settings import Settings
 
-__all__ = ["Report", "charts_of", "write_report", "default_out"]
+__all__ = ["Report", "charts_of", "catch_up_rows", "write_report", "default_out"]
 
 
 @dataclass(frozen=True)
@@ -41,20 +47,41 @@ def default_out(job: JobConfig) -> Path:
 
 
 def charts_of(job: JobConfig, history: History, rows: tuple[dict[str, object], ...] | None = None) -> list[Chart]:
-    """The report's charts of `rows` (default: all of the history), each aggregated when its points are many."""
+    """The report's charts of `rows` (default: all of the history), each aggregated when its points are many.
+
+    Failed, cancelled and taken-over runs are marked on every chart (`marks`). A catch-up window (`catch_up`) is
+    drawn per unit from the target in the chart of final rows, and kept out of the lines (its numbers are in a
+    table apart, `catch_up_rows`), as it is when the target cannot be read per unit."""
     shown = history.rows if rows is None else rows
+    uom = job.join.time_uom
     windows = series.windows_of(shown)
-    files, size = series.reads_charts(windows)
+    marks = window_marks(shown, windows)
+    per_unit = units_from_target(job, windows)
+    wide = {series.window_label(w) for w in catch_ups(windows, uom)}
+    lines = [w for w in windows if series.window_label(w) not in wide]
+    apart = f"{len(wide)} catch-up window(s) shown apart, in the table under the charts" if wide else ""
+    drawn = [w for w in windows if series.window_label(w) not in wide or series.window_label(w) in per_unit]
+    outcomes = series.outcome_chart(drawn, per_unit, marks)
+    if len(drawn) < len(windows):
+        outcomes = replace(outcomes, note=apart)
+    files, size = series.reads_charts(lines, marks)
     charts = [
-        series.outcome_chart(windows, days_from_target(job, windows)),
-        series.backlog_chart(windows),
-        series.late_chart(windows),
-        series.lag_chart(shown, job.join.time_uom),
+        outcomes,
+        series.backlog_chart(windows, marks),
+        replace(series.late_chart(lines, marks), note=apart),
+        series.lag_chart(shown, uom),
         series.duration_chart(shown),
-        files,
-        size,
+        replace(files, note=apart),
+        replace(size, note=apart),
     ]
     return [aggregate(chart) for chart in charts]
+
+
+def catch_up_rows(job: JobConfig, rows: Sequence[series.Row]) -> list[dict[str, object]]:
+    """The numbers of the catch-up windows among `rows`, one dict a window, for the page's table apart."""
+    uom = job.join.time_uom
+    final = [code.outcome for code in COUNTED_ORDER if code not in WAITING_TYPES]
+    return [catch_up_cells(w, uom, final) for w in catch_ups(series.windows_of(rows), uom)]
 
 
 def write_report(
@@ -76,7 +103,7 @@ def write_report(
     rows = chosen(history.rows, job.name, since, last)
     charts = charts_of(job, history, tuple(dict(r) for r in rows))
     now = dt.datetime.now(dt.timezone.utc)
-    text = page_html(job, history.status, charts, rows, now)
+    text = page_html(job, history.status, charts, rows, now, layout_text(job), catch_up_rows(job, rows))
     images: list[Path] = []
     if png is not None:
         from deltainc.report.png import write_pngs

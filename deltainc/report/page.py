@@ -16,8 +16,9 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import kind_of
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.charts import Chart
+from deltainc.report.health import health_line
 from deltainc.report.series import PHASES, Row, run_mark, window_label
-from deltainc.report.svg import chart_svg, color
+from deltainc.report.svg import MARK, chart_svg, color
 
 __all__ = ["LAST_RUNS", "settings_rows", "page_html", "run_cells"]
 
@@ -34,6 +35,7 @@ th{background:#f6f6f6}td.text,th.text{text-align:left}
 height:10px;margin-right:4px}.note{font-size:12px;color:#666}
 svg.chart{background:#fff}svg .grid{stroke:#ddd}svg .tick{font-size:10px;fill:#555}svg .line{stroke-width:1.5}
 svg .mark{fill:#d62728}details{font-size:12px}details table{max-height:240px}
+.health{font-size:15px;margin:6px 0 12px;padding:6px 10px;background:#f3f6fa;border-left:4px solid #4e79a7}
 .failed td{background:#fdecea}.cancelled td{background:#fff4e5}
 """
 
@@ -43,20 +45,16 @@ def _cell(value: object, text: bool = False) -> str:
     return f'<td class="text">{escape(shown)}</td>' if text else f"<td>{escape(shown)}</td>"
 
 
-def settings_rows(job: JobConfig, status: JobStatus) -> list[tuple[str, str]]:
-    """The header's facts: the job's settings (sources, join, look back, wait, target, layout) and where it
-    stands (watermark, latest RecDate, pending, lock)."""
+def settings_rows(job: JobConfig, status: JobStatus, layout: str) -> list[tuple[str, str]]:
+    """The header's facts: the job's settings (sources, join, look back, wait, target), the target's layout as
+    its log says it (`target_layout.layout_text`) and where it stands (watermark, latest RecDate, pending, lock)."""
     join = job.join
     rows = [(f"source {role}", ref.label) for role, ref in job.sources]
     rows += kind_of(job).summary()
-    layout = job.target.partition_by
     rows += [
         ("incremental column", f"{join.inc_col} ({join.time_uom})"),
         ("target", job.target.label),
-        (
-            "layout",
-            "default (by output RecDate)" if layout is None else f"partitioned by {', '.join(layout) or 'none'}",
-        ),
+        ("layout", layout),
         ("start date", job.start_date.isoformat()),
         ("watermark", status.watermark or "none (never run)"),
         ("latest in all sources", status.latest_available or "none"),
@@ -76,6 +74,8 @@ def _legend(chart: Chart) -> str:
     items = "".join(
         f'<span><i style="background:{color(n)}"></i>{escape(s.name)}</span>' for n, s in enumerate(chart.series)
     )
+    if any(chart.marks):
+        items += f'<span><b style="color:{MARK}">&#9650;</b> failed, cancelled or took over (hover)</span>'
     return f'<div class="legend">{items}<span>({escape(chart.unit)})</span></div>'
 
 
@@ -146,13 +146,33 @@ def _runs_table(rows: Sequence[Row]) -> str:
     return "".join(out)
 
 
-def _data(charts: Sequence[Chart], rows: Sequence[Row]) -> str:
-    """The page's numbers as JSON: each chart's points and series, and the last runs (`run_cells`)."""
+def _catch_up_table(cells: Sequence[Mapping[str, object]]) -> str:
+    """The catch-up windows' numbers, apart from the charts' lines (`catch_up`)."""
+    if not cells:
+        return ""
+    heads = list(cells[0])
+    out = ['<h2 id="catch-ups">Catch-up windows, apart from the lines</h2>', '<table class="catch-ups"><tr>']
+    out += [f'<th class="text">{escape(h)}</th>' for h in heads] + ["</tr>"]
+    for row in cells:
+        out.append("<tr>" + "".join(_cell(row[h], h == "window") for h in heads) + "</tr>")
+    return "".join(out) + "</table>"
+
+
+def _data(charts: Sequence[Chart], rows: Sequence[Row], health: str, catch_ups: Sequence[Mapping[str, object]]) -> str:
+    """The page's numbers as JSON: the health line, each chart's points, series and marks, the catch-up windows
+    and the last runs (`run_cells`)."""
     document = {
+        "health": health,
         "charts": {
-            c.key: {"x": list(c.x), "series": {s.name: list(s.values) for s in c.series}, "note": c.note}
+            c.key: {
+                "x": list(c.x),
+                "series": {s.name: list(s.values) for s in c.series},
+                "marks": list(c.marks),
+                "note": c.note,
+            }
             for c in charts
         },
+        "catch_ups": list(catch_ups),
         "runs": [run_cells(row) for row in reversed(rows[-LAST_RUNS:])],
     }
     text = json.dumps(document, default=str)
@@ -165,22 +185,28 @@ def page_html(
     charts: Sequence[Chart],
     rows: Sequence[Row],
     generated: dt.datetime,
+    layout: str,
+    catch_ups: Sequence[Mapping[str, object]] = (),
     notes: Mapping[str, str] | None = None,
 ) -> str:
-    """The whole page. `rows`: the run-log rows shown (oldest first); `notes`: lines under the header."""
+    """The whole page. `rows`: the run-log rows shown (oldest first); `layout`: the target's (`target_layout`);
+    `catch_ups`: the catch-up windows' numbers (`catch_up.catch_up_cells`); `notes`: lines under the header."""
     header = "".join(
-        f'<tr><th>{escape(k)}</th><td class="text">{escape(v)}</td></tr>' for k, v in settings_rows(job, status)
+        f'<tr><th>{escape(k)}</th><td class="text">{escape(v)}</td></tr>' for k, v in settings_rows(job, status, layout)
     )
+    health = health_line(rows, status, job.join.time_uom, generated, LAST_RUNS)
     shown = f"{len(rows)} run(s) from {run_cells(rows[0])['started_at']} to {run_cells(rows[-1])['started_at']}"
     lines = "".join(f'<p class="note">{escape(text)}</p>' for text in (notes or {}).values())
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>deltainc report: {escape(job.name)}</title><style>{_STYLE}</style></head><body>"
         f"<h1>{escape(job.name)}</h1>"
+        f'<p class="health">{escape(health)}</p>'
         f'<p class="note">deltainc report, generated {generated.strftime("%Y-%m-%d %H:%M:%S")} UTC; {escape(shown)}</p>'
         f'<table class="header">{header}</table>{lines}'
         + "".join(_chart_block(c) for c in charts)
+        + _catch_up_table(catch_ups)
         + f"<h2>Last runs</h2>{_runs_table(rows)}"
-        + f'<script type="application/json" id="deltainc-report">{_data(charts, rows)}</script>'
+        + f'<script type="application/json" id="deltainc-report">{_data(charts, rows, health, catch_ups)}</script>'
         + "</body></html>"
     )

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from deltainc.report.charts import Chart, Kind
-from deltainc.report.svg import color
+from deltainc.report.svg import MARK, color, short_label
 
 __all__ = ["write_pngs"]
 
@@ -41,12 +41,13 @@ def write_pngs(charts: Sequence[Chart], folder: Path, job: str) -> list[Path]:
                 known = [(i, v) for i, v in enumerate(series.values) if v is not None]
                 axes.plot([i for i, _ in known], [v for _, v in known], color=color(number), label=series.name)
         marked = [i for i, mark in enumerate(chart.marks) if mark]
+        for number, index in enumerate(marked):  # a dashed line over the bars, as on the page
+            label = "failed / cancelled / took over" if number == 0 else None
+            axes.axvline(index, color=MARK, linestyle="--", linewidth=1, label=label)
         if marked:
-            axes.scatter(
-                marked, [0.0] * len(marked), marker="^", color="#d62728", label="failed / cancelled / took over"
-            )
+            axes.scatter(marked, [0.0] * len(marked), marker="^", color=MARK, clip_on=False, zorder=5)
         ticks = sorted({0, len(chart.x) // 2, len(chart.x) - 1})
-        axes.set_xticks(ticks, [chart.x[i] for i in ticks], fontsize=8)
+        axes.set_xticks(ticks, [short_label(chart.x[i]) for i in ticks], fontsize=8)
         axes.set_ylabel(chart.unit)
         axes.set_title(f"{job}: {chart.title}", fontsize=10)
         axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside, not over

@@ -19,8 +19,10 @@ from deltainc.report.charts import Chart, Fold, Kind, Series
 
 __all__ = [
     "Row",
-    "DayCounts",
+    "UnitCounts",
+    "Marks",
     "window_label",
+    "span",
     "windows_of",
     "outcome_chart",
     "backlog_chart",
@@ -34,8 +36,10 @@ __all__ = [
 ]
 
 Row = Mapping[str, object]
-# A catch-up window's final rows per day of output RecDate, read from the target: {day label: {outcome: rows}}.
-DayCounts = Mapping[str, Mapping[str, int]]
+# A window's final rows per unit of output RecDate, read from the target: {unit label: {outcome: rows}}.
+UnitCounts = Mapping[str, Mapping[str, int]]
+# What a window's points are marked with (its failed runs, its takeover): {window label: "failed, took over"}.
+Marks = Mapping[str, str]
 
 OPEN = tuple(code.outcome for code in WAITING_TYPES)
 PHASES = (
@@ -60,50 +64,69 @@ def window_label(row: Row) -> str:
     return str(start) if start == end else f"{start}..{end}"
 
 
+def span(row: Row, uom: str) -> int:
+    """How many units of `uom` a row's window spans (1 for one hour of an hour job)."""
+    start, end = row.get("window_start"), row.get("window_end")
+    return 1 if start == end else _unit(str(end), uom) - _unit(str(start), uom) + 1
+
+
 def windows_of(rows: Sequence[Row]) -> list[Row]:
     """The rows of succeeded windows that moved the watermark, in the order of their windows."""
     moved = [r for r in rows if r.get("status") == "succeeded" and r.get("watermark") is not None]
     return sorted(moved, key=lambda r: (str(r.get("window_end")), str(r.get("window_start"))))
 
 
-def _outcomes(rows: Sequence[Row]) -> list[str]:
-    """The outcomes any row counted, in the run log's order (a plain left job has no B side's columns)."""
+def _final(rows: Sequence[Row], per_unit: Mapping[str, UnitCounts]) -> list[str]:
+    """The final outcomes any row or unit counted, in the run log's order (a plain left job has no B side's)."""
+    counted = {name for units in per_unit.values() for counts in units.values() for name, n in counts.items() if n}
     return [
         code.outcome
         for code in COUNTED_ORDER
-        if any(_int(r.get(f"rows_{code.outcome}")) for r in rows) or code is JoinType.SAME_TIME
+        if code.outcome not in OPEN
+        and (
+            code is JoinType.SAME_TIME
+            or code.outcome in counted
+            or any(_int(r.get(f"rows_{code.outcome}")) for r in rows)
+        )
     ]
 
 
-def outcome_chart(windows: Sequence[Row], per_day: Mapping[str, DayCounts] | None = None) -> Chart:
-    """Rows written per window by outcome, stacked. A window found in `per_day` (a catch-up that spans several
-    days) is shown day by day: its final rows by output RecDate as the target holds them, its open rows on its
-    last day, as the run log counts them.
+def outcome_chart(
+    windows: Sequence[Row], per_unit: Mapping[str, UnitCounts] | None = None, marks: Marks | None = None
+) -> Chart:
+    """Rows that became final per window, by outcome, stacked; the open rows a window re-wrote are the backlog,
+    charted apart (`backlog_chart`). A window found in `per_unit` (a catch-up that spans several units) is shown
+    unit by unit, its final rows by output RecDate as the target holds them. A window's mark goes on its last point.
 
     >>> outcome_chart([{"window_start": "2025-01-01", "window_end": "2025-01-01", "rows_same_time": 3}]).x
     ('2025-01-01',)
     """
-    per_day = per_day or {}
-    names = _outcomes(windows)
+    per_unit, marks = per_unit or {}, marks or {}
+    names = _final(windows, per_unit)
     x: list[str] = []
     columns: list[dict[str, int | None]] = []
+    marked: list[str | None] = []
     for row in windows:
         label = window_label(row)
-        days = per_day.get(label)
-        if not days:
+        units = per_unit.get(label)
+        if not units:
             x.append(label)
             columns.append({name: _int(row.get(f"rows_{name}")) for name in names})
+            marked.append(marks.get(label))
             continue
-        ordered = sorted(days)
-        for day in ordered:
-            x.append(day)
-            counts: dict[str, int | None] = {n: int(days[day].get(n, 0)) for n in names if n not in OPEN}
-            for name in names:
-                if name in OPEN:
-                    counts[name] = _int(row.get(f"rows_{name}")) if day == ordered[-1] else 0
-            columns.append(counts)
+        for unit in sorted(units):
+            x.append(unit)
+            columns.append({n: int(units[unit].get(n, 0)) for n in names})
+            marked.append(None)
+        marked[-1] = marks.get(label)
     series = tuple(Series(n, tuple(_as_float(c.get(n)) for c in columns)) for n in names)
-    return Chart("outcomes", "Rows written per window, by outcome", "rows", tuple(x), series, Kind.STACKED)
+    title = "Rows that became final per window, by outcome"
+    return Chart("outcomes", title, "rows", tuple(x), series, Kind.STACKED, _marks(marked))
+
+
+def _marks(marked: Sequence[str | None]) -> tuple[str | None, ...]:
+    """A chart's marks: none at all when no point is marked."""
+    return tuple(marked) if any(marked) else ()
 
 
 def _as_float(value: int | None) -> float | None:
@@ -115,24 +138,28 @@ def open_rows(row: Row) -> int:
     return sum(int(_int(row.get(f"rows_{name}")) or 0) for name in OPEN)
 
 
-def backlog_chart(windows: Sequence[Row]) -> Chart:
+def backlog_chart(windows: Sequence[Row], marks: Marks | None = None) -> Chart:
     """The open rows after each window, by kind, over the windows' ends: the backlog at the watermark."""
     names = [n for n in OPEN if any(_int(r.get(f"rows_{n}")) for r in windows)] or ["a_waiting"]
     series = tuple(Series(n, tuple(_as_float(_int(r.get(f"rows_{n}"))) for r in windows), Fold.LAST) for n in names)
     x = tuple(str(r.get("window_end")) for r in windows)
-    return Chart(
-        "backlog", "Open rows at the watermark after each window (the backlog)", "rows", x, series, Kind.STACKED
-    )
+    title = "Open rows at the watermark after each window (the backlog)"
+    return Chart("backlog", title, "rows", x, series, Kind.STACKED, _window_marks(windows, marks))
 
 
-def late_chart(windows: Sequence[Row]) -> Chart:
+def _window_marks(windows: Sequence[Row], marks: Marks | None) -> tuple[str | None, ...]:
+    return _marks([(marks or {}).get(window_label(w)) for w in windows])
+
+
+def late_chart(windows: Sequence[Row], marks: Marks | None = None) -> Chart:
     """Timed-out A rows and too-late B rows per window (too late: unknown in rows written before it was counted)."""
     series = (
         Series("a_timed_out", tuple(_as_float(_int(r.get("rows_a_timed_out"))) for r in windows)),
         Series("too_late", tuple(_as_float(_int(r.get("rows_too_late"))) for r in windows)),
     )
     x = tuple(window_label(r) for r in windows)
-    return Chart("late", "Timed-out rows and too-late B rows per window", "rows", x, series, Kind.LINES)
+    marked = _window_marks(windows, marks)
+    return Chart("late", "Timed-out rows and too-late B rows per window", "rows", x, series, Kind.LINES, marked)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -147,6 +174,7 @@ def lag_chart(rows: Sequence[Row], uom: str) -> Chart:
     watermark: str | None = None
     points: list[tuple[str, dict[str, float]]] = []
     roles: list[str] = []
+    marked: list[str | None] = []
     for row in rows:
         if row.get("watermark") is not None:
             watermark = str(row["watermark"])
@@ -157,9 +185,11 @@ def lag_chart(rows: Sequence[Row], uom: str) -> Chart:
         roles += [role for role in seen if role not in roles]
         behind = {role: float(_unit(label, uom) - _unit(watermark, uom)) for role, label in seen.items()}
         points.append((_started(row), behind))
+        marked.append(run_mark(row))
     series = tuple(Series(role, tuple(p.get(role) for _, p in points), Fold.LAST) for role in roles)
     x = tuple(label for label, _ in points)
-    return Chart("lag", f"Watermark behind each source's latest RecDate ({uom}s)", f"{uom}s", x, series, Kind.LINES)
+    title = f"Watermark behind each source's latest RecDate ({uom}s)"
+    return Chart("lag", title, f"{uom}s", x, series, Kind.LINES, _marks(marked))
 
 
 def _started(row: Row) -> str:
@@ -210,7 +240,7 @@ def _reads(row: Row) -> dict[str, tuple[int, int]]:
     return found
 
 
-def reads_charts(windows: Sequence[Row]) -> tuple[Chart, Chart]:
+def reads_charts(windows: Sequence[Row], marks: Marks | None = None) -> tuple[Chart, Chart]:
     """Files and MiB read per source per window (per feature source for a feature job), and of the target: flat
     lines mean pruning works."""
     reads = [_reads(r) for r in windows]
@@ -224,6 +254,7 @@ def reads_charts(windows: Sequence[Row]) -> tuple[Chart, Chart]:
             Series(role, tuple(None if role not in r else r[role][pick] / scale for r in reads)) for role in roles
         )
 
-    files = Chart("files", "Files read per window, by source", "files", x, series(0, 1.0), Kind.LINES)
-    size = Chart("bytes", "MiB read per window, by source", "MiB", x, series(1, 1024.0 * 1024.0), Kind.LINES)
+    marked = _window_marks(windows, marks)
+    files = Chart("files", "Files read per window, by source", "files", x, series(0, 1.0), Kind.LINES, marked)
+    size = Chart("bytes", "MiB read per window, by source", "MiB", x, series(1, 1024.0 * 1024.0), Kind.LINES, marked)
     return files, size

@@ -15,7 +15,7 @@ from html import escape
 
 from deltainc.report.charts import Chart, Kind
 
-__all__ = ["PALETTE", "color", "chart_svg"]
+__all__ = ["PALETTE", "MARK", "CHAR_WIDTH", "color", "short_label", "x_ticks", "chart_svg"]
 
 PALETTE = (
     "#4e79a7",
@@ -32,6 +32,9 @@ PALETTE = (
 WIDTH, HEIGHT = 760, 240
 LEFT, RIGHT, TOP, BOTTOM = 56, 12, 14, 40
 DOTS = 60  # a line chart of at most this many points also draws a dot at each
+MARK = "#d62728"  # failed, cancelled and taken-over runs
+CHAR_WIDTH = 6.6  # px, at least the width of a tick label's widest character (a digit at 10px) in common fonts
+GAP = 12.0  # px between two tick labels
 
 
 def color(index: int) -> str:
@@ -70,6 +73,47 @@ def _tip(chart: Chart, index: int) -> str:
     return "; ".join([chart.x[index], *parts, *([mark] if mark else [])])
 
 
+def short_label(label: str) -> str:
+    """A point's label as a tick shows it: a time without its zero seconds, 'T' as a space; a window's two ends so.
+
+    >>> short_label("2025-03-01T05:00:00..2025-03-01T07:00:00")
+    '2025-03-01 05:00..2025-03-01 07:00'
+    """
+    return "..".join(
+        part.removesuffix(":00").replace("T", " ") if len(part) == 19 else part for part in label.split("..")
+    )
+
+
+def x_ticks(labels: tuple[str, ...], step: float) -> list[tuple[float, str]]:
+    """The x axis's tick labels as (left edge, text): the first, the last, then the middles of the gaps, each kept
+    only where it stays inside the chart and `GAP` away from every label kept before it (widths estimated at
+    `CHAR_WIDTH` a character), so that no two labels overlap.
+
+    >>> x_ticks(("2025-03-01", "2025-03-02"), 300.0)
+    [(173.0, '2025-03-01'), (473.0, '2025-03-02')]
+    """
+    n = len(labels)
+    order = [0, n - 1] if n > 1 else [0] if n else []
+    spans = [(0, n - 1)]
+    while spans and len(order) < n:  # breadth first: the middle, then the quarters, ...
+        low, high = spans.pop(0)
+        middle = (low + high) // 2
+        if middle not in (low, high):
+            order.append(middle)
+            spans += [(low, middle), (middle, high)]
+    kept: list[tuple[float, float, str]] = []
+    for index in order:
+        text = short_label(labels[index])
+        width = len(text) * CHAR_WIDTH
+        left = min(max(LEFT + step * (index + 0.5) - width / 2, 2.0), WIDTH - 2.0 - width)
+        if left < 0 or any(left < right + GAP and other < left + width + GAP for other, right, _ in kept):
+            continue
+        kept.append((left, left + width, text))
+        if len(kept) >= 12:
+            break
+    return sorted((left, text) for left, _, text in kept)
+
+
 def chart_svg(chart: Chart) -> str:
     """The chart as one `<svg>` element: axes, bars (stacked) or lines with points, marks for failed runs.
 
@@ -93,22 +137,24 @@ def chart_svg(chart: Chart) -> str:
         out.append(
             f'<text class="tick" x="{LEFT - 6}" y="{level + 4:.1f}" text-anchor="end">{_tick(top * fraction)}</text>'
         )
-    for index in sorted({0, n // 2, n - 1}) if n else []:
-        middle = LEFT + step * (index + 0.5)
-        anchor = "start" if index == 0 and n > 1 else "end" if index == n - 1 and n > 1 else "middle"
+    for left, label in x_ticks(chart.x, step):
         out.append(
-            f'<text class="tick" x="{middle:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="{anchor}">'
-            f"{escape(chart.x[index])}</text>"
+            f'<text class="tick x" x="{left:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="start">{escape(label)}</text>'
         )
     if chart.kind is Kind.STACKED:
         out += _bars(chart, step, y)
     else:
         out += _lines(chart, step, y)
-    for index, mark in enumerate(chart.marks):
+    out += _hover(chart, step)
+    for index, mark in enumerate(chart.marks):  # over the hover columns: a mark says what it marks
         if mark:
             middle = LEFT + step * (index + 0.5)
-            out.append(f'<path class="mark" d="M{middle - 5:.1f},{TOP + plot_h + 4} l5,-8 l5,8 z"/>')
-    out += _hover(chart, step)
+            out.append(
+                f'<g class="mark" data-index="{index}"><title>{escape(chart.x[index])}: {escape(mark)}</title>'
+                f'<line x1="{middle:.1f}" x2="{middle:.1f}" y1="{TOP}" y2="{TOP + plot_h}" stroke="{MARK}" '
+                f'stroke-dasharray="3,3"/><path d="M{middle - 5:.1f},{TOP + plot_h + 4} l5,-8 l5,8 z" '
+                f'fill="{MARK}"/></g>'
+            )
     out.append("</svg>")
     return "".join(out)
 

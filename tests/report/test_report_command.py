@@ -158,7 +158,9 @@ def test_status_shows_the_trend_of_the_last_runs(root: Path, capsys: pytest.Capt
     assert "    same_time      ▁▅█  10 -> 12" in out
 
 
-def test_a_catch_up_window_shows_its_days_from_the_target(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_catch_up_window_shows_its_days_from_the_target_and_its_open_rows_as_backlog(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import pyarrow as pa
     from deltalake import write_deltalake
 
@@ -175,4 +177,114 @@ def test_a_catch_up_window_shows_its_days_from_the_target(root: Path, capsys: py
     assert main(["report", "trx", "--out", str(root / "trx.html")]) == 0
     outcomes = page_data(root / "trx.html")["charts"]["outcomes"]  # type: ignore[index]
     assert outcomes["x"] == [D1.isoformat(), (D1 + dt.timedelta(days=1)).isoformat(), d3.isoformat()]
-    assert outcomes["series"] == {"same_time": [2, 0, 1], "a_timed_out": [0, 0, 1], "a_waiting": [0, 0, 2]}
+    assert outcomes["series"] == {"same_time": [2, 0, 1], "a_timed_out": [0, 0, 1]}
+    assert page_data(root / "trx.html")["charts"]["backlog"]["series"] == {"a_waiting": [2]}  # type: ignore[index]
+
+
+H1 = dt.datetime(2025, 3, 1)  # the hour job's first hour
+
+
+@pytest.fixture()
+def hourly(root: Path) -> Path:
+    """The job `trx` as an hour job, its target partitioned by IsFinal alone (the hour job's default)."""
+    job = root / "jobs" / "trx.toml"
+    text = job.read_text()
+    job.write_text(text.replace('how = "left"', 'how = "left"\ntime_uom = "hour"'))
+    return root
+
+
+def hour_record(first: int, last: int | None = None, minute: int = 5, **values: object) -> RunRecord:
+    """The run-log row of the hour job's window [H1 + first, H1 + last] hours, run `minute` after its end."""
+    start, end = (H1 + dt.timedelta(hours=h) for h in (first, first if last is None else last))
+    label = end.isoformat()
+    fields: dict[str, object] = {
+        "rows_same_time": 2,
+        "rows_a_timed_out": 1,
+        "rows_a_waiting": 3,
+        "files_read_a": 2,
+        "watermark": label,
+        "watermark_unit": int((end - dt.datetime(1970, 1, 1)).total_seconds() // 3600),
+        "releases_lock": True,
+        "time_uom": "hour",
+        **values,
+    }
+    status, error = str(fields.pop("status", "succeeded")), fields.pop("error", None)
+    started = end + dt.timedelta(hours=1, minutes=minute)
+    run_id = f"run-{first}-{minute}"
+    return RunRecord("trx", run_id, "run", start.isoformat(), label, status, error, started, 12.5, **fields)  # type: ignore[arg-type]
+
+
+def write_hour_target(root: Path, hours: int) -> None:
+    """The hour job's target as its runs left it: per hour two same_time rows and one timed out (final), and the
+    open rows of the last hour, partitioned by IsFinal."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    final = [(H1 + dt.timedelta(hours=h), code) for h in range(hours) for code in (1, 1, 4)]
+    rows = [*final, *[(H1 + dt.timedelta(hours=hours - 1), 5)] * 3]
+    target = pa.table(
+        {
+            "TrxId": list(range(len(rows))),
+            "JoinType": pa.array([code for _, code in rows], pa.int32()),
+            "RecDate": pa.array([stamp for stamp, _ in rows], pa.timestamp("us", tz="UTC")),
+            "IsFinal": [code != 5 for _, code in rows],
+        }
+    )
+    write_deltalake(str(root / "t"), target, partition_by=["IsFinal"])
+
+
+def test_the_header_says_the_layout_the_targets_log_holds(hourly: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_hour_target(hourly, 1)
+    write_runs(hourly, hour_record(0))
+    assert main(["report", "trx", "--out", str(hourly / "trx.html")]) == 0
+    header = re.search(r"<th>layout</th><td[^>]*>(.*?)</td>", (hourly / "trx.html").read_text())
+    assert header is not None and header.group(1) == "partitioned by IsFinal (the target&#x27;s Delta log)"
+
+
+def test_an_hour_jobs_catch_up_is_drawn_hour_by_hour_and_kept_out_of_the_lines(
+    hourly: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_hour_target(hourly, 7)
+    catch_up = hour_record(0, 3, rows_same_time=8, rows_a_timed_out=4, files_read_a=9, rows_a_waiting=3)
+    write_runs(hourly, catch_up, hour_record(4), hour_record(5), hour_record(6))
+    assert main(["report", "trx", "--out", str(hourly / "trx.html")]) == 0
+    data = page_data(hourly / "trx.html")
+    charts = data["charts"]
+    hours = [(H1 + dt.timedelta(hours=h)).isoformat() for h in range(7)]
+    assert charts["outcomes"]["x"] == hours  # type: ignore[index]
+    assert charts["outcomes"]["series"] == {"same_time": [2.0] * 7, "a_timed_out": [1.0] * 7}  # type: ignore[index]
+    for key in ("late", "files", "bytes"):
+        assert charts[key]["x"] == hours[4:], key  # type: ignore[index]
+        assert "1 catch-up window(s) shown apart" in charts[key]["note"], key  # type: ignore[index]
+    [apart] = data["catch_ups"]  # type: ignore[misc]
+    assert (apart["window"], apart["hours"], apart["final rows"], apart["a_timed_out"], apart["files read"]) == (
+        f"{hours[0]}..{hours[3]}",
+        4,
+        12,
+        4,
+        9,
+    )
+
+
+def test_failed_runs_and_takeovers_are_marked_on_every_chart(hourly: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    failed = hour_record(1, status="failed", error="SchemaError: boom", watermark=None, watermark_unit=None)
+    took_over = hour_record(2, took_over="run-2-0 (host): its processes are gone")
+    write_runs(hourly, hour_record(0), failed, hour_record(1, minute=20), took_over, hour_record(3))
+    assert main(["report", "trx", "--out", str(hourly / "trx.html")]) == 0
+    charts = page_data(hourly / "trx.html")["charts"]
+    for key in ("outcomes", "backlog", "late", "files", "bytes"):  # one point a window
+        assert charts[key]["marks"] == [None, "failed", "took over", None], key  # type: ignore[index]
+    assert charts["durations"]["marks"] == [None, "failed", None, "took over", None]  # type: ignore[index]
+    html = (hourly / "trx.html").read_text()
+    assert html.count('<g class="mark"') == 5 * 2 + 2
+
+
+def test_the_page_opens_with_a_health_line(hourly: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    failed = hour_record(1, status="failed", error="SchemaError: boom", watermark=None, watermark_unit=None)
+    write_runs(hourly, hour_record(0, rows_a_waiting=3), failed, hour_record(1, minute=20, rows_a_waiting=5))
+    assert main(["report", "trx", "--out", str(hourly / "trx.html")]) == 0
+    html = (hourly / "trx.html").read_text()
+    health = page_data(hourly / "trx.html")["health"]
+    assert html.index(f'<p class="health">{health}</p>') < html.index('<table class="header">')
+    assert str(health).startswith("last run ")
+    assert "backlog 5 open rows, rising (from 3 over the last 2 windows); 1 failed in the last 3 runs" in str(health)

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 
 import pytest
 
 from deltainc.join.join_types import COUNTED_ORDER
+from deltainc.join.time_units import to_index
+from deltainc.join.windows import pending_range
+from deltainc.pipeline.state import JobStatus
 from deltainc.report.buckets import aggregate
+from deltainc.report.catch_up import catch_ups
 from deltainc.report.charts import Chart, Fold, Kind, Series
+from deltainc.report.health import health_line
+from deltainc.report.marks import window_marks
 from deltainc.report.series import (
     backlog_chart,
     duration_chart,
@@ -19,6 +26,7 @@ from deltainc.report.series import (
     reads_charts,
     windows_of,
 )
+from deltainc.report.svg import CHAR_WIDTH, WIDTH, x_ticks
 from deltainc.report.trend import sparkline, trend_lines
 
 pytestmark = pytest.mark.pure
@@ -45,30 +53,37 @@ def series(chart: Chart) -> dict[str, tuple[float | None, ...]]:
     return {s.name: s.values for s in chart.series}
 
 
-def test_rows_by_outcome_are_the_run_logs_counts_per_window() -> None:
-    rows = [run("2025-03-01", rows_same_time=4, rows_a_waiting=2), run("2025-03-02", rows_same_time=1, rows_b_late=2)]
+def test_rows_by_outcome_are_the_run_logs_counts_of_final_rows_per_window() -> None:
+    rows = [run("2025-03-01", rows_same_time=4, rows_a_timed_out=1), run("2025-03-02", rows_same_time=1, rows_b_late=2)]
     chart = outcome_chart(rows)
     assert chart.x == ("2025-03-01", "2025-03-02")
-    assert series(chart) == {"same_time": (4.0, 1.0), "b_late": (0.0, 2.0), "a_waiting": (2.0, 0.0)}
+    assert series(chart) == {"same_time": (4.0, 1.0), "b_late": (0.0, 2.0), "a_timed_out": (1.0, 0.0)}
     assert chart.kind is Kind.STACKED
 
 
-def test_a_catch_up_window_is_shown_per_day_its_open_rows_on_its_last_day() -> None:
-    rows = [run("2025-03-01", "2025-03-03", rows_same_time=9, rows_a_timed_out=1, rows_a_waiting=5)]
-    per_day = {
-        "2025-03-01..2025-03-03": {
-            "2025-03-01": {"same_time": 4},
-            "2025-03-02": {},
-            "2025-03-03": {"same_time": 5, "a_timed_out": 1},
+def test_open_rows_each_window_rewrites_are_the_backlog_not_rows_that_became_final() -> None:
+    rows = [
+        run("2025-03-01T10:00:00", rows_same_time=250, rows_a_waiting=2800, rows_b_waiting=40, rows_provisional=9),
+        run("2025-03-01T11:00:00", rows_same_time=240, rows_a_waiting=2810),
+    ]
+    chart = outcome_chart(rows)
+    assert series(chart) == {"same_time": (250.0, 240.0)}
+    assert max(chart.total(i) for i in range(len(chart.x))) == 250.0
+    assert series(backlog_chart(rows))["a_waiting"] == (2800.0, 2810.0)
+
+
+def test_a_catch_up_window_is_shown_per_unit_of_its_final_rows() -> None:
+    rows = [run("2025-03-01T00:00:00", "2025-03-01T02:00:00", rows_same_time=9, rows_a_timed_out=1, rows_a_waiting=5)]
+    per_unit = {
+        "2025-03-01T00:00:00..2025-03-01T02:00:00": {
+            "2025-03-01T00:00:00": {"same_time": 4},
+            "2025-03-01T01:00:00": {},
+            "2025-03-01T02:00:00": {"same_time": 5, "a_timed_out": 1},
         }
     }
-    chart = outcome_chart(rows, per_day)
-    assert chart.x == ("2025-03-01", "2025-03-02", "2025-03-03")
-    assert series(chart) == {
-        "same_time": (4.0, 0.0, 5.0),
-        "a_timed_out": (0.0, 0.0, 1.0),
-        "a_waiting": (0.0, 0.0, 5.0),
-    }
+    chart = outcome_chart(rows, per_unit)
+    assert chart.x == ("2025-03-01T00:00:00", "2025-03-01T01:00:00", "2025-03-01T02:00:00")
+    assert series(chart) == {"same_time": (4.0, 0.0, 5.0), "a_timed_out": (0.0, 0.0, 1.0)}
 
 
 def test_reruns_and_failed_runs_are_not_windows_of_the_history() -> None:
@@ -167,3 +182,68 @@ def test_the_status_trend_is_a_sparkline_of_the_same_numbers() -> None:
     lines = dict(trend_lines(newest_first, ["same_time"]))
     assert lines["backlog"] == "▁█  1 -> 4"
     assert lines["duration"] == "█▁  10.0 -> 2.0 s"
+
+
+def test_a_catch_up_is_a_window_far_wider_than_the_usual_one() -> None:
+    hours = [run(f"2025-03-01T{h:02d}:00:00") for h in (6, 7, 8)]
+    wide = run("2025-03-01T00:00:00", "2025-03-01T05:00:00")
+    assert catch_ups([wide, *hours], "hour") == [wide]
+    every_three_hours = [run(f"2025-03-01T{h:02d}:00:00", f"2025-03-01T{h + 2:02d}:00:00") for h in (0, 3, 6)]
+    assert catch_ups(every_three_hours, "hour") == []  # the usual window of a job run every three hours
+
+
+def test_failed_runs_and_takeovers_are_marked_on_the_window_they_worked_on() -> None:
+    def at(hour: int, minute: int, **values: object) -> dict[str, object]:
+        started = dt.datetime(2025, 3, 1, hour, minute, tzinfo=dt.timezone.utc)
+        return run(f"2025-03-01T{hour - 1:02d}:00:00", started_at=started, **values)
+
+    rows = [
+        at(7, 5),
+        at(8, 5, status="failed", watermark=None, error="boom"),  # its window, retried and committed below
+        at(8, 10),
+        at(9, 5, took_over="run-9 (host): its processes are gone"),
+        at(10, 5, status="failed", watermark=None, window_start=None, window_end=None),  # failed before a window
+    ]
+    windows = windows_of(rows)
+    assert window_marks(rows, windows) == {"2025-03-01T07:00:00": "failed", "2025-03-01T08:00:00": "took over, failed"}
+    assert backlog_chart(windows, window_marks(rows, windows)).marks == (None, "failed", "took over, failed")
+
+
+def test_the_health_line_says_last_run_lag_backlog_trend_and_failures() -> None:
+    def at(hour: int, waiting: int, **values: object) -> dict[str, object]:
+        started = dt.datetime(2025, 3, 1, hour, 5, tzinfo=dt.timezone.utc)
+        return run(f"2025-03-01T{hour - 1:02d}:00:00", started_at=started, rows_a_waiting=waiting, **values)
+
+    rows = [at(7, 20), at(8, 25, status="failed", watermark=None), at(9, 30, took_over="r (h): gone"), at(10, 35)]
+    uom, latest, watermark = (
+        "hour",
+        to_index(dt.datetime(2025, 3, 1, 11), "hour"),
+        9 + to_index(dt.date(2025, 3, 1), "hour"),
+    )
+    pending = pending_range(watermark, 0, latest, None, 0, uom)
+    status = JobStatus("trx", "2025-03-01T09:00:00", "2025-03-01T11:00:00", pending, None)
+    now = dt.datetime(2025, 3, 1, 10, 17, tzinfo=dt.timezone.utc)
+    assert health_line(rows, status, uom, now, 30) == (
+        "last run 12 min ago, succeeded; 2 hours behind its sources; backlog 35 open rows, rising (from 20 over the "
+        "last 3 windows); 1 failed, 1 took over in the last 4 runs"
+    )
+    assert health_line(rows[-1:], replace(status, pending=None), uom, now, 30).endswith(
+        "up to date with its sources; backlog 35 open rows, steady (from 35 over the last window); "
+        "no failure in the last run"
+    )
+
+
+def test_tick_labels_of_long_windows_do_not_overlap() -> None:
+    labels = tuple(f"2025-03-{d:02d}T00:00:00..2025-03-{d + 1:02d}T23:00:00" for d in range(1, 4))
+    ticks = x_ticks(labels, 690 / len(labels))
+    assert ticks[0][1] == "2025-03-01 00:00..2025-03-02 23:00"
+    spans = sorted((left, left + len(text) * CHAR_WIDTH) for left, text in ticks)
+    assert all(right <= following for (_, right), (following, _) in zip(spans, spans[1:], strict=False))
+    assert spans[0][0] >= 0 and spans[-1][1] <= WIDTH
+
+
+def test_marks_folded_into_a_period_are_summed_by_kind() -> None:
+    labels = tuple(f"2025-03-01T{h:02d}:00:00" for h in range(3))
+    marks = ("failed", "2 failed, took over", None)
+    chart = Chart("c", "t", "rows", labels, (Series("x", (1.0, 1.0, 1.0)),), Kind.STACKED, marks)
+    assert aggregate(chart, limit=2).marks == ("3 failed, 1 took over",)

@@ -71,8 +71,13 @@ def locked(paths: StatePaths, name: str, expiry: int, state: JobState | None = N
         yield lease
     except (KeyboardInterrupt, Cancelled) as stop:  # a stop before any window's row: the command's JVM goes first
         spark_driver.stop()
-        if getattr(stop, "summary", None) is None:
-            stop.summary = f"{name}: stopped before its first window; nothing was committed"  # type: ignore[union-attr]
+        if getattr(stop, "summary", None) is None:  # no window's row said what was stopped
+            last, first = (
+                "after its last window: every window is recorded",
+                "before its first window; nothing was committed",
+            )
+            what = last if lease.released else first
+            stop.summary = f"{name}: stopped {what}"  # type: ignore[union-attr]
         raise
     finally:
         heartbeat.end()

@@ -44,3 +44,4 @@ class Cancelled(BaseException):
     def __init__(self, signal_number: int) -> None:
         super().__init__(f"stopped by signal {signal_number}")
         self.signal_number = signal_number
+        self.summary: str | None = None  # what was stopped and what the last commit was, once the run knows

@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 from deltainc.connect_conf import client_conf, left_message, refused_by_server
 from deltainc.settings import Settings, load_settings
 from deltainc.spark_compat import delta_packages, set_log_level
+from deltainc.spark_driver import dying_with_this_process
 from deltainc.storage import resolved, s3_packages, spark_conf
 from deltainc.storage import use as use_storage
 
@@ -143,7 +144,8 @@ def get_spark(
     for key, value in conf.items():
         builder = builder.config(key, value)
     fresh, clock = SparkSession.getActiveSession() is None, time.monotonic()
-    spark = builder.getOrCreate()
+    with dying_with_this_process():  # a JVM started here does not outlive this process (spark_driver)
+        spark = builder.getOrCreate()
     if fresh:
         _STARTUP[id(spark)] = time.monotonic() - clock
     set_log_level(spark, spark_settings.log_level)

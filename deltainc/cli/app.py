@@ -53,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyboardInterrupt, Cancelled) as exc:
         ctrl_c = isinstance(exc, KeyboardInterrupt) or exc.signal_number == signal.SIGINT
         what = "interrupted" if ctrl_c else "cancelled (SIGTERM)"
+        summary = getattr(exc, "summary", None)  # what was stopped and the last commit, set by the run
+        what = f"{what}: {summary}" if summary else what
         print_error(f"{what} ({ctx.hint})" if ctx is not None and ctx.hint else what)
         return EXIT_INTERRUPTED if ctrl_c else EXIT_TERMINATED
     except Exception as exc:

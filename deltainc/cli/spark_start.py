@@ -32,9 +32,16 @@ def start_spark(
 ) -> tuple[SparkSession, Path | None]:
     """Get or create the SparkSession and the file its log goes to: with `verbose` the terminal (None);
     otherwise `log_name`'s log file (errors only), or None when a session runs already and is reused. `s3`: the
-    job's tables are in S3 (the session gets S3A's jars and configuration)."""
-    with _ctrl_c_kept():
-        return _start(settings, extra_conf, verbose, log_name, s3)
+    job's tables are in S3 (the session gets S3A's jars and configuration). A JVM launched here is the command's
+    own (`spark_driver.claim`): a stop ends it before the run frees its lock."""
+    from deltainc import spark_driver
+
+    before = spark_driver.launched()
+    try:
+        with _ctrl_c_kept():
+            return _start(settings, extra_conf, verbose, log_name, s3)
+    finally:  # also when a stop lands while the JVM starts: the stop ends it before the lock is freed
+        spark_driver.claim(before)
 
 
 @contextlib.contextmanager

@@ -8,9 +8,11 @@ those of an uninterrupted run.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -22,9 +24,10 @@ from pyspark.sql import SparkSession
 
 from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline.controller import run
+from deltainc.pipeline.delta.delta_log import open_table
 from deltainc.pipeline.from_delta_logs.status import status_from_log
 from deltainc.pipeline.job.job_file import load_job
-from deltainc.pipeline.state.processes import COMMAND
+from deltainc.pipeline.state.processes import COMMAND, Process, decode
 from deltainc.pipeline.state.store import read_state, state_paths
 from deltainc.settings import Settings
 
@@ -93,6 +96,98 @@ KILLED_CLI = textwrap.dedent(
     sys.exit(cli.main(["run", sys.argv[1]]))
     """
 )
+
+
+# The command line killed (`kill -9`) at the phase named by argv[2] of its first window; just before, it writes the
+# Spark driver JVMs it runs to drivers.json (as a lock row names them), for the test to watch them end.
+KILLED_AT = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    from pathlib import Path
+    from deltainc.cli import app as cli, spark_start
+    from deltainc.pipeline.state.processes import encode, spark_drivers
+    from deltainc.pipeline.window import run as window_run
+
+    def kill():
+        Path("drivers.json").write_text(encode(spark_drivers()))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def on_call(module, name, act):
+        real = getattr(module, name)
+        def wrapped(*args, **kwargs):
+            act()
+            return real(*args, **kwargs)
+        setattr(module, name, wrapped)
+
+    def once_a_jvm_runs():  # the driver JVM is launched, Spark is not up yet
+        while not spark_drivers():
+            time.sleep(0.01)
+        kill()
+
+    phase = sys.argv[2]
+    if phase == "before Spark":  # the lock is taken, no JVM yet
+        on_call(spark_start, "start_spark", kill)
+    elif phase == "during Spark's start":
+        on_call(spark_start, "start_spark", lambda: threading.Thread(target=once_a_jvm_runs, daemon=True).start())
+    elif phase == "during the join":
+        on_call(window_run, "join_window", lambda: threading.Timer(0.3, kill).start())
+    elif phase == "during the target commit":
+        on_call(window_run, "write_window", lambda: threading.Timer(0.3, kill).start())
+    elif phase == "during the bookkeeping":  # the target commit is done, the run-log row not
+        on_call(window_run, "append_run", kill)
+    sys.exit(cli.main(["run", sys.argv[1]]))
+    """
+)
+
+# The command line, sent SIGTERM (to its own process only, as `kill -TERM $!`) 0.3 s into its first window's join;
+# just before, it writes the Spark driver JVMs it runs to drivers.json.
+TERMINATED_IN_JOIN = textwrap.dedent(
+    """
+    import os, signal, sys, threading
+    from pathlib import Path
+    from deltainc.cli import app as cli
+    from deltainc.pipeline.state.processes import encode, spark_drivers
+    from deltainc.pipeline.window import run as window_run
+
+    real = window_run.join_window
+
+    def terminate():
+        Path("drivers.json").write_text(encode(spark_drivers()))
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def join_window(*args, **kwargs):
+        threading.Timer(0.3, terminate).start()
+        return real(*args, **kwargs)
+
+    window_run.join_window = join_window
+    sys.exit(cli.main(["run", sys.argv[1]]))
+    """
+)
+
+
+def watch_ends(root: Path, command: subprocess.Popen[str] | None = None) -> tuple[dict[int, float], threading.Thread]:
+    """Watch, in a thread, for the driver JVMs the command names in `root`/drivers.json and the command itself: the
+    epoch second each was first seen gone (a JVM under its pid, the command under -1), polled every 5 ms."""
+    gone: dict[int, float] = {}
+
+    def watch() -> None:
+        drivers: tuple[Process, ...] | None = None
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if drivers is None and (root / "drivers.json").exists():
+                drivers = decode((root / "drivers.json").read_text() or "[]")
+            for process in drivers or ():
+                if process.pid not in gone and not process.alive():
+                    gone[process.pid] = time.time()
+            if command is not None and -1 not in gone and command.poll() is not None:
+                gone[-1] = time.time()
+            if drivers is not None and len(gone) == len(drivers) + (command is not None):
+                return
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    return gone, watcher
 
 
 @pytest.fixture(scope="module")
@@ -184,9 +279,11 @@ def test_sigterm_or_ctrl_c_at_any_moment_logs_the_run_cancelled_frees_the_lock_a
         before = logged()
         stopped = python(tmp_path, "-c", STOPPED, str(job), moment, str(nth), new_session=True)
         said = "cancelled (SIGTERM)" if code == 143 else "interrupted"
-        *before_error, error = stopped.stderr.strip().splitlines()
-        assert (stopped.returncode, error) == (code, f"deltainc: error: {said}"), (moment, stopped.stderr)
-        assert all("waiting for the commit under way" in line for line in before_error), stopped.stderr  # "commit"
+        [error] = stopped.stderr.strip().splitlines()  # one line: what was stopped (and the last commit)
+        assert stopped.returncode == code and error.startswith(f"deltainc: error: {said}: trx: stopped "), (
+            moment,
+            stopped.stderr,
+        )
         holder = read_state(paths, "trx").holder
         assert holder is None or holder.finished, moment  # the lock is free
         log = logged()
@@ -272,4 +369,73 @@ def test_a_killed_runs_redirected_log_shows_every_window_it_committed_and_spark_
     )
     assert again.returncode == 0, again.stderr[-2000:]
     assert sorted(p.name for p in logs.iterdir()) == ["spark-trx.log"]  # both commands, one file
+    assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
+
+
+@pytest.mark.parametrize(
+    "phase",
+    ["before Spark", "during Spark's start", "during the join", "during the target commit", "during the bookkeeping"],
+    ids=[
+        "before_spark",
+        "during_sparks_start",
+        "during_the_join",
+        "during_the_target_commit",
+        "during_the_bookkeeping",
+    ],
+)
+def test_a_command_killed_at_any_phase_leaves_no_jvm_that_can_commit_once_the_next_run_holds_the_lock(
+    spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path, phase: str
+) -> None:
+    job = write_job(tmp_path, sources)
+    run(load_job(job), until=START + dt.timedelta(days=2), spark=spark)  # the first window, committed
+    killed = python(tmp_path, "-c", KILLED_AT, str(job), phase)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    dead = read_state(state_paths(str(tmp_path / "state")), "trx").holder
+    assert dead is not None and not dead.finished
+    drivers = decode((tmp_path / "drivers.json").read_text())
+    assert len(drivers) == (0 if phase == "before Spark" else 1), drivers
+    gone, watcher = watch_ends(tmp_path)
+    run(load_job(job), spark=spark)  # the next run, at once, in this process (its JVM is up already)
+    watcher.join(timeout=300)
+    taken = lock_taken_at(str(tmp_path / "state" / "locks"), "trx")
+    assert sorted(gone) == sorted(p.pid for p in drivers)
+    # the order: the killed run's last commit, its JVM gone, the next run holding the lock
+    ended = max(gone.values(), default=taken)
+    assert ended <= taken, (phase, ended, taken)
+    assert all(t <= ended for _, t in commits_of(str(tmp_path / "target"), dead.run_id)), phase
+    assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
+
+
+def test_sigterm_during_a_window_ends_its_jvm_before_the_lock_is_freed_and_the_command_says_one_line(
+    spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path
+) -> None:
+    job = write_job(tmp_path, sources, max_window=1)
+    run(load_job(job), until=START, spark=spark)  # the first window, committed
+    command = [sys.executable, "-c", TERMINATED_IN_JOIN, str(job)]
+    stopped = subprocess.Popen(command, cwd=tmp_path, env=env(tmp_path), stderr=subprocess.PIPE, text=True)
+    gone, watcher = watch_ends(tmp_path, stopped)
+    _, stderr = stopped.communicate(timeout=300)
+    watcher.join(timeout=300)
+    assert stopped.returncode == 143, stderr
+    cancelled = runs(spark, tmp_path)[-1]
+    assert cancelled["status"] == "cancelled" and cancelled["releases_lock"], cancelled
+    # the order: the stopped run's last commit, its JVM gone, the lock freed (the cancelled row), the command's exit
+    [jvm] = [pid for pid in gone if pid != -1]
+    freed = open_table(str(tmp_path / "state" / "runs")).history(1)[0]["timestamp"] / 1000  # type: ignore[union-attr]
+    commits = commits_of(str(tmp_path / "target"), str(cancelled["run_id"]))
+    assert all(t <= gone[jvm] for _, t in commits), (commits, gone)
+    assert gone[jvm] <= freed <= gone[-1], (gone, freed)
+    # one line: what was stopped and what the target's last commit is
+    window, last = cancelled["window_start"], open_table(str(tmp_path / "target")).history(1)[0]  # type: ignore[union-attr]
+    if cancelled["target_version"] is None:
+        of = json.loads(last["userMetadata"])["window"]
+        said = f"stopped in window {window}, which committed nothing; the target's last commit is version "
+        said += f"{last['version']} (window {of})"
+    else:
+        said = f"stopped in window {window} after its target commit landed (version {last['version']}); the "
+        said += "watermark stays and the next run writes the window again"
+    assert stderr.strip().splitlines() == [f"deltainc: error: cancelled (SIGTERM): trx: {said}"]
+    again = run(load_job(job), spark=spark)  # the next run goes on, without taking over
+    assert again.watermark == LAST.isoformat()
+    assert all(r["took_over"] is None for r in runs(spark, tmp_path))
     assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)

@@ -1,5 +1,6 @@
 """Holding the job's lock while a command works: taken once (before Spark starts, for a command that starts it),
-renewed by a heartbeat, released by the run's last run-log row (or here, when the run ends without one)."""
+renewed by a heartbeat, released by the run's last run-log row (or here, when the run ends without one). A run
+stopped before a window's row released the lock ends the command's own Spark driver JVM first."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from deltainc.errors import JobLockedError
+from deltainc import spark_driver
+from deltainc.errors import Cancelled, JobLockedError
 from deltainc.pipeline.state.lock import Heartbeat, record_processes, release_lock, start_heartbeat
 from deltainc.pipeline.state.processes import Process, spark_drivers, this_process
 from deltainc.pipeline.state.store import JobState, StatePaths, acquire, ensure_state_tables
@@ -67,6 +69,16 @@ def locked(paths: StatePaths, name: str, expiry: int, state: JobState | None = N
     lease = Lease(run_id, acquired.state, acquired.took_over, heartbeat, name, paths.locks, drivers)
     try:
         yield lease
+    except (KeyboardInterrupt, Cancelled) as stop:  # a stop before any window's row: the command's JVM goes first
+        spark_driver.stop()
+        if getattr(stop, "summary", None) is None:  # no window's row said what was stopped
+            last, first = (
+                "after its last window: every window is recorded",
+                "before its first window; nothing was committed",
+            )
+            what = last if lease.released else first
+            stop.summary = f"{name}: stopped {what}"  # type: ignore[union-attr]
+        raise
     finally:
         heartbeat.end()
         if not lease.released:

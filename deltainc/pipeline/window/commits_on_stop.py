@@ -3,7 +3,8 @@
 The signal interrupts the command's main thread, not the Spark call: the JVM goes on and may still commit. So each
 commit of a window runs in a thread of its own while the main thread waits for it (`finish_commit`); a stop that
 arrives meanwhile cancels the session's Spark jobs and still waits for the call to return, commit or failure.
-Only then does the run record `cancelled` and release its lock, so nothing of it can commit after the lock is free
+Any stop then cancels Spark's jobs and ends the command's own driver JVM (`end_stopped`); only then does the run
+record `cancelled` and release its lock, so nothing of it can commit after the lock is free
 (docs/design.md#state-tables-and-the-lock). What did land is read back from the target's history by the run id
 its userMetadata carries (`landed_commit`), so the cancelled row says what the window wrote.
 """
@@ -14,21 +15,25 @@ import json
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from pyspark.sql import SparkSession
 
+from deltainc import spark_driver
 from deltainc.errors import Cancelled
 from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
 from deltainc.spark_compat import is_connect
 
-__all__ = ["finish_commit", "landed_commit"]
+__all__ = ["finish_commit", "end_stopped", "StoppedWindow", "landed_commit"]
 
 T = TypeVar("T")
 
 log = logging.getLogger("deltainc")
+
+_CANCEL_SECONDS = 5.0  # at most this long for Spark to take the cancellation of the session's jobs
 
 
 def _cancel_jobs(spark: SparkSession) -> None:
@@ -62,31 +67,75 @@ def finish_commit(spark: SparkSession, commit: Callable[[], T]) -> T:
     try:
         worker.join()
     except (KeyboardInterrupt, Cancelled):
-        log.warning("stopping: cancelling the Spark jobs and waiting for the commit under way to end")
+        log.info("stopping: cancelling the Spark jobs and waiting for the commit under way to end")
         threading.Thread(target=_cancel_jobs, args=(spark,), daemon=True).start()
         while worker.is_alive():
             try:
                 worker.join()
             except (KeyboardInterrupt, Cancelled):
-                log.warning("still waiting for the commit under way to end")
+                log.info("still waiting for the commit under way to end")
         raise
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["result"]  # type: ignore[return-value]
 
 
-def landed_commit(spark: SparkSession, ref: TableRef, run_id: str, window: str) -> CommitResult | None:
-    """The target's latest commit if it is this run's for `window` (its userMetadata says so), else None: what a
-    stopped window wrote. Read with delta-rs where the target is a path, so a JVM gone with the signal is not
-    needed; None also when the history cannot be read."""
+def end_stopped(spark: SparkSession) -> bool:
+    """After a stop, end what can still commit for the run: cancel the session's Spark jobs (waiting at most
+    `_CANCEL_SECONDS` for the call), then end the command's own driver JVM, if it claimed one (`spark_driver.stop`),
+    and wait until it has exited. Call it once no commit is under way (`finish_commit` waited for it). True when
+    the JVM is gone, False when it was not the command's (a library caller's session stays up).
+
+    Example: ``end_stopped(spark)`` before the cancelled row frees the lock.
+    """
+    canceller = threading.Thread(target=_cancel_jobs, args=(spark,), name="deltainc-cancel", daemon=True)
+    canceller.start()
+    spark_driver.joined(canceller, _CANCEL_SECONDS)
+    return spark_driver.stop()
+
+
+@dataclass(frozen=True)
+class StoppedWindow:
+    """What a stopped window left in the target: the commit of this run and window that landed (None: none did),
+    and the target's last commit (its version and the window its userMetadata names); `readable` False when the
+    history could not be read."""
+
+    landed: CommitResult | None
+    last_version: int | None = None
+    last_window: str | None = None
+    readable: bool = True
+
+    def summary(self, job: str, window: str) -> str:
+        """The one line a stopped command ends with: what was stopped and what the last commit was."""
+        if self.landed is not None:
+            return (
+                f"{job}: stopped in window {window} after its target commit landed (version {self.landed.version}); "
+                "the watermark stays and the next run writes the window again"
+            )
+        if not self.readable:
+            return (
+                f"{job}: stopped in window {window}; whether it committed could not be read (see the target's history)"
+            )
+        if self.last_version is None:
+            return f"{job}: stopped in window {window}, which committed nothing; the target has no commit yet"
+        of = f" (window {self.last_window})" if self.last_window else ""
+        last = f"the target's last commit is version {self.last_version}{of}"
+        return f"{job}: stopped in window {window}, which committed nothing; {last}"
+
+
+def landed_commit(spark: SparkSession, ref: TableRef, run_id: str, window: str) -> StoppedWindow:
+    """What a stopped window left: the target's latest commit, and its metrics if it is this run's for `window`
+    (its userMetadata says so). Read with delta-rs where the target is a path, so the JVM, gone with the stop, is
+    not needed; `readable` False when the history cannot be read (the reason is logged at debug level)."""
     try:
         latest = latest_commit(spark, ref)
-        if latest is None or not latest.get("userMetadata"):
-            return None
-        stamp = json.loads(str(latest["userMetadata"]))
-        if stamp.get("run_id") != run_id or stamp.get("window") != window:
-            return None
-        return last_commit(spark, ref)
+        if latest is None:
+            return StoppedWindow(None)
+        stamp = json.loads(str(latest.get("userMetadata") or "{}"))
+        version, of = int(latest["version"]), stamp.get("window")
+        if stamp.get("run_id") != run_id or of != window:
+            return StoppedWindow(None, version, of)
+        return StoppedWindow(last_commit(spark, ref), version, of)
     except Exception:
-        log.warning("could not read whether the stopped window's commit landed in %s", ref.label, exc_info=True)
-        return None
+        log.debug("could not read whether the stopped window's commit landed in %s", ref.label, exc_info=True)
+        return StoppedWindow(None, readable=False)

@@ -18,7 +18,6 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-from deltainc.errors import Cancelled
 from deltainc.join.join_types import counted_types
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
@@ -38,8 +37,9 @@ from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run, built_with, encode
 from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target.write_mode import WriteMode, Written
-from deltainc.pipeline.window.commits_on_stop import finish_commit, landed_commit
+from deltainc.pipeline.window.commits_on_stop import finish_commit
 from deltainc.pipeline.window.counted_write import Counting, written_counted
+from deltainc.pipeline.window.failure_row import record_failure
 from deltainc.pipeline.window.join import SourceScan, join_window
 from deltainc.pipeline.window.target_writes import fitted, shaped, write_window
 from deltainc.pipeline.window.too_late_writes import (
@@ -332,29 +332,6 @@ def _timed(run: CommandRun, phases: dict[str, float]) -> dict[str, Any]:
     }
 
 
-def _with_landed(run: CommandRun, record: RunRecord) -> RunRecord:
-    """A stopped window's row with the target commit of this run and window that landed, if one did (its window,
-    rows and version): the watermark stays, and the next run's forward write replaces that commit's rows."""
-    prepared, start, end = run.prepared, record.window_start, record.window_end
-    window = str(start) if start == end else f"{start}..{end}"  # as str(Window) wrote it in the userMetadata
-    landed = landed_commit(prepared.spark, prepared.job.target, run.lease.run_id, window)
-    if landed is None:
-        return record
-    log.warning("%s: the stopped window %s had committed target version %s", prepared.job.name, window, landed.version)
-    return replace(
-        record,
-        rows_inserted=landed.inserted,
-        rows_updated=landed.updated,
-        rows_deleted=landed.deleted,
-        target_write=landed.operation,
-        target_version=landed.version,
-        target_files_added=landed.files_added,
-        target_files_removed=landed.files_removed,
-        target_rows_copied=landed.rows_copied,
-        target_deletion_vectors=landed.deletion_vectors,
-    )
-
-
 def _with_reads(record: RunRecord, found: dict[int, int], kind: JobKind, reads: dict[str, ScanStats]) -> RunRecord:
     """The run-log row with what the window read: its output rows by JoinType (of the types a job of its kind
     outputs), the files and bytes of A and of B (of the feature sources together), and each source's own where
@@ -396,19 +373,5 @@ def _with_writes(record: RunRecord, written: Written, late: int | None) -> RunRe
 
 
 def _record_failure(run: CommandRun, record: RunRecord, exc: BaseException, phases: dict[str, float]) -> None:
-    """The failed (or cancelled) window's run-log row, which ends the run and releases the lock; best effort. A
-    stopped window's row records the target commit it made, if one landed before the stop (`landed_commit`)."""
-    try:
-        cancelled = isinstance(exc, (KeyboardInterrupt, Cancelled))
-        if cancelled:
-            record = _with_landed(run, record)
-        failed = replace(
-            record,
-            status=(RunStatus.CANCELLED if cancelled else RunStatus.FAILED).value,
-            error=f"{type(exc).__name__}: {exc}"[:4000],
-            **_timed(run, phases),
-        )
-        append_run(run.prepared.paths, failed)
-        run.lease.released = True
-    except Exception:  # the run log is best effort when the run already failed
-        log.exception("could not record the failed run of %s", run.prepared.job.name)
+    """The failed (or cancelled) window's run-log row, which ends the run and releases the lock (`failure_row`)."""
+    record_failure(run.prepared, run.lease, record, exc, lambda: _timed(run, phases))

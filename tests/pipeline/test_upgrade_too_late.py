@@ -21,6 +21,7 @@ from deltainc.pipeline.controller import rerun, run
 from deltainc.pipeline.delta.sql import latest_commit, path_ref
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.migration import Migration, migrate
+from deltainc.pipeline.validation import validate_from_logs
 
 pytestmark = pytest.mark.spark
 
@@ -62,6 +63,8 @@ class Upgraded:
     day instead."""
 
     job: JobConfig
+    warned: tuple[str, ...]  # validate's warnings before migrate, and after
+    warned_after: tuple[str, ...]
     before: DataFrame
     migrated: Migration
     version_after_first: int
@@ -78,11 +81,13 @@ def upgraded(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> U
     copy = JobConfig.model_validate({**GENERATOR.job_settings(root / "copy"), "max_window": 1})
     rerun(copy, start=GENERATOR.START, spark=spark)
     before = late_rows(spark, job).localCheckpoint()
+    warned = validate_from_logs(job).warnings
     migrated = migrate(job, spark=spark)
     version_after_first = late_version(spark, job)
     again = migrate(job, spark=spark)
     rerun_rows = late_rows(spark, copy).localCheckpoint()
-    return Upgraded(job, before, migrated, version_after_first, again, rerun_rows)
+    warned_after = validate_from_logs(job).warnings
+    return Upgraded(job, warned, warned_after, before, migrated, version_after_first, again, rerun_rows)
 
 
 def test_the_fixture_s_too_late_rows_miss_rows_of_the_current_rule(upgraded: Upgraded) -> None:
@@ -114,3 +119,9 @@ def test_a_second_migrate_writes_nothing(spark: SparkSession, upgraded: Upgraded
     assert (again.late_rows.added, again.late_rows.removed) == (0, 0)
     assert late_version(spark, upgraded.job) == upgraded.version_after_first
     assert "follow the current rule; nothing written" in again.message
+
+
+def test_validate_names_migrate_for_the_too_late_rows_of_a_target_an_earlier_release_built(upgraded: Upgraded) -> None:
+    [warning] = [w for w in upgraded.warned if w.startswith("target.late_rows:")]
+    assert "`deltainc migrate trx` also recomputes them under the current rule" in warning
+    assert not [w for w in upgraded.warned_after if w.startswith("target.late_rows:")]

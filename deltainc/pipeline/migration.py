@@ -67,8 +67,7 @@ def migrate(
         )
     late_rows_kept = config.target.late_rows_ref is not None and prepared.join.late_search is not None
     if before == after and not late_rows_kept:
-        message = f"{config.name}: the target already holds its open rows apart (partitioned by {', '.join(before)})"
-        return Migration(config.name, before, before, None, message)
+        return Migration(config.name, before, before, None, _layout_message(config.name, before, after, None))
     version = None
     with locked(prepared.paths, config.name, prepared.settings.lock_expiry_seconds, state) as lease:
         metadata = {"job": config.name, "run_id": lease.run_id, "command": "migrate"}
@@ -77,13 +76,15 @@ def migrate(
             destination = Destination(spark, config.target, metadata)
             version = overwrite_target(destination, lay_out(rows, after, prepared.rec), after).version
         late = recompute_late_rows(prepared, lease.state.watermark, metadata)
-    if version is None:
-        message = f"{config.name}: the target already holds its open rows apart (partitioned by {', '.join(before)})"
-    else:
-        message = (
-            f"{config.name}: rewrote the target from partitions ({', '.join(before) or 'none'}) to "
-            f"({', '.join(after)}) in version {version}"
-        )
+    message = _layout_message(config.name, before, after, version)
     if late is not None:
         message = f"{message}\n{late.message}"
     return Migration(config.name, before, after, version, message, late)
+
+
+def _layout_message(job: str, before: tuple[str, ...], after: tuple[str, ...], version: int | None) -> str:
+    """What migrate says of the target's layout: rewritten in `version`, or (None) already current."""
+    if version is None:
+        return f"{job}: the target already holds its open rows apart (partitioned by {', '.join(before)})"
+    old, new = ", ".join(before) or "none", ", ".join(after)
+    return f"{job}: rewrote the target from partitions ({old}) to ({new}) in version {version}"

@@ -22,6 +22,7 @@ from deltainc.pipeline.target.layout import (
     CHANGE_DATA_FEED,
     DELETION_VECTORS,
     TargetLayout,
+    holds_open_rows_apart,
     layout_warnings,
     read_layout,
 )
@@ -113,10 +114,26 @@ def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None
         reads = kind.read_ranges(upcoming.start, upcoming.end)
     warnings: list[str] = []
     if layout is not None:
-        late_from = None if config.target.late_rows is None else config.start_date.isoformat()
-        warnings = layout_warnings(
-            layout, join.inc_col, join.time_uom, config.target.change_data_feed, config.name, late_from
-        )
+        warnings = layout_warnings(layout, join.inc_col, join.time_uom, config.target.change_data_feed, config.name)
+        warnings += _late_rows_of_an_earlier_release(config, layout)
     targets = (config.target.path, config.target.late_rows)
     warnings = [*warnings, *commit_warnings(targets, settings.spark.conf)]
     return JobValidation(config, state, reads, layout is not None, tuple(warnings), tuple(kind.described()))
+
+
+def _late_rows_of_an_earlier_release(config: JobConfig, layout: TargetLayout) -> list[str]:
+    """The warning for a job that keeps too-late rows in a target of the layout before `IsFinal` (which `migrate`
+    can bring up to date): an earlier release built it, and its too-late rows may follow that release's rule
+    (pipeline/too_late_recompute.py). No warning otherwise."""
+    asked = config.target.partition_by  # None: the default layout, which holds the open rows apart
+    migratable = asked is None or holds_open_rows_apart(asked)
+    if config.target.late_rows is None or not config.join.horizon or not migratable:
+        return []
+    if holds_open_rows_apart(layout.partition_by):
+        return []
+    return [
+        "target.late_rows: the target is in the layout of an earlier release, whose too-late rows were only the B "
+        f"rows of A rows that had timed out; `deltainc migrate {config.name}` also recomputes them under the current "
+        f"rule from start_date to the watermark (the rows `deltainc rerun {config.name} --start START_DATE` would "
+        "write)"
+    ]

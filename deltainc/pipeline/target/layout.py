@@ -147,7 +147,6 @@ def layout_warnings(
     time_uom: str,
     change_data_feed: bool = False,
     job: str = "JOB",
-    late_rows_from: str | None = None,
 ) -> list[str]:
     """Why a forward run on this target would read or rewrite more than its two slices, if it would; and a
     job asking for the change data feed of a target created without it.
@@ -157,8 +156,6 @@ def layout_warnings(
         rec: the output RecDate column; `time_uom`: the job's unit.
         change_data_feed: whether the job asks for the change data feed.
         job: the job's name, for the commands the warnings give.
-        late_rows_from: the job's first day when it keeps too-late rows (`target.late_rows`), else None: a target
-            of an earlier release may have a too-late table that lacks rows, which a rerun from that day adds.
 
     Example:
         >>> layout_warnings(TargetLayout(("RecDate", "IsFinal"), True), "RecDate", "day", job="trx")
@@ -179,16 +176,10 @@ def layout_warnings(
             f'version is partitioned by {rec} (set target.partition_by = ["{rec}"] for a new target)'
         )
     if not holds_open_rows_apart(layout.partition_by):
-        late = (
-            ""
-            if late_rows_from is None
-            else f"; too-late rows that an earlier release did not keep (it kept only those of timed-out A rows) are "
-            f"added to target.late_rows by `deltainc rerun {job} --start {late_rows_from}`"
-        )
         warnings.append(
             f"target: the table keeps its open rows in the files of its final rows (it is not partitioned by "
             f"{IS_FINAL}), so every daily run deletes rows instead of replacing whole files; `deltainc migrate {job}` "
-            f"rewrites it into the current layout in one commit{late}"
+            f"rewrites it into the current layout in one commit"
         )
     if not layout.deletion_vectors:
         warnings.append(

@@ -17,8 +17,9 @@ from dataclasses import dataclass, replace
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
+from pyspark.sql.types import DataType
 
-from deltainc.errors import ConfigError
+from deltainc.errors import ConfigError, InternalError
 from deltainc.join.join_spec import resolve_join_cond
 from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.delta.sql import read, table_exists
@@ -40,6 +41,9 @@ __all__ = [
     "settled",
     "keep_too_late",
     "create_late_rows_table",
+    "search_a_rows",
+    "replace_late_rows",
+    "late_rows_slice",
 ]
 
 log = logging.getLogger("deltainc")
@@ -100,11 +104,29 @@ def _a_rows(
 ) -> DataFrame | None:
     """The A rows the window's too-late search joins: the published ones (the target's final rows dated in
     [s - horizon, s - 1], and the window's own `output`'s when given; a rebuild's target is the window's output
-    alone), one per A row, in the source's names; source_a itself where the target cannot answer, which is logged
-    once per job. None when there is neither a target nor an output."""
+    alone). None when there is neither a target nor an output."""
     job = prepared.job
-    spark, inc, keys = prepared.spark, job.join.inc_col, job.target.keys
-    earlier = None if mode.replaces_columns or not table_exists(spark, job.target) else read(spark, job.target)
+    earlier = None
+    if not mode.replaces_columns and table_exists(prepared.spark, job.target):
+        earlier = read(prepared.spark, job.target)
+    return search_a_rows(prepared, search, earlier, output, window.start - search.horizon, window.start)
+
+
+def search_a_rows(
+    prepared: PreparedJob,
+    search: LateSearch,
+    earlier: DataFrame | None,
+    output: DataFrame | None,
+    first: int,
+    start: int,
+) -> DataFrame | None:
+    """The A rows a too-late search joins, one per A row in the source's names: the final rows of `earlier` (the
+    target; None: none) dated in units [first, start - 1] and those of `output` (None: none), as `window_a_rows`
+    takes them; source_a itself where the target cannot answer, which is logged once per job. None when there
+    is neither `earlier` nor `output`. E.g. `search_a_rows(prepared, search, target, None, s - horizon, e + 1)`
+    gives the A rows of every B row of [s, e] from the target alone."""
+    job = prepared.job
+    inc, keys = job.join.inc_col, job.target.keys
     if output is None:
         if earlier is None:
             return None
@@ -114,10 +136,7 @@ def _a_rows(
     side = a_side(job.outcome_kind, search.spec.layout, columns, [*job.join.join_cols, *keys, inc])
     why = side.why
     if side.from_target:
-        first = window.start - search.horizon
-        rows = window_a_rows(
-            earlier, output, side.columns, [*keys, inc], prepared.rec, prepared.uom, first, window.start
-        )
+        rows = window_a_rows(earlier, output, side.columns, [*keys, inc], prepared.rec, prepared.uom, first, start)
         why = _unresolved_join_cond(search, rows)
         if why is None:
             return rows
@@ -194,11 +213,27 @@ def keep_too_late(
     ref = prepared.job.target.late_rows_ref
     if ref is None or late.rows is None or not (late.count or not mode.forward):
         return
-    rows = late.rows
+    replace_late_rows(prepared, window, late.rows, metadata)
+
+
+def replace_late_rows(prepared: PreparedJob, window: Window, rows: DataFrame, metadata: dict[str, str]) -> int | None:
+    """Replace the rows of `target.late_rows` dated in `window` by `rows` in one commit (the table is created
+    when missing), and give the commit's version. E.g. `replace_late_rows(prepared, Window(s, e), rows, meta)`."""
+    ref = prepared.job.target.late_rows_ref
+    if ref is None:
+        raise InternalError(
+            f"{prepared.job.name}: replace_late_rows on a job that keeps no too-late rows (target.late_rows)"
+        )
     rec = prepared.rec
     partitioning = default_partitioning(None, rec, prepared.uom)
     ensure_target(prepared.spark, ref, rows.schema, partitioning, deletion_vectors=True)
-    rec_type = rows.schema[rec].dataType
+    condition = late_rows_slice(prepared, window, rows.schema[rec].dataType)
+    destination = Destination(prepared.spark, ref, metadata)
+    return replace_where(destination, lay_out(rows, partitioning, rec), condition).version
+
+
+def late_rows_slice(prepared: PreparedJob, window: Window, rec_type: DataType) -> str:
+    """The SQL condition of the too-late rows dated in `window`, with literals typed like their RecDate column
+    `rec_type` (so Delta prunes), e.g. "`RecDate` >= DATE'2025-03-01' AND `RecDate` <= DATE'2025-03-04'"."""
     first, last = (sql_literal(from_index(unit, prepared.uom), rec_type) for unit in (window.start, window.end))
-    condition = f"`{rec}` >= {first} AND `{rec}` <= {last}"
-    replace_where(Destination(prepared.spark, ref, metadata), lay_out(rows, partitioning, rec), condition)
+    return f"`{prepared.rec}` >= {first} AND `{prepared.rec}` <= {last}"

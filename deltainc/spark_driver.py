@@ -14,7 +14,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
-import ctypes.util
 import os
 import signal
 import subprocess
@@ -37,7 +36,7 @@ def _prctl() -> Callable[..., int] | None:
     if os.uname().sysname != "Linux":
         return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).prctl
+        return ctypes.CDLL(None, use_errno=True).prctl  # this process' own symbols, libc's among them
     except (OSError, AttributeError):
         return None
 

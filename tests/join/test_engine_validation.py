@@ -437,7 +437,7 @@ def test_invalid_input_is_rejected_before_any_spark_job_runs(
     b_string_key = frame(spark, [("1", "NL", D1)], "TrxId string, Country string, RecDate date")
     b_string_date = frame(spark, [(1, "NL", "2025-03-01")], "TrxId long, Country string, RecDate string")
     b_no_key = frame(spark, [(1, "NL", D1)], "Id long, Country string, RecDate date")
-    a_join_type = frame(spark, [(1, 3, D1)], "TrxId long, JoinType int, RecDate date")
+    a_collides = frame(spark, [(1, D1, D1)], "TrxId long, RecDate_B date, RecDate date")
     cases: list[tuple[DataFrame, DataFrame, dict[str, Any], type[Exception]]] = [
         (a, b, {"how": "sideways"}, ConfigError),
         (a, b, {"look_back_time": -1}, ConfigError),
@@ -457,7 +457,7 @@ def test_invalid_input_is_rejected_before_any_spark_job_runs(
         (a, b_no_key, {}, SchemaError),
         (a, b_string_key, {}, SchemaError),
         (a, b_string_date, {}, SchemaError),
-        (a_join_type, b, {}, SchemaError),
+        (a_collides, b, {}, SchemaError),
     ]
     invalid = f"invalid-{uuid.uuid4()}"
     job_group(invalid)

@@ -18,10 +18,10 @@ from tiers import (
     PROCESS_EVENTS,
     fixture_problem,
     process_problem,
-    rows_committed_since,
     run_logs,
     tier_of,
     window_problem,
+    windows_committed_since,
 )
 
 from deltainc.settings import Settings, SparkSettings
@@ -185,11 +185,11 @@ class _Folders:
 
     @classmethod
     def windows(cls) -> int:
-        """The run-log rows written since the test began under the module's folders."""
+        """The rows of windows written to run logs since the test began, under the module's folders."""
         if cls.base is None:
             return 0
         roots = [cls.base / name for name in os.listdir(cls.base) if name not in cls.before]
-        return sum(rows_committed_since(runs, cls.test_began) for runs in run_logs(roots))
+        return sum(windows_committed_since(runs, cls.test_began) for runs in run_logs(roots))
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -10,9 +10,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
-from tiers import fixture_problem, process_problem, rows_committed_since, run_logs, tier_of, window_problem
+from tiers import fixture_problem, process_problem, run_logs, tier_of, window_problem, windows_committed_since
 
 pytestmark = pytest.mark.pure
+
+RUN_ROW = pa.schema([("job", pa.string()), ("window_start", pa.string()), ("window_end", pa.string())])
 
 
 @pytest.mark.parametrize(
@@ -92,22 +94,25 @@ def test_a_job_run_over_more_than_one_window_below_the_windows_tier_is_refused(
     assert (problem is None) if needed is None else (needed in (problem or ""))
 
 
-def _append_runs(location: Path, windows: list[str]) -> None:
-    """Rows as a job's windows append them to its run log: one commit each, through delta-rs."""
+def _append_runs(location: Path, windows: list[str | None]) -> None:
+    """Rows as a job's windows append them to its run log, one commit each through delta-rs (None: a row of no
+    window, as a test of the state writes by hand)."""
     for window in windows:
-        write_deltalake(str(location), pa.table({"job": ["j"], "window_start": [window]}), mode="append")
+        row = {"job": ["j"], "window_start": [window], "window_end": [window]}
+        write_deltalake(str(location), pa.table(row, schema=RUN_ROW), mode="append")
 
 
-def test_the_windows_a_test_ran_are_the_rows_its_run_logs_gained_since_it_began(tmp_path: Path) -> None:
+def test_the_windows_a_test_ran_are_the_rows_of_windows_its_run_logs_gained_since_it_began(tmp_path: Path) -> None:
     before = tmp_path / "before" / "state" / "runs"
     _append_runs(before, ["2025-01-01"])
     began = time.time()
-    _append_runs(tmp_path / "job" / "state" / "runs", ["2025-01-02", "2025-01-03"])
+    _append_runs(tmp_path / "job" / "state" / "runs", ["2025-01-02", None, "2025-01-03"])
     _append_runs(before, ["2025-01-04"])
     _append_runs(tmp_path / "job" / "target", ["2025-01-02", "2025-01-03"])  # a table, not a run log
-    logs = run_logs([tmp_path])
+    (tmp_path / "jobcurrent").symlink_to(tmp_path / "job")  # as pytest links its newest folder of a name
+    logs = run_logs(sorted(tmp_path.iterdir()))
     assert sorted(logs) == [before, tmp_path / "job" / "state" / "runs"]
-    assert [rows_committed_since(log, began) for log in sorted(logs)] == [1, 2]
+    assert [windows_committed_since(log, began) for log in sorted(logs)] == [1, 2]
 
 
 def test_a_run_log_copied_in_adds_no_windows(tmp_path: Path) -> None:
@@ -115,4 +120,4 @@ def test_a_run_log_copied_in_adds_no_windows(tmp_path: Path) -> None:
     time.sleep(0.01)
     began = time.time()
     shutil.copytree(tmp_path / "fixture", tmp_path / "copy", copy_function=shutil.copy)  # new file times
-    assert rows_committed_since(tmp_path / "copy" / "runs", began) == 0
+    assert windows_committed_since(tmp_path / "copy" / "runs", began) == 0

@@ -148,7 +148,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
 # --- the tiers (tests/tiers.py, tests/README.md) --------------------------------------------------------------------
 # Every test says what it needs with one marker; these hooks fail a test whose marker says less than it uses: no
 # marker, the `spark` fixture in a `pure` test, a service in a lower tier, a process started by a `pure` test (set-up
-# or body) or by a `spark` test's body, or a `spark` test whose jobs ran more than one window (set-up and body).
+# or body) or by a `spark` or `windows` test's body, or a `spark` test whose jobs ran more than one window (set-up
+# and body).
 # Processes are seen through Python's audit events, windows through the rows the run logs under the worker's temporary
 # folders gained: nothing is replaced.
 _started: list[str] | None = None  # the processes started while a test is watched; None: not watching
@@ -203,7 +204,7 @@ def _watched(item: pytest.Item, phase: str) -> Iterator[None]:
     more windows than its tier allows."""
     global _started
     tier = _tier(item)
-    watch = tier == "pure" or (tier == "spark" and phase == "call")
+    watch = tier == "pure" or (tier in ("spark", "windows") and phase == "call")
     _started = [] if watch else None
     try:
         yield

@@ -1,5 +1,5 @@
 """Commands answered from the Delta logs alone, without a JVM: a run with nothing pending, `unlock`, and the lock
-a command takes before it starts Spark (`hold_lock`); `write_command`, the one door of run, rerun and backfill.
+a command takes before it starts Spark (`hold_lock`); `before_spark`, what run, rerun and backfill do before Spark.
 
 Starting Spark takes seconds (half a minute on a busy machine); a scheduled run that finds nothing new, or a
 hand `unlock`, needs only the state tables and the sources' latest RecDate, which the Delta logs give in
@@ -9,8 +9,9 @@ milliseconds. Where the logs cannot answer exactly, or show work to do, the call
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from deltainc.join.windows import from_index, next_window, parse_point, to_index
@@ -33,7 +34,7 @@ from deltainc.pipeline.state import (
 )
 from deltainc.settings import Settings, load_settings
 
-__all__ = ["nothing_pending", "idle_run", "unlock", "hold_lock", "write_command"]
+__all__ = ["BeforeSpark", "nothing_pending", "idle_run", "unlock", "hold_lock", "before_spark"]
 
 
 def _load(job: JobConfig | str | Path, settings: Settings | None) -> tuple[JobConfig, Settings]:
@@ -108,7 +109,7 @@ def hold_lock(
     `backfill` do before they start Spark, so that a second run exits 3 at once instead of starting a JVM first,
     and `status` shows the run from its first second. Changed settings are refused before (nothing written).
 
-    Example: ``with hold_lock("trx") as lease: run("trx", spark=start(), lease=lease)``.
+    Example: ``with hold_lock("trx") as lease: print(lease.run_id)``.
     """
     job, settings = _load(job, settings)
     paths = state_paths(job.state_path(settings.state_dir))
@@ -119,47 +120,58 @@ def hold_lock(
         yield lease
 
 
-def write_command(
-    job: JobConfig | str | Path,
-    settings: Settings | None,
+@dataclass(frozen=True)
+class BeforeSpark:
+    """What a writing command found before Spark starts: a run's answer from the logs (nothing pending), or the
+    job's join checked from them (None where they could not tell) and the job's lock, held while Spark works."""
+
+    answer: PipelineResult | None = None
+    checked: JoinPlan | None = None
+    lease: Lease | None = None
+
+
+@contextmanager
+def before_spark(
+    job: JobConfig,
+    settings: Settings,
     command: str,
-    with_spark: Callable[[Lease, JoinPlan | None], PipelineResult],
     until: str | dt.date | None = None,
     rebuild: bool = False,
-) -> PipelineResult:
-    """The one door of `run`, `rerun` and `backfill` before Spark starts: the job checked against its sources' Delta
+    asked: bool = True,
+) -> Iterator[BeforeSpark]:
+    """The part of `run`, `rerun` and `backfill` before Spark starts: the job checked against its sources' Delta
     logs (what does not fit is refused here, nothing written), a `run` with nothing pending answered from them, and
-    otherwise the job's lock taken (`hold_lock`) and `with_spark(lease, plan)` called under it to start Spark and do
-    the work, `plan` being the job's join checked from the logs (None where they could not tell: Spark checks it);
-    why Spark starts is logged once (`from_logs_else_spark`).
+    otherwise the job's lock taken (`hold_lock`) and held for the block, where Spark does the work; why Spark
+    starts is logged once (`from_logs_else_spark`).
 
     Args:
-        job: a job, a job name or a job file's path.
-        settings: the global settings; None = read them.
+        job: the job.
+        settings: the global settings.
         command: `run`, `rerun` or `backfill`: what the lock and a refusal of changed settings name.
-        with_spark: the command with Spark, given the lease held for it and the job's join checked from the logs
-            (the caller's: the command line starts its Spark with its log redirected, the Python API with
-            `get_spark()`).
         until: `run --until`: what counts as pending.
         rebuild: `run --rebuild`: always Spark, and the settings may have changed.
+        asked: False when the caller's session is up already: nothing is asked, nothing held.
 
     Example:
         ```python
-        write_command("trx", None, "run", lambda lease, plan: run("trx", spark=get_spark(), lease=lease, checked=plan))
+        with before_spark(job, settings, "run") as found:
+            result = found.answer or run_with_spark(job, found.checked, found.lease)
         ```
     """
-    config, global_settings = _load(job, settings)
-
+    if not asked:
+        yield BeforeSpark()
+        return
     checked: list[JoinPlan] = []  # the job's join as the logs checked it, for Spark to take on
 
-    def from_logs() -> PipelineResult:
-        checked.append(check_from_logs(config))  # a source or column that does not fit: refused before Spark starts
+    def from_logs() -> PipelineResult | None:
+        checked.append(check_from_logs(job))  # a source or column that does not fit: refused before Spark starts
         if command != "run" or rebuild:
             raise SparkNeeded("a rebuild recomputes the target" if rebuild else f"{command} recomputes windows")
-        return idle_run(config, global_settings, until)
+        return idle_run(job, settings, until)
 
-    def locked_with_spark() -> PipelineResult:
-        with hold_lock(config, global_settings, command, check_settings=not rebuild) as lease:  # before Spark starts
-            return with_spark(lease, checked[0] if checked else None)
-
-    return from_logs_else_spark(config.name, command, from_logs, locked_with_spark)
+    answer = from_logs_else_spark(job.name, command, from_logs, lambda: None)  # None: Spark does the work
+    if answer is not None:
+        yield BeforeSpark(answer)
+        return
+    with hold_lock(job, settings, command, check_settings=not rebuild) as lease:
+        yield BeforeSpark(None, checked[0] if checked else None, lease)

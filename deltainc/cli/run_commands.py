@@ -9,7 +9,7 @@ from its first second.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deltainc.cli.context import Context
 from deltainc.cli.exit_codes import EXIT_OK
@@ -47,18 +47,15 @@ def _on_window(ctx: Context) -> Callable[[WindowReport], None]:
     return lambda report: None if ctx.json else ctx.print(window_line(report))
 
 
-def _session(ctx: Context) -> dict[str, Any]:
-    """What a writing command hands the pipeline besides its own arguments: the Spark session to start (once the
-    logs could not answer and the lock is held), the settings and the per-window printer."""
-    return {"spark": ctx.spark, "settings": ctx.settings, "on_window": _on_window(ctx)}
-
-
 def run(ctx: Context) -> int:
     """`deltainc run JOB [--until DATE] [--rebuild]`."""
     from deltainc import pipeline
 
     job, _ = ctx.job(ctx.args.job)
-    _print_result(ctx, pipeline.run(job, until=ctx.args.until, rebuild=ctx.args.rebuild, **_session(ctx)))
+    result = pipeline.run(
+        job, ctx.args.until, ctx.spark, ctx.settings, on_window=_on_window(ctx), rebuild=ctx.args.rebuild
+    )
+    _print_result(ctx, result)
     return EXIT_OK
 
 
@@ -68,7 +65,9 @@ def rerun(ctx: Context) -> int:
 
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
-    _print_result(ctx, pipeline.rerun(job, ctx.args.start, ctx.args.end, **_session(ctx)))
+    _print_result(
+        ctx, pipeline.rerun(job, ctx.args.start, ctx.args.end, ctx.spark, ctx.settings, on_window=_on_window(ctx))
+    )
     return EXIT_OK
 
 

@@ -13,8 +13,7 @@ from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from deltainc.pipeline.controller import backfill, rerun, run
-    from deltainc.pipeline.from_delta_logs.answer import from_logs_else_spark
-    from deltainc.pipeline.from_delta_logs.commands import unlock
+    from deltainc.pipeline.from_delta_logs.commands import from_logs_else_spark, unlock
     from deltainc.pipeline.from_delta_logs.status import status_from_log, status_with_problem
     from deltainc.pipeline.job.job_config import JobConfig
     from deltainc.pipeline.job.job_file import load_job, resolve_job
@@ -58,8 +57,7 @@ __getattr__ = lazy_exports(
         **{name: "deltainc.pipeline.job.job_file" for name in ("load_job", "resolve_job")},
         **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run")},
         "status": "deltainc.pipeline.spark_status",
-        "unlock": "deltainc.pipeline.from_delta_logs.commands",
-        "from_logs_else_spark": "deltainc.pipeline.from_delta_logs.answer",
+        **{name: "deltainc.pipeline.from_delta_logs.commands" for name in ("from_logs_else_spark", "unlock")},
         **{name: "deltainc.pipeline.state.job_status" for name in ("JobStatus", "status_document")},
         **{name: "deltainc.pipeline.from_delta_logs.status" for name in ("status_from_log", "status_with_problem")},
         "prepare_job": "deltainc.pipeline.prepared_job",

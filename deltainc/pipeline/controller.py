@@ -21,6 +21,7 @@ from deltainc.errors import Cancelled, ConfigError
 from deltainc.join.windows import Window, chunk_windows, parse_point
 from deltainc.pipeline.from_delta_logs.commands import before_spark, nothing_pending
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.job_file import load
 from deltainc.pipeline.plan import (
     Planned,
     backfill_plan,
@@ -30,7 +31,7 @@ from deltainc.pipeline.plan import (
     run_plan,
     to_do,
 )
-from deltainc.pipeline.prepared_job import PreparedJob, load, open_job
+from deltainc.pipeline.prepared_job import PreparedJob, open_job
 from deltainc.pipeline.results import PipelineResult, WindowReport
 from deltainc.pipeline.state import Command, JobState, Lease, check_unchanged, locked
 from deltainc.pipeline.window.run import StepHook, begin, process_window, record_stop

@@ -1,8 +1,5 @@
-"""`status` read with Spark: where a job stands, its sources' latest RecDate read through Spark's Delta reader.
-
-Beside it, `from_delta_logs/status.py` answers the same from the Delta logs without a JVM (what `deltainc
-status` tries first); this one answers for any table Spark reads (a catalog table, a source with deletion vectors).
-"""
+"""`status` read with Spark, for any table Spark reads; `from_delta_logs/status.py` answers the same from the Delta
+logs without a JVM (what `deltainc status` tries first)."""
 
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ from pyspark.sql import SparkSession
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.pipeline.delta.sources import latest_unit, read_table
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.prepared_job import load
+from deltainc.pipeline.job.job_file import load
 from deltainc.pipeline.state import JobStatus, describe, read_runs, read_state, state_paths
 from deltainc.settings import Settings
 from deltainc.spark import job_session
@@ -26,8 +23,6 @@ def status(
 ) -> JobStatus:
     """Where the job stands, read with Spark: watermark, latest data in every source, all that is pending, the
     lock and recent runs. A missing source is reported as the status's `problem`, not raised: the rest shows.
-
-    (`deltainc status` answers from the Delta logs without Spark where it can.)
 
     Args:
         job: a job, a job name or a job file's path (as for `run`).

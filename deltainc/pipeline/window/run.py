@@ -165,7 +165,7 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
         log.info("%s %s %s: %s, +%d ~%d -%d rows", job.name, run.command.value, window, report.counts, *changed)
         return report
     except BaseException as exc:
-        _record_failure(run, record, exc, phases)
+        record_failure(prepared, lease, record, exc, lambda: timed(run.clock, phases))  # it ends the run
         raise
     finally:
         _uncache(output)
@@ -188,7 +188,7 @@ def record_stop(run: CommandRun, upcoming: Window | None, exc: BaseException) ->
     """A command stopped outside a window (SIGTERM or Ctrl-C between two windows): the cancelled row of the window
     it would have processed next, which releases the lock. Nothing when a window's own row already released it."""
     if upcoming is not None and not run.lease.released:
-        _record_failure(run, _started(run, upcoming), exc, {})
+        record_failure(run.prepared, run.lease, _started(run, upcoming), exc, lambda: timed(run.clock, {}))
 
 
 def _uncache(frame: DataFrame | None) -> None:
@@ -205,8 +205,3 @@ def _uncache(frame: DataFrame | None) -> None:
 def _started(run: CommandRun, window: Window) -> RunRecord:
     """The window's run-log row as it starts (`window_row.started`)."""
     return started(run.prepared.job, run.lease, run.command, window, run.null_counts, run.source_latest)
-
-
-def _record_failure(run: CommandRun, record: RunRecord, exc: BaseException, phases: dict[str, float]) -> None:
-    """The failed (or cancelled) window's run-log row, which ends the run and releases the lock (`failure_row`)."""
-    record_failure(run.prepared, run.lease, record, exc, lambda: timed(run.clock, phases))

@@ -24,10 +24,9 @@ from deltainc.pipeline.state.window_row import Clock, started, timed, with_reads
 from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target.write_mode import WriteMode
 from deltainc.pipeline.window.commits_on_stop import finish_commit
-from deltainc.pipeline.window.counted_write import Counting, written_counted
 from deltainc.pipeline.window.failure_row import record_failure
 from deltainc.pipeline.window.source_facts import latest_labels, null_inc, null_keys, scanned
-from deltainc.pipeline.window.target_writes import fitted, shaped, write_window
+from deltainc.pipeline.window.target_writes import Counting, fitted, shaped, write_window, written_counted
 from deltainc.pipeline.window.too_late_writes import (
     LateRows,
     keep_too_late,

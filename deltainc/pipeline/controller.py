@@ -1,9 +1,8 @@
 """The controller (docs/design.md#run-modes): which windows a command processes, under the job's lock.
 
 `run` processes what is pending after the watermark, `rerun` a processed window again, `backfill` a historic
-range in chunks. Each goes once: the Delta logs asked before Spark starts (`before_spark`: a run with nothing
-pending answered, the lock taken), Spark started, the windows planned, then executed one by one, engine -> write
--> run log (`window/run.py`).
+range in chunks. Each goes once: the Delta logs asked before Spark starts (`before_spark`: nothing pending answered,
+the lock taken), Spark started, the windows planned and executed one by one (`window/run.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from pyspark.sql import SparkSession
 
 from deltainc.errors import Cancelled, ConfigError
 from deltainc.join.windows import Window, chunk_windows, parse_point
-from deltainc.pipeline.from_delta_logs.commands import before_spark, nothing_pending
+from deltainc.pipeline.from_delta_logs.commands import BeforeSpark, before_spark, nothing_pending
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.job_file import load
 from deltainc.pipeline.plan import (
@@ -46,14 +45,22 @@ ProgressHook = Callable[[int, int, WindowReport | None, Window], None]  # chunk 
 Session = SparkSession | Callable[[], SparkSession] | None  # a session, one started when asked for, or get_spark()'s
 
 
+def _before_spark(job: JobConfig, settings: Settings, command: Command, spark: Session,
+                  until: str | dt.date | None = None,
+                  rebuild: bool = False) -> AbstractContextManager[BeforeSpark]:  # fmt: skip
+    """`before_spark` for a session yet to start (None, or a function that starts it); nothing for a given one."""
+    if spark is None or callable(spark):
+        return before_spark(job, settings, command.value, until, rebuild)
+    return nullcontext(BeforeSpark())
+
+
 def _started(spark: Session) -> SparkSession | None:
     """The session to run in: the given one, or started now (by the caller's function, else by `get_spark()`)."""
     return spark() if callable(spark) else spark
 
 
 def _locked(prepared: PreparedJob, state: JobState | None, lease: Lease | None) -> AbstractContextManager[Lease]:
-    """The job's lock, held for the block (`lease.locked`) with the settings' expiry; `lease` when the command took
-    it before Spark started (`before_spark`), made to name the Spark driver it has started since."""
+    """The job's lock for the block; `lease` when `before_spark` took it, made to name the driver started since."""
     if lease is None:
         return locked(prepared.paths, prepared.job.name, prepared.settings.lock_expiry_seconds, state)
     lease.name_drivers()
@@ -111,9 +118,7 @@ def run(
     config, settings = load(job, settings)
     if rebuild and until is not None:
         raise ConfigError("--until: a rebuild always goes to the latest RecDate in both sources; drop --until")
-    with before_spark(
-        config, settings, Command.RUN.value, until, rebuild, asked=spark is None or callable(spark)
-    ) as found:
+    with _before_spark(config, settings, Command.RUN, spark, until, rebuild) as found:
         if found.answer is not None:
             return found.answer
         prepared, state = open_job(config, _started(spark), settings, "run", not rebuild, found.checked)
@@ -174,7 +179,7 @@ def rerun(
         ```
     """
     config, settings = load(job, settings)
-    with before_spark(config, settings, Command.RERUN.value, asked=spark is None or callable(spark)) as found:
+    with _before_spark(config, settings, Command.RERUN, spark) as found:
         prepared, state = open_job(config, _started(spark), settings, "rerun", checked=found.checked)
         first = parse_point(start, "--start", prepared.uom)
         last = first if end is None else parse_point(end, "--end", prepared.uom)
@@ -228,7 +233,7 @@ def backfill(
         ```
     """
     config, settings = load(job, settings)
-    with before_spark(config, settings, Command.BACKFILL.value, asked=spark is None or callable(spark)) as found:
+    with _before_spark(config, settings, Command.BACKFILL, spark) as found:
         prepared, state = open_job(config, _started(spark), settings, "backfill", checked=found.checked)
         first = parse_point(start, "--start", prepared.uom)
         last = parse_point(end, "--end", prepared.uom)

@@ -169,7 +169,6 @@ def before_spark(
     command: str,
     until: str | dt.date | None = None,
     rebuild: bool = False,
-    asked: bool = True,
 ) -> Iterator[BeforeSpark]:
     """The part of `run`, `rerun` and `backfill` before Spark starts: the job checked against its sources' Delta
     logs (what does not fit is refused here, nothing written), a `run` with nothing pending answered from them, and
@@ -182,7 +181,6 @@ def before_spark(
         command: `run`, `rerun` or `backfill`: what the lock and a refusal of changed settings name.
         until: `run --until`: what counts as pending.
         rebuild: `run --rebuild`: always Spark, and the settings may have changed.
-        asked: False when the caller's session is up already: nothing is asked, nothing held.
 
     Example:
         ```python
@@ -190,9 +188,6 @@ def before_spark(
             result = found.answer or run_with_spark(job, found.checked, found.lease)
         ```
     """
-    if not asked:
-        yield BeforeSpark()
-        return
     checked: list[JoinPlan] = []  # the job's join as the logs checked it, for Spark to take on
 
     def from_logs() -> PipelineResult | None:

@@ -16,8 +16,6 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from benchmarks.timing import publish
-
 _SKIP_OPTIONS = ("out", "data")
 
 
@@ -100,7 +98,10 @@ def main() -> None:
         "|---|" + "---:|" * len(names),
         *_rows(results),
     ]
-    publish(lines, args.out)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
 
 
 if __name__ == "__main__":

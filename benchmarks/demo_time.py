@@ -1,23 +1,19 @@
 """`make demo`'s command as a user runs it: `python -m deltainc demo` as fresh processes, each timed whole, with the
-parts the demo reports of itself (the history's catch-up, the scheduled days, the rest), printed as Markdown.
-
-`python -m benchmarks.demo_time --repeat 2 --data /tmp/bench-demo` (the demo's sizes; `--days`, `--daily` and
-`--rows-per-day` as `deltainc demo` takes them). `--other DIR` runs another checkout's demo too (started in that
-folder, so that `python -m deltainc` imports its package) for a before/after pair; the runs alternate, it first.
+parts the demo reports of itself (the history's catch-up, the scheduled days, the rest), as Markdown (the `demo`
+scenario of `python -m benchmarks.run`).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DemoRun", "run_demo_process", "main"]
+from benchmarks.timing import run_process
+
+__all__ = ["DemoRun", "run_demo_process", "demo_time"]
 
 _DAY = re.compile(r"^  (\S+): loaded A .*\(([\d.]+) s\); run: .*\(([\d.]+) s\)")
 _DONE = re.compile(r"^Done in (\d+) s")
@@ -39,15 +35,7 @@ class DemoRun:
 def run_demo_process(checkout: Path, root: Path, options: list[str]) -> DemoRun:
     """Start `python -m deltainc demo --root root *options` in `checkout` and time it whole; its output parsed."""
     load = os.getloadavg()[0]
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "deltainc", "demo", "--root", str(root), *options],
-        cwd=checkout,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    whole = time.monotonic() - started
+    done = run_process([sys.executable, "-m", "deltainc", "demo", "--root", str(root), *options], cwd=checkout)
     own, catch_up, days, day_s = 0.0, 0.0, 0, 0.0
     for line in done.stdout.splitlines():
         if matched := _DAY.match(line):
@@ -58,7 +46,7 @@ def run_demo_process(checkout: Path, root: Path, options: list[str]) -> DemoRun:
                 days, day_s = days + 1, day_s + seconds
         elif matched := _DONE.match(line):
             own = float(matched[1])
-    return DemoRun(checkout.name, whole, own, catch_up, days, day_s, load)
+    return DemoRun(checkout.name, done.seconds, own, catch_up, days, day_s, load)
 
 
 def _markdown(runs: list[DemoRun], options: list[str]) -> list[str]:
@@ -77,30 +65,12 @@ def _markdown(runs: list[DemoRun], options: list[str]) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=2, help="runs of each checkout's demo (default 2)")
-    parser.add_argument("--data", type=Path, default=Path("bench-data/demo"), help="folder for the demo's tables")
-    parser.add_argument("--days", type=int, default=30)
-    parser.add_argument("--daily", type=int, default=None, help="as `deltainc demo --daily` (default: the demo's)")
-    parser.add_argument("--rows-per-day", type=int, default=200)
-    parser.add_argument(
-        "--other", type=Path, default=None, help="another checkout, e.g. a worktree of an earlier commit"
-    )
-    args = parser.parse_args(argv)
-    options = ["--days", str(args.days), "--rows-per-day", str(args.rows_per_day)]
-    if args.daily is not None:
-        options += ["--daily", str(args.daily)]
-    checkouts = [Path(__file__).resolve().parents[1]]
-    if args.other is not None:
-        checkouts.insert(0, args.other.resolve())
-    runs = [
-        run_demo_process(checkout, (args.data / checkout.name).absolute(), options)
-        for _ in range(args.repeat)
-        for checkout in checkouts
-    ]
-    print("\n".join(_markdown(runs, options)))
+def demo_time(data: Path, days: int, rows_per_day: int, repeat: int) -> list[str]:
+    """The report: `repeat` demos of `days` x `rows_per_day` under `data`, one after the other.
 
-
-if __name__ == "__main__":
-    main()
+    Example: `lines = demo_time(Path("bench-data/demo"), 30, 200, 2)`.
+    """
+    options = ["--days", str(days), "--rows-per-day", str(rows_per_day)]
+    checkout = Path(__file__).resolve().parents[1]
+    runs = [run_demo_process(checkout, data.absolute(), options) for _ in range(repeat)]
+    return _markdown(runs, options)

@@ -5,20 +5,17 @@ SepaId, the benchmark's tolerances), the account's risk score and the account's 
 AccountName, backward on the transaction's time, 30 days back, delivered up to 2 days late). Each single-source
 job joins the ledger with one of them as a two-source job with the same settings (no too-late search, as the
 feature job has none). Every job is brought to day D - 1, warmed up with one daily run, then the daily runs of
-day D are timed alternately on restored tables. A run's *join work* is its window's time from "start" to "read"
-(the join, its counts and identity check); the rest (lock, state, the target's write, the run log) is its
+day D are timed alternately on restored tables. A run's *join work* is its run-log row's `join_s` (the join, its
+counts and identity check); the rest (lock, state, the target's write, the run log) is its
 *fixed cost*. The goal (issue 25): the three-source run costs at most the sum of the three single-source runs'
-join work plus one fixed cost. The fixed cost is split further into the target's write ("writing" to "written",
+join work plus one fixed cost. The fixed cost is split further into the target's write (the row's `write_s`,
 which grows with the rows the window rewrites) and the bookkeeping around it, so the report shows which part of
-it a job with more sources pays more of.
-
-    python -m benchmarks.feature_sources --rows-per-day 2000 --days 40 --repeat 3
+it a job with more sources pays more of. The `feature-sources` scenario of `python -m benchmarks.run`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import statistics
 import time
 from pathlib import Path
@@ -28,12 +25,13 @@ from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks.data import table_version
 from benchmarks.report import load_average
-from benchmarks.scenarios import Bench, SparkJobs, print_report, restore, snapshot, warm_bench
+from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
 from deltainc.demo.risk_scores import risk_scores
 from deltainc.demo.sample_data import SampleSpec
 from deltainc.pipeline.job.job_config import JobConfig
 
-START = dt.date(2024, 1, 1)
+__all__ = ["feature_jobs", "measure", "render"]
+
 ASOF = {"how": "asof", "join_cols": ["AccountName"], "asof_col": "TrxDT", "asof_col_b": "ValidFrom",
         "look_back_time": 30, "max_waiting_time": 2}  # fmt: skip
 
@@ -80,52 +78,49 @@ def feature_jobs(bench: Bench, spark: SparkSession, spec: SampleSpec, root: Path
     return jobs
 
 
-def measure(rows: int, days: int, repeat: int) -> dict[str, Any]:
-    """Every job's daily run of day `days`, timed alternately on restored tables: seconds, join work, Spark jobs,
-    Delta commits."""
-    spec = SampleSpec(start=START, days=days, rows_per_day=rows)
-    with warm_bench("deltainc-features-", spec, shuffle_partitions=8) as (bench, root):
-        spark = bench.spark
-        jobs = feature_jobs(bench, spark, spec, root)
-        saved = {}
-        for job in jobs.values():
-            bench.run(job, days - 1)
-            saved[job.name] = snapshot(bench, job)
-            bench.daily(job, days)  # warm-up
-        counter = SparkJobs(spark)
-        found: dict[str, list[dict[str, float]]] = {name: [] for name in jobs}
-        order = list(jobs)
-        for repetition in range(repeat):
-            for name in order[repetition % len(order) :] + order[: repetition % len(order)]:
-                job = jobs[name]
-                restore(bench, saved[job.name])
-                before = snapshot(bench, job)
-                marks: dict[str, float] = {}
-                started = time.perf_counter()
+def measure(bench: Bench) -> dict[str, Any]:
+    """Every job's daily run of the bench's last day, timed alternately on restored tables, `bench.repeat` rounds:
+    seconds, join work, Spark jobs, Delta commits.
 
-                def mark(step: str, began: float = started, into: dict[str, float] = marks) -> None:
-                    into.setdefault(step, time.perf_counter() - began)
-
-                counter.begin()
-                report = bench.daily(job, days, on_step=mark)
-                total = time.perf_counter() - started
-                commits = sum(table_version(spark, path) - version for path, version in before.items())
-                found[name].append(
-                    {
-                        "s": total,
-                        "join_s": marks["read"] - marks["start"],
-                        "write_s": marks["written"] - marks["writing"],
-                        "rows_written": report.record.rows_inserted + report.record.rows_updated,
-                        "rows_deleted": report.record.rows_deleted,
-                        "jobs": counter.end(),
-                        "commits": commits,
-                        "files_read": report.record.files_read_a + report.record.files_read_b,
-                    }  # fmt: skip
-                )
-        return {"rows": rows, "days": days, "repeat": repeat, "load": load_average(), "runs": found}
+    Example: `lines = render(measure(bench))`.
+    """
+    spark, spec, root, repeat = bench.spark, bench.sources.spec, bench.work, bench.repeat
+    rows, days = spec.rows_per_day, spec.days
+    jobs = feature_jobs(bench, spark, spec, root)
+    saved = {}
+    for job in jobs.values():
+        bench.run(job, days - 1)
+        saved[job.name] = snapshot(bench, job)
+        bench.daily(job, days)  # warm-up
+    counter = SparkJobs(spark)
+    found: dict[str, list[dict[str, float]]] = {name: [] for name in jobs}
+    order = list(jobs)
+    for repetition in range(repeat):
+        for name in order[repetition % len(order) :] + order[: repetition % len(order)]:
+            job = jobs[name]
+            restore(bench, saved[job.name])
+            before = snapshot(bench, job)
+            counter.begin()
+            started = time.perf_counter()
+            report = bench.daily(job, days)
+            total = time.perf_counter() - started
+            commits = sum(table_version(spark, path) - version for path, version in before.items())
+            found[name].append(
+                {
+                    "s": total,
+                    "join_s": report.record.join_s or 0.0,
+                    "write_s": report.record.write_s or 0.0,
+                    "rows_written": report.record.rows_inserted + report.record.rows_updated,
+                    "rows_deleted": report.record.rows_deleted,
+                    "jobs": counter.end(),
+                    "commits": commits,
+                    "files_read": report.record.files_read_a + report.record.files_read_b,
+                }  # fmt: skip
+            )
+    return {"rows": rows, "days": days, "repeat": repeat, "load": load_average(), "runs": found}
 
 
-def render(result: dict[str, Any]) -> str:
+def render(result: dict[str, Any]) -> list[str]:
     """The Markdown report: medians per job and the goal's verdict."""
 
     def med(name: str, key: str) -> float:
@@ -170,12 +165,4 @@ def render(result: dict[str, Any]) -> str:
         f"= {joins + bookkeeping:.2f} s. The three-source write takes {three_write:.2f} s, the single-source ones "
         f"{writes} s.",
     ]
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    return print_report("benchmarks.feature_sources", __doc__ or "", measure, render, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return lines

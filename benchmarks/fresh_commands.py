@@ -5,25 +5,23 @@ command line in a new process, as cron or a scheduler starts it: `run` with noth
 `unlock` (nothing to remove) and `validate` (from the Delta logs), and `validate` of the same job with a
 `join_cond` (which only Spark's analyzer resolves, so it starts Spark). Then a Spark start with Delta, from the jar
 files an earlier start resolved (what deltainc does) against one that resolves `spark.jars.packages` again
-(a fresh jar-list cache), alternating. Medians of `--repeat` runs after one warm-up each; Markdown on stdout.
-
-    python -m benchmarks.fresh_commands [--repeat 5] [--data bench-data/fresh] \
-        [--out fresh.md]
+(a fresh jar-list cache), alternating. Medians of `repeat` runs after one warm-up each, as Markdown (the
+`fresh-commands` scenario of `python -m benchmarks.run`).
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from pyspark.sql import SparkSession
+
 from benchmarks.small_job import bench_env, prepare
-from benchmarks.timing import publish, report_args
+from benchmarks.timing import Measurement, run_process
+
+__all__ = ["fresh_commands"]
 
 START_SPARK = """
 from deltainc.settings import load_settings
@@ -33,28 +31,23 @@ assert spark.range(1).count() == 1
 """
 
 
-def _seconds(command: list[str], root: Path, env: dict[str, str] | None = None) -> float:
-    clock = time.perf_counter()
-    done = subprocess.run(command, cwd=root, env=env or bench_env(root), capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-2000:]}")
-    return time.perf_counter() - clock
-
-
 def _row(name: str, times: list[float], jvm: str) -> str:
-    return f"| {name} | {statistics.median(times):.2f} | {min(times):.2f} | {max(times):.2f} | {jvm} |"
+    return f"| {name} | {Measurement(name, times).cell()} | {jvm} |"
 
 
-def main() -> None:
-    args = report_args(__doc__, "--repeat", "bench-data/fresh")
-    root = args.data.absolute()
-    prepare(root, until=None)
+def fresh_commands(spark: SparkSession, root: Path, repeat: int) -> list[str]:
+    """The report: each command `repeat` times as a fresh process on the job `trx` under `root` (prepared on
+    `spark`, once), then the Spark starts.
+
+    Example: `lines = fresh_commands(spark, Path("bench-data/fresh-commands"), 3)`.
+    """
+    prepare(spark, root, until=None)
     job = (root / "jobs" / "trx.toml").read_text()
     with_cond = job.replace('name = "trx"', 'name = "trx_cond"').replace("/target", "/target_cond")
     (root / "jobs" / "trx_cond.toml").write_text(
         with_cond.replace("[join]\n", '[join]\njoin_cond = "A.RecDate >= B.RecDate - 1"\n')
     )
-    cli = [sys.executable, "-m", "deltainc"]
+    cli, env = [sys.executable, "-m", "deltainc"], bench_env(root)
     commands = {
         "`deltainc run trx` (nothing pending)": ([*cli, "run", "trx"], "none"),
         "`deltainc status trx`": ([*cli, "status", "trx"], "none"),
@@ -64,27 +57,24 @@ def main() -> None:
     }
     times: dict[str, list[float]] = {name: [] for name in commands}
     for command, _jvm in commands.values():
-        _seconds(command, root)  # warm-up: file caches
-    for _ in range(args.repeat):
+        run_process(command, root, env)  # warm-up: file caches
+    for _ in range(repeat):
         for name, (command, _jvm) in commands.items():
-            times[name].append(_seconds(command, root))
+            times[name].append(run_process(command, root, env).seconds)
     start = [sys.executable, "-c", START_SPARK]
     on_disk, resolving = [], []
-    _seconds(start, root)  # warm-up: remembers the jar files
-    for _ in range(max(3, args.repeat // 2)):
-        on_disk.append(_seconds(start, root))
+    run_process(start, root, env)  # warm-up: remembers the jar files
+    for _ in range(max(3, repeat // 2)):
+        on_disk.append(run_process(start, root, env).seconds)
         with tempfile.TemporaryDirectory() as empty:  # no remembered jar list: Spark resolves the packages
-            resolving.append(_seconds(start, root, {**bench_env(root), "XDG_CACHE_HOME": empty}))
+            resolving.append(run_process(start, root, {**env, "XDG_CACHE_HOME": empty}).seconds)
     ratios = sorted(a / b for a, b in zip(on_disk, resolving, strict=True))
-    lines = [
-        f"# Commands as fresh processes ({dt.date.today()}, {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.1f})",
+    return [
+        "The whole process of each command, on a job with nothing pending (10 days x 50 rows, all processed), in "
+        "turn, after one warm-up each.",
         "",
-        f"`python -m benchmarks.fresh_commands --repeat {args.repeat}`: the whole process of each command, on a job "
-        "with nothing pending (10 days x 50 rows, all processed), in turn, after one warm-up each.",
-        "",
-        "| command | median s | min s | max s | JVM |",
-        "|---|---:|---:|---:|---|",
+        "| command | seconds, median [min-max] | JVM |",
+        "|---|---|---|",
         *(_row(name, times[name], jvm) for name, (_command, jvm) in commands.items()),
         _row("a Spark start with Delta, jars from disk (`spark.jars`)", on_disk, "starts Spark"),
         _row("a Spark start with Delta, resolving `spark.jars.packages`", resolving, "starts Spark"),
@@ -94,8 +84,3 @@ def main() -> None:
         "commands; `validate` of a job with a `join_cond` starts Spark to resolve it (no Spark job) and commits "
         "nothing.",
     ]
-    publish(lines, args.out)
-
-
-if __name__ == "__main__":
-    main()

@@ -3,13 +3,14 @@ function that runs it and how RESULTS.md shows it (the texts, what each measures
 
 `python -m benchmarks.run` takes its `--scenarios` from SCENARIOS (by name, or by the number older command lines
 used), lists them with their goals in `--help`, runs them in the registry's order and writes a section per scenario,
-goal first. A new scenario is one more entry here and one in goals.toml.
+goal first. Every scenario runs in this process, on the harness's session; those that measure a command as a fresh
+process start that process as the thing they time. A new scenario is one more entry here and one in goals.toml.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
+import datetime as dt
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
@@ -17,7 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pyspark.sql import SparkSession
+
+from benchmarks import feature_sources, layout_ab, too_late
 from benchmarks.connect_ab import measure as measure_connect
+from benchmarks.data import ensure_sources
+from benchmarks.demo_time import demo_time
+from benchmarks.fresh_commands import fresh_commands
+from benchmarks.hourly_runs import hourly_runs
+from benchmarks.new_days import new_days
 from benchmarks.report import (
     Results,
     Verdict,
@@ -37,8 +46,12 @@ from benchmarks.report import (
     stream_check,
     stream_section,
 )
+from benchmarks.report_time import report_time
 from benchmarks.scenarios import Bench, daily_phase, reload_phase, stream_phase
 from benchmarks.session_ab import run_pairs
+from benchmarks.window_profile import window_phases
+from deltainc.demo.sample_data import SampleSpec
+from deltainc.settings import Settings
 from deltainc.spark_compat import spark_major
 
 if sys.version_info >= (3, 11):
@@ -46,19 +59,47 @@ if sys.version_info >= (3, 11):
 else:  # the backport, a dependency on 3.10
     import tomli as tomllib
 
-__all__ = ["Context", "Scenario", "SCENARIOS", "NAMES", "select", "plan", "describe"]
+__all__ = ["START", "Context", "Scenario", "SCENARIOS", "NAMES", "select", "plan", "describe"]
+
+START = dt.date(2024, 1, 1)  # the first day of every generated source
 
 
 @dataclass(frozen=True)
 class Context:
-    """What a scenario's run gets: the shared bench (session, sources, work folder, how to measure), the command
-    line's options, the names chosen with `--scenarios`, the results to fill in, and its own name."""
+    """What a scenario's run gets: the harness's session and settings, the command line's options, the names chosen
+    with `--scenarios`, the results to fill in, its own name, the progress echo, and the bench over the command
+    line's sources (None when no chosen scenario uses them)."""
 
-    bench: Bench
+    spark: SparkSession
+    settings: Settings
     args: argparse.Namespace
     chosen: frozenset[str]
     results: Results
     name: str
+    echo: Callable[[str], None]
+    shared: Bench | None
+
+    @property
+    def bench(self) -> Bench:
+        """The bench over the command line's sources (`--rows-per-day` x `--days`)."""
+        if self.shared is None:
+            raise RuntimeError(f"{self.name}: the command line's sources were not generated")
+        return self.shared
+
+    @property
+    def folder(self) -> Path:
+        """The scenario's own folder, under --data's work folder (emptied at the start of every run)."""
+        return Path(self.args.data).absolute() / "work" / self.name
+
+    def small(self) -> Bench:
+        """A bench on the harness's session over sources of its own: R = 2,000 rows a day over 40 days, or
+        `--rows-per-day` and `--days` when smaller (the smoke test's sizes), kept under --data/small between runs;
+        the scenario works in its folder."""
+        args = self.args
+        spec = SampleSpec(start=START, days=min(40, args.days), rows_per_day=min(2000, args.rows_per_day))
+        sources = ensure_sources(self.spark, Path(args.data).absolute() / "small", spec)
+        return Bench(self.spark, self.settings, sources, self.folder, args.repeat, args.max_seconds, args.look_back,
+                     args.max_wait, None, self.echo)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -79,6 +120,7 @@ class Scenario:
     section: Callable[[Results], list[str]] | None = None
     check: Callable[[Results], Verdict] | None = None
     available: Callable[[], bool] = lambda: True  # False: chosen, but not run here (and its section says why)
+    sources: bool = False  # runs on the command line's sources (generated before the scenarios when chosen)
 
     def body(self, results: Results) -> list[str]:
         if self.section is not None:
@@ -114,65 +156,48 @@ def _stream(ctx: Context) -> None:
 
 
 def _fixed_cost(ctx: Context) -> None:
-    ctx.results.sessions = run_pairs(2, 2000, 40, ctx.args.repeat)
+    """Two pairs at R = 2,000 over 40 days, or --rows-per-day and --days when smaller."""
+    sizes = min(2000, ctx.args.rows_per_day), min(40, ctx.args.days)
+    ctx.results.sessions = run_pairs(2, *sizes, ctx.args.repeat)
+    ctx.results.sessions_size = sizes
 
 
 def _connect(ctx: Context) -> None:
-    ctx.results.connect = measure_connect(ctx.args.data / "connect", ctx.args.repeat)
+    ctx.results.connect = measure_connect(ctx.spark, ctx.folder, ctx.args.repeat)
 
 
-def _markdown_of(module: str, options: Callable[[argparse.Namespace], list[str]]) -> Callable[[Context], None]:
-    """A run that starts `python -m module *options(args)` in its own process (its own SparkSession) and keeps the
-    Markdown it prints as the scenario's section, headings moved two levels down to sit under it."""
+def _report(body: Callable[[Context], list[str]]) -> Callable[[Context], None]:
+    """A run that keeps the Markdown `body` returns as the scenario's section, headings moved two levels down to
+    sit under it."""
 
     def run(ctx: Context) -> None:
-        command = [sys.executable, "-m", module, *options(ctx.args)]
-        done = subprocess.run(command, capture_output=True, text=True, check=True)
-        lines = done.stdout.splitlines()
+        lines = body(ctx)
         ctx.results.reports[ctx.name] = [("##" + line) if line.startswith("#") else line for line in lines]
 
     return run
 
 
-def _small_job(args: argparse.Namespace) -> list[str]:
-    """The options of a module measuring a warm daily run at R = 2,000 over 40 days, or less when the command line
-    asks for less (the smoke test's sizes)."""
-    return [
-        "--rows-per-day", str(min(2000, args.rows_per_day)), "--days", str(min(40, args.days)),
-        "--repeat", str(args.repeat),
-    ]  # fmt: skip
-
-
-def _report_options(args: argparse.Namespace) -> list[str]:
-    """report_time's options: a pair a repetition, a year of daily runs (or --days when fewer), under --data."""
-    return ["--pairs", str(args.repeat), "--days", str(min(365, args.days)), "--data", str(args.data / "report")]
-
-
-def _new_days(args: argparse.Namespace) -> list[str]:
-    """new_days' options: the demo's 200 rows a day (or fewer), 16 days with the first 4 unrecorded (or --days)."""
+def _new_days(ctx: Context) -> list[str]:
+    """The demo's 200 rows a day (or fewer), 16 days with the first 4 unrecorded (or --days)."""
+    args = ctx.args
     days = max(3, min(16, args.days))
-    return ["--rows-per-day", str(min(200, args.rows_per_day)), "--days", str(days), "--warm", str(min(4, days - 2))]
+    return new_days(ctx.spark, ctx.folder, min(200, args.rows_per_day), days, min(4, days - 2))
 
 
-def _demo_options(args: argparse.Namespace) -> list[str]:
-    """demo_time's options: the demo's 30 days of 200 rows (or fewer), a run a repetition, under --data."""
-    sizes = ["--days", str(min(30, args.days)), "--rows-per-day", str(min(200, args.rows_per_day))]
-    return [*sizes, "--repeat", str(args.repeat), "--data", str(args.data / "demo")]
+def _demo(ctx: Context) -> list[str]:
+    """The demo's 30 days of 200 rows (or fewer), a run a repetition."""
+    return demo_time(ctx.folder, min(30, ctx.args.days), min(200, ctx.args.rows_per_day), ctx.args.repeat)
 
 
-def _hourly_options(args: argparse.Namespace) -> list[str]:
-    """hourly_runs' options: 12 hours (or --days when fewer) after 48 of history, 300 shipments an hour (or
-    --rows-per-day when fewer), under --data."""
-    hours, per_hour = str(min(12, args.days)), str(min(300, args.rows_per_day))
-    return ["--hours", hours, "--warm-hours", "48", "--per-hour", per_hour, "--data", str(args.data / "hourly")]
+def _hourly(ctx: Context) -> list[str]:
+    """12 hours (or --days when fewer) after 48 of history, 300 shipments an hour (or --rows-per-day when fewer)."""
+    args = ctx.args
+    return hourly_runs(ctx.folder, min(12, args.days), 48, min(300, args.rows_per_day), args.max_seconds)
 
 
-def _repeat(args: argparse.Namespace) -> list[str]:
-    return ["--repeat", str(args.repeat)]
-
-
-def _fresh_options(args: argparse.Namespace) -> list[str]:
-    return ["--repeat", str(max(3, args.repeat)), "--data", str(args.data / "fresh")]
+def _report_time(ctx: Context) -> list[str]:
+    """A pair a repetition, a year of daily runs (or --days when fewer)."""
+    return report_time(ctx.folder, ctx.args.repeat, min(365, ctx.args.days))
 
 
 # --- the registry, in the order the scenarios run ----------------------------------------------------------------
@@ -186,29 +211,30 @@ def _scenario(
     section: Callable[[Results], list[str]] | None = None,
     check: Callable[[Results], Verdict] | None = None,
     available: Callable[[], bool] = lambda: True,
+    sources: bool = False,
 ) -> Scenario:
     """The scenario `name`: its number, what it measures and its goal from goals.toml, bound to its code."""
     text = _TEXTS[name]
-    return Scenario(name, text["number"], text["measures"], text["goal"], run, section, check, available)
+    return Scenario(name, text["number"], text["measures"], text["goal"], run, section, check, available, sources)
 
 
 SCENARIOS: tuple[Scenario, ...] = (
-    _scenario("daily", _daily, daily_section, daily_check),
-    _scenario("growth", _daily, growth_section, growth_check),
-    _scenario("floor", _daily, floor_section, floor_check),
-    _scenario("reload", _reload, reload_section, reload_check),
+    _scenario("daily", _daily, daily_section, daily_check, sources=True),
+    _scenario("growth", _daily, growth_section, growth_check, sources=True),
+    _scenario("floor", _daily, floor_section, floor_check, sources=True),
+    _scenario("reload", _reload, reload_section, reload_check, sources=True),
     _scenario("fixed-cost", _fixed_cost, fixed_cost_section, fixed_cost_check),
     _scenario("connect", _connect, connect_section, connect_check, available=lambda: spark_major() >= 4),
-    _scenario("fresh-commands", _markdown_of("benchmarks.fresh_commands", _fresh_options)),
-    _scenario("window-phases", _markdown_of("benchmarks.window_profile", _repeat)),
-    _scenario("feature-sources", _markdown_of("benchmarks.feature_sources", _small_job)),
-    _scenario("layout", _markdown_of("benchmarks.layout_ab", _small_job)),
-    _scenario("too-late", _markdown_of("benchmarks.too_late", _small_job)),
-    _scenario("report", _markdown_of("benchmarks.report_time", _report_options)),
-    _scenario("new-days", _markdown_of("benchmarks.new_days", _new_days)),
-    _scenario("demo", _markdown_of("benchmarks.demo_time", _demo_options)),
-    _scenario("hourly", _markdown_of("benchmarks.hourly_runs", _hourly_options)),
-    _scenario("stream", _stream, stream_section, stream_check),
+    _scenario("fresh-commands", _report(lambda ctx: fresh_commands(ctx.spark, ctx.folder, max(3, ctx.args.repeat)))),
+    _scenario("window-phases", _report(lambda ctx: window_phases(ctx.small()))),
+    _scenario("feature-sources", _report(lambda ctx: feature_sources.render(feature_sources.measure(ctx.small())))),
+    _scenario("layout", _report(lambda ctx: layout_ab.measure(ctx.small()))),
+    _scenario("too-late", _report(lambda ctx: too_late.render(too_late.measure(ctx.small())))),
+    _scenario("report", _report(_report_time)),
+    _scenario("new-days", _report(_new_days)),
+    _scenario("demo", _report(_demo)),
+    _scenario("hourly", _report(_hourly)),
+    _scenario("stream", _stream, stream_section, stream_check, sources=True),
 )
 
 NAMES: tuple[str, ...] = tuple(s.name for s in SCENARIOS)

@@ -8,28 +8,21 @@ alternating order, two fresh processes run: `python -m deltainc run JOB` (the us
 process that starts the same Spark session, joins the hour's window with `inc_join` over the two Delta sources and
 appends it to a Delta table of its own. Each process is timed whole; its Spark jobs come from its Spark event log;
 the run's phases (Spark's start, join, write, bookkeeping) and files read of A and B from its run-log row; its Delta
-commits from the target's and the state tables' logs.
-
-    python -m benchmarks.hourly_runs [--hours 12] [--warm-hours 48] [--per-hour 300] [--max-seconds S] \
-        [--data DIR] [--json out.json]
-
-It prints a Markdown report; `--json` also writes the raw samples.
+commits from the target's and the state tables' logs. The `hourly` scenario of `python -m benchmarks.run`.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import datetime as dt
 import json
 import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +30,10 @@ import pyarrow as pa
 from deltalake import write_deltalake
 
 from benchmarks.report import load_average
-from benchmarks.small_job import bench_env
+from benchmarks.small_job import bench_env, delta_commits
+from benchmarks.timing import run_process
 
-__all__ = ["Hour", "Shipments", "job_toml", "measure", "render", "main"]
+__all__ = ["Hour", "Shipments", "job_toml", "measure", "render", "hourly_runs"]
 
 HOUR_ZERO = dt.datetime(2025, 3, 1, tzinfo=dt.timezone.utc)
 JOB = "shipments_hourly"
@@ -168,20 +162,9 @@ def _process(command: list[str], root: Path, events: Path) -> tuple[float, int, 
     """Run `command` in `root` as a fresh process: its wall seconds, its Spark jobs and its stdout."""
     shutil.rmtree(events, ignore_errors=True)
     events.mkdir(parents=True)
-    clock = time.perf_counter()
-    done = subprocess.run(command, cwd=root, env=_env(root, events), capture_output=True, text=True)
-    seconds = time.perf_counter() - clock
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-3000:]}")
+    done = run_process(command, root, _env(root, events))
     jobs = sum(f.read_text().count('"Event":"SparkListenerJobStart"') for f in events.rglob("*") if f.is_file())
-    return seconds, jobs, done.stdout
-
-
-def _commits(root: Path) -> int:
-    """Delta commits so far in the target and the state tables (their logs' JSON files)."""
-    return sum(1 for _ in root.glob("target/_delta_log/*.json")) + sum(
-        1 for _ in root.glob("state/*/_delta_log/*.json")
-    )
+    return done.seconds, jobs, done.stdout
 
 
 def _last_run(root: Path) -> dict[str, Any]:
@@ -194,9 +177,9 @@ def _last_run(root: Path) -> dict[str, Any]:
 
 def _run(root: Path) -> tuple[float, int, int, dict[str, Any]]:
     """`python -m deltainc run JOB` once: seconds, Spark jobs, Delta commits and its run-log row."""
-    before = _commits(root)
+    before = delta_commits(root)
     seconds, jobs, _ = _process([sys.executable, "-m", "deltainc", "run", JOB], root, root / "events-run")
-    return seconds, jobs, _commits(root) - before, _last_run(root)
+    return seconds, jobs, delta_commits(root) - before, _last_run(root)
 
 
 def _floor(root: Path, hour: int) -> tuple[float, int, dict[str, float]]:
@@ -208,12 +191,10 @@ def _floor(root: Path, hour: int) -> tuple[float, int, dict[str, float]]:
     return seconds, jobs, json.loads(stdout.strip().splitlines()[-1])
 
 
-def measure(
-    root: Path, hours: int, warm: int, per_hour: int, budget_s: float = 0.0, keep: Callable[[Hour], None] | None = None
-) -> tuple[float, list[Hour]]:
+def measure(root: Path, hours: int, warm: int, per_hour: int, budget_s: float = 0.0) -> tuple[float, list[Hour]]:
     """The history's catch-up seconds (not in the medians) and the scheduled hours, up to `hours` of them; with
     `budget_s` > 0 no hour starts that would, at the pace so far, end past the budget (the first always runs).
-    `keep` gets each hour as it is measured."""
+    Each hour goes to stderr as JSON as it is measured: a run cut short still shows what it measured."""
     shutil.rmtree(root, ignore_errors=True)
     (root / "jobs").mkdir(parents=True)
     (root / "jobs" / f"{JOB}.toml").write_text(job_toml(root))
@@ -258,8 +239,7 @@ def measure(
                 load=load,
             )
         )
-        if keep is not None:
-            keep(measured[-1])
+        print(f"hourly: {json.dumps(dataclasses.asdict(measured[-1]))}", file=sys.stderr, flush=True)
     return catch_up, measured
 
 
@@ -306,31 +286,11 @@ def render(catch_up: float, measured: list[Hour], per_hour: int, warm: int, load
     return lines
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hours", type=int, default=12, help="hours measured (default 12)")
-    parser.add_argument("--warm-hours", type=int, default=48, help="history caught up first (default 48)")
-    parser.add_argument("--per-hour", type=int, default=300, help="shipments an hour (default 300)")
-    parser.add_argument("--data", type=Path, default=Path("bench-data/hourly"), help="folder, emptied first")
-    parser.add_argument("--json", type=Path, help="also write the raw samples here")
-    parser.add_argument(
-        "--max-seconds", type=float, default=0.0, help="budget of the measured hours (default 0: no limit)"
-    )
-    args = parser.parse_args(argv)
+def hourly_runs(root: Path, hours: int, warm: int, per_hour: int, budget_s: float = 0.0) -> list[str]:
+    """The report of `measure` under `root` (emptied first), with the load average before and after.
+
+    Example: `lines = hourly_runs(Path("bench-data/hourly"), 12, 48, 300)`.
+    """
     before = load_average()
-
-    def keep(hour: Hour) -> None:  # each hour as it ends, on stderr: a run cut short still shows what it measured
-        print(json.dumps(asdict(hour)), file=sys.stderr, flush=True)
-
-    catch_up, measured = measure(
-        args.data.absolute(), args.hours, args.warm_hours, args.per_hour, args.max_seconds, keep
-    )
-    load = (before, load_average())
-    print("\n".join(render(catch_up, measured, args.per_hour, args.warm_hours, load)))
-    if args.json is not None:
-        document = {"load": load, "catch_up_s": catch_up, "hours": [asdict(h) for h in measured]}
-        args.json.write_text(json.dumps(document, indent=1) + "\n")
-
-
-if __name__ == "__main__":
-    main()
+    catch_up, measured = measure(root.absolute(), hours, warm, per_hour, budget_s)
+    return render(catch_up, measured, per_hour, warm, (before, load_average()))

@@ -1,30 +1,24 @@
 """The target's layouts side by side: a warm daily run into a target that holds its open rows apart (`IsFinal`)
-and into one of the earlier layout, for a day job and an hour job, alternately in one process.
+and into one of the earlier layout, for a day job and an hour job, alternately in the harness's session.
 
-In one warm SparkSession (local[2], 8 shuffle partitions, temporary folders) the sample sources are generated
-(`benchmarks.data.ensure_sources`); the hour job reads the same rows with unit i as hour i (RecDate a TIMESTAMP,
-sources sorted by it, not partitioned). For each job kind two targets are brought to unit D - 1, one per layout:
+On the harness's small sample sources (`benchmarks.data.ensure_sources`), the hour job reads the same rows with
+unit i as hour i (RecDate a TIMESTAMP, sources sorted by it, not partitioned). For each job kind two targets are
+brought to unit D - 1, one per layout:
 
 - day: `["RecDate", "IsFinal"]` (the default) against `["RecDate"]` (the layout of earlier versions);
 - hour: `["IsFinal"]` (the default) against `[]` (earlier versions: not partitioned, files sorted by RecDate).
 
-Then, `--repeat` times, the run for unit D of each layout, in alternating order, each target and state restored
+Then, `repeat` times, the run for unit D of each layout, in alternating order, each target and state restored
 to D - 1 before its run (Delta RESTORE). Each run reports its seconds, its Spark jobs (status tracker) and the
-target commit as the run log records it from Delta's operation metrics.
-
-    python -m benchmarks.layout_ab --rows-per-day 2000 --days 40 [--repeat 3]
-
-It prints a Markdown table, the load average during the runs and the goal's verdict (the `layout` scenario of
-`python -m benchmarks.run`).
+target commit as the run log records it from Delta's operation metrics. A Markdown table, the load average during
+the runs and the goal's verdict (the `layout` scenario of `python -m benchmarks.run`).
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -35,13 +29,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from benchmarks.data import Sources
-from benchmarks.scenarios import Bench, SparkJobs, restore, size_options, snapshot, warm_bench
+from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
 from deltainc import pipeline
-from deltainc.demo.sample_data import SampleSpec
 from deltainc.pipeline.job.job_config import JobConfig
 
-START = dt.date(2025, 1, 1)
-HOUR_ZERO = dt.datetime(2025, 1, 1)
+__all__ = ["LAYOUTS", "hour_sources", "hour_job", "measure", "render"]
+
 LAYOUTS: dict[str, dict[str, list[str]]] = {
     "day": {"IsFinal apart (default)": ["RecDate", "IsFinal"], "earlier (RecDate)": ["RecDate"]},
     "hour": {"IsFinal apart (default)": ["IsFinal"], "earlier (none, sorted)": []},
@@ -53,12 +46,17 @@ def hour_sources(spark: SparkSession, sources: Sources, root: Path) -> tuple[str
     paths = []
     for name, path in (("A", sources.path_a), ("B", sources.path_b)):
         frame = spark.read.format("delta").load(path)
-        hours = F.datediff(F.col("RecDate"), F.lit(START)) * 3600
-        shifted = frame.withColumn("RecDate", F.timestamp_seconds(F.lit(int(HOUR_ZERO.timestamp())) + hours))
+        hours = F.datediff(F.col("RecDate"), F.lit(sources.spec.start)) * 3600
+        shifted = frame.withColumn("RecDate", F.timestamp_seconds(F.lit(int(_hour_zero(sources).timestamp())) + hours))
         out = str(root / "hour_sources" / name)
         shifted.repartitionByRange(8, "RecDate").write.format("delta").save(out)
         paths.append(out)
     return paths[0], paths[1]
+
+
+def _hour_zero(sources: Sources) -> dt.datetime:
+    """Hour 0 of the hour sources: midnight of the day sources' first day."""
+    return dt.datetime.combine(sources.spec.start, dt.time())
 
 
 def hour_job(day_job: JobConfig, path_a: str, path_b: str) -> JobConfig:
@@ -134,9 +132,8 @@ def render(results: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> li
     lines = [
         "# The target's layouts: a warm daily run, open rows apart (IsFinal) or not",
         "",
-        f"`python -m benchmarks.layout_ab --rows-per-day {meta['rows']} --days {meta['days']} "
-        f"--repeat {meta['repeat']}`; Spark {meta['spark']}, local[2], 8 shuffle partitions; left join, look back 2, "
-        f"wait 11, one unit per run; load average (1 min) {meta['load']} during the runs.",
+        f"R = {meta['rows']:,}, D = {meta['days']}, {meta['repeat']} rounds; Spark {meta['spark']}; left join, look "
+        f"back 2, wait 11, one unit per run; load average (1 min) {meta['load']} during the runs.",
         "",
         "| job | layout | median s | runs (s) | Spark jobs | target files read | files added / removed | "
         "rows copied | deletion vectors | rows deleted |",
@@ -156,46 +153,32 @@ def render(results: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> li
     return [*lines, "", *_goal(results)]
 
 
-def measure(rows: int, days: int, repeat: int, kinds: list[str]) -> tuple[dict[str, list[dict[str, Any]]], str, str]:
-    """Every layout's run of unit D per job kind, alternately on restored tables; the runs, Spark's version and the
-    range of the load average."""
+def measure(shared: Bench, kinds: tuple[str, ...] = ("day", "hour")) -> list[str]:
+    """Every layout's run of unit D per job kind, alternately on restored tables, on the bench's sources and
+    session; the report.
 
-    def echo(message: str) -> None:
-        print(f"layout_ab: {message}", file=sys.stderr, flush=True)
-
-    spec = SampleSpec(start=START, days=days, rows_per_day=rows)
+    Example: `lines = measure(bench)`.
+    """
+    spark, sources, root, echo = shared.spark, shared.sources, shared.work, shared.echo
+    days = sources.spec.days
+    hour_zero = _hour_zero(sources)
     results: dict[str, list[dict[str, Any]]] = {}
     loads: list[float] = []
-    with warm_bench("deltainc-layout-ab-", spec, shuffle_partitions=8) as (shared, root):
-        spark, sources = shared.spark, shared.sources
-        for kind in kinds:
-            jobs: dict[str, JobConfig] = {}
-            bench = shared
-            for number, (layout, partition_by) in enumerate(LAYOUTS[kind].items()):
-                bench = replace(shared, work=root / kind / str(number), partition_by=tuple(partition_by), echo=echo)
-                job = bench.job(f"{kind}_{number}", max_window=0)
-                if kind == "hour":
-                    job = hour_job(job, *hour_sources(spark, sources, root / kind / str(number)))
-                last = HOUR_ZERO + dt.timedelta(hours=days - 2) if kind == "hour" else sources.day(days - 1)
-                pipeline.run(job, until=last, spark=spark, settings=bench.settings)
-                jobs[f"{kind}: {layout}"] = job
-            until = HOUR_ZERO + dt.timedelta(hours=days - 1) if kind == "hour" else sources.day(days)
-            measured = measure_pairs(bench, jobs, until, repeat, echo)
-            results.update(measured)
-            loads += [r["load"] for runs in measured.values() for r in runs]
-        return results, spark.version, f"{min(loads):.1f}-{max(loads):.1f}"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.layout_ab", description=__doc__.splitlines()[0])
-    size_options(parser, rows=2000, days=40, repeat=3)
-    parser.add_argument("--kinds", default="day,hour", help="day, hour or both (default)")
-    args = parser.parse_args(argv)
-    results, spark, load = measure(args.rows_per_day, args.days, args.repeat, args.kinds.split(","))
-    meta = {"rows": args.rows_per_day, "days": args.days, "repeat": args.repeat, "spark": spark, "load": load}
-    print("\n".join(render(results, meta)))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    for kind in kinds:
+        jobs: dict[str, JobConfig] = {}
+        bench = shared
+        for number, (layout, partition_by) in enumerate(LAYOUTS[kind].items()):
+            bench = replace(shared, work=root / kind / str(number), partition_by=tuple(partition_by))
+            job = bench.job(f"{kind}_{number}", max_window=0)
+            if kind == "hour":
+                job = hour_job(job, *hour_sources(spark, sources, root / kind / str(number)))
+            last = hour_zero + dt.timedelta(hours=days - 2) if kind == "hour" else sources.day(days - 1)
+            pipeline.run(job, until=last, spark=spark, settings=bench.settings)
+            jobs[f"{kind}: {layout}"] = job
+        until = hour_zero + dt.timedelta(hours=days - 1) if kind == "hour" else sources.day(days)
+        measured = measure_pairs(bench, jobs, until, shared.repeat, echo)
+        results.update(measured)
+        loads += [r["load"] for runs in measured.values() for r in runs]
+    meta = {"rows": sources.spec.rows_per_day, "days": days, "repeat": shared.repeat, "spark": spark.version,
+            "load": f"{min(loads):.1f}-{max(loads):.1f}"}  # fmt: skip
+    return render(results, meta)

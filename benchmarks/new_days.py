@@ -1,27 +1,20 @@
 """A daily schedule on sources that get a new day before each run, as in production and in `make demo`.
 
 The other scenarios run on sources that stay as they are, so Spark keeps their Delta snapshots and never pays for a
-source's new version. Here, day after day in one warm session (local Spark, a temporary folder), both sources get
-that day's partitions appended (`deltainc.demo.sample_data`, the demo's ledger and payments), and then, in
-alternating order, the demo's daily job runs (`pipeline.run`, `max_window = 1`) and the floor runs: the day's window
-joined by `inc_join` over the two Delta sources and appended to a Delta table of its own. The first `--warm` days
-are not recorded. Each day's seconds and Spark jobs (the DAGScheduler's counter: every thread's jobs) are kept.
-
-    python -m benchmarks.new_days --rows-per-day 200 --days 16 --warm 4 [--json out.json]
-
-It prints a Markdown report; `--json` also writes the raw measurements.
+source's new version. Here, day after day in the harness's warm session, both sources get that day's partitions
+appended (`deltainc.demo.sample_data`, the demo's ledger and payments), and then, in alternating order, the demo's
+daily job runs (`pipeline.run`, `max_window = 1`) and the floor runs: the day's window joined by `inc_join` over the
+two Delta sources and appended to a Delta table of its own. The first `warm` days are not recorded. Each day's
+seconds and Spark jobs (every thread's, `SparkJobs`) are kept. The `new-days` scenario of `python -m benchmarks.run`.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import json
+import shutil
 import statistics
-import tempfile
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -30,14 +23,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from benchmarks.report import load_average
-from benchmarks.scenarios import inc_join_window
+from benchmarks.scenarios import SparkJobs, inc_join_window
+from benchmarks.timing import measure as timed_once
 from deltainc import pipeline
 from deltainc.demo.demo_jobs import DEMO_START, demo_job
 from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.spark import get_spark
 
-__all__ = ["Day", "measure", "render", "main"]
+__all__ = ["Day", "measure", "render", "new_days"]
 
 
 @dataclass(frozen=True)
@@ -63,12 +56,10 @@ def _floor(spark: SparkSession, job: JobConfig, day: dt.date, path: Path) -> Non
     inc_join_window(spark, job, day).write.format("delta").mode("append").save(str(path))
 
 
-def _timed(spark: SparkSession, work: Callable[[], object]) -> tuple[float, int]:
-    """Seconds and Spark jobs (any thread's) of `work()`."""
-    dag = spark.sparkContext._jsc.sc().dagScheduler()
-    first, clock = int(dag.nextJobId()), time.perf_counter()
-    work()
-    return time.perf_counter() - clock, int(dag.nextJobId()) - first
+def _timed(jobs: SparkJobs, work: Callable[[], object]) -> tuple[float, int]:
+    """Seconds and Spark jobs (any thread's) of `work()`, run once."""
+    once = timed_once("new-days", work, 1, counter=jobs)
+    return once.samples[0], once.counts[0]
 
 
 def measure(spark: SparkSession, root: Path, rows_per_day: int, days: int, warm: int) -> list[Day]:
@@ -78,6 +69,7 @@ def measure(spark: SparkSession, root: Path, rows_per_day: int, days: int, warm:
     source_a, source_b = generate(spark, spec, partitions=2)
     source_a, source_b = source_a.persist(StorageLevel.MEMORY_AND_DISK), source_b.persist(StorageLevel.MEMORY_AND_DISK)
     measured: list[Day] = []
+    jobs = SparkJobs(spark)
     try:
         for offset in range(days):
             day = spec.start + dt.timedelta(days=offset)
@@ -88,7 +80,7 @@ def measure(spark: SparkSession, root: Path, rows_per_day: int, days: int, warm:
                 ("run", partial(pipeline.run, job, spark=spark)),
                 ("floor", partial(_floor, spark, job, day, root / "floor")),
             ]
-            timed = {name: _timed(spark, work) for name, work in (steps if run_first else steps[::-1])}
+            timed = {name: _timed(jobs, work) for name, work in (steps if run_first else steps[::-1])}
             if offset >= warm:
                 measured.append(Day(day.isoformat(), *timed["run"], *timed["floor"], run_first))
     finally:
@@ -123,23 +115,13 @@ def render(measured: list[Day], rows_per_day: int, load: str) -> list[str]:
     ]
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows-per-day", type=int, default=200)
-    parser.add_argument("--days", type=int, default=16)
-    parser.add_argument("--warm", type=int, default=4, help="days run before any is recorded")
-    parser.add_argument("--json", type=Path, help="also write the raw measurements here")
-    args = parser.parse_args(argv)
-    if args.days <= args.warm:
-        parser.error("--days must exceed --warm")
-    spark = get_spark()
-    with tempfile.TemporaryDirectory(prefix="deltainc-new-days-") as folder:
-        measured = measure(spark, Path(folder), args.rows_per_day, args.days, args.warm)
-    load = load_average()
-    print("\n".join(render(measured, args.rows_per_day, load)))
-    if args.json is not None:
-        args.json.write_text(json.dumps({"load": load, "days": [asdict(d) for d in measured]}, indent=1) + "\n")
+def new_days(spark: SparkSession, root: Path, rows_per_day: int, days: int, warm: int) -> list[str]:
+    """The report of `measure` in the folder `root` (emptied first) on `spark`.
 
-
-if __name__ == "__main__":
-    main()
+    Example: `lines = new_days(spark, Path("bench-data/new-days"), 200, 16, 4)`.
+    """
+    if days <= warm:
+        raise ValueError(f"new-days: days ({days}) must exceed the days not recorded ({warm})")
+    shutil.rmtree(root, ignore_errors=True)
+    measured = measure(spark, root, rows_per_day, days, warm)
+    return render(measured, rows_per_day, load_average())

@@ -588,8 +588,8 @@ def fixed_cost_section(results: Results) -> list[str]:
     from benchmarks.session_ab import render as render_sessions
 
     return [
-        "`python -m benchmarks.session_ab`: a small daily run in a warm session, on deltainc's session and on a "
-        "session built only with Delta's defaults (`configure_spark_with_delta_pip`), each in its own process.",
+        "A small daily run in a warm session, on deltainc's session and on a session built only with Delta's "
+        "defaults (`configure_spark_with_delta_pip`), each in a child process of its own (`benchmarks.session_ab`).",
         "",
         *render_sessions(results.sessions, *results.sessions_size),
     ]

@@ -6,28 +6,23 @@ job one commit per day of 24 windows (1,095 commits; one per window would take t
 Both commands are the real command line in a fresh process on the same state, alternated (report, status, report,
 status, ...) after one warm-up of each: `status` (which also answers from the logs without a JVM) is the yardstick
 of a process's start. JAVA_HOME points nowhere, so a command that started a JVM would fail: Spark jobs 0. The run
-log's Delta version is the same before and after: Delta commits 0. Prints a Markdown table and the goal's verdict
-(the `report` scenario of `python -m benchmarks.run`); `--out` writes it too.
-
-    python -m benchmarks.report_time [--pairs 5] [--days 365] [--data bench-data/report] [--out FILE]
+log's Delta version is the same before and after: Delta commits 0. A Markdown table and the goal's verdict (the
+`report` scenario of `python -m benchmarks.run`).
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from benchmarks.small_job import bench_env
-from benchmarks.timing import publish
+from benchmarks.timing import run_process
 from deltainc.demo.sample_job import left_job_toml
 from deltainc.pipeline.state import RunRecord, state_paths
 from deltainc.pipeline.state.commits import append, create_table
@@ -82,14 +77,8 @@ def _version(root: Path) -> int:
 
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """The wall seconds and the CPU seconds (user + system) of one fresh process running `argv`."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "deltainc", *argv], env=env, capture_output=True, text=True)
-    took = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{argv}: exit {done.returncode}: {done.stderr}")
-    return took, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    done = run_process([sys.executable, "-m", "deltainc", *argv], env=env)
+    return done.seconds, done.cpu_s
 
 
 def measure(root: Path, pairs: int) -> dict[str, object]:
@@ -139,18 +128,15 @@ def _goal(daily_walls: list[float], days: int) -> str:
     return f"Goal: {GOAL}. Measured {median:.2f} s: **{'MET' if median <= 2 else 'MISSED'}**."
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.report_time", description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--days", type=int, default=365, help="daily runs in the day job's log; the hour job's "
-                        "holds 3 x this many days of hourly windows (default 365: a year, three years)")  # fmt: skip
-    parser.add_argument("--data", type=Path, default=Path("bench-data/report"))
-    parser.add_argument("--out", type=Path)
-    parser.add_argument("--reuse", action="store_true", help="keep run logs an earlier run of this script built")
-    args = parser.parse_args(argv)
+def report_time(data: Path, pairs: int, days: int) -> list[str]:
+    """The report: `pairs` report/status pairs on a log of `days` daily runs and one of 3 x `days` days of hourly
+    windows, both built under `data`.
+
+    Example: `lines = report_time(Path("bench-data/report"), 3, 365)`.
+    """
     cases = (
-        (f"{args.days} daily runs", "day", args.days, 1),
-        (f"{3 * args.days} days of hourly windows", "hour", 24 * 3 * args.days, 24),
+        (f"{days} daily runs", "day", days, 1),
+        (f"{3 * days} days of hourly windows", "hour", 24 * 3 * days, 24),
     )
     load_before = os.getloadavg()
     lines = [
@@ -160,10 +146,9 @@ def main(argv: list[str] | None = None) -> None:
     ]
     daily_walls: list[float] = []
     for name, uom, windows, per_commit in cases:
-        root = args.data.absolute() / uom
-        if not (args.reuse and (root / "state" / "runs" / "_delta_log").is_dir()):
-            build(root, uom, windows, per_commit)
-        found = measure(root, args.pairs)
+        root = data.absolute() / uom
+        build(root, uom, windows, per_commit)
+        found = measure(root, pairs)
         seen = browser(root / "trx.html")
         report, status = found["report"], found["status"]
         assert isinstance(report, list) and isinstance(status, list)
@@ -176,25 +161,14 @@ def main(argv: list[str] | None = None) -> None:
             f"{found['commits']} | {int(str(found['page_bytes'])) / 1024:,.0f} KiB | {seen['load_s']:.2f}, "
             f"{seen['svg_elements']:,} |"
         )
-        print(f"report_time: {lines[-1]}", file=sys.stderr, flush=True)
     load_after = os.getloadavg()
-    publish(
-        [
-            "# `deltainc report` as a fresh process",
-            "",
-            f"`python -m benchmarks.report_time --pairs {args.pairs} --days {args.days}` on {dt.date.today()}, "
-            f"{os.cpu_count()} cores: load average {load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end.",
-            "Each command is a fresh `python -m deltainc` process, report and status alternated after one warm-up "
-            "each; JAVA_HOME points nowhere (no JVM can start). On busy cores the wall time is mostly waiting for a "
-            "core: the CPU seconds (user + system of the process) are what the command costs.",
-            "",
-            *lines,
-            "",
-            _goal(daily_walls, args.days),
-        ],
-        args.out,
-    )
-
-
-if __name__ == "__main__":
-    main()
+    return [
+        f"{pairs} pairs, {days} days: load average {load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end. "
+        "Each command is a fresh `python -m deltainc` process, report and status alternated after one warm-up "
+        "each; JAVA_HOME points nowhere (no JVM can start). On busy cores the wall time is mostly waiting for a "
+        "core: the CPU seconds (user + system of the process) are what the command costs.",
+        "",
+        *lines,
+        "",
+        _goal(daily_walls, days),
+    ]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.data import ensure_sources
-from benchmarks.harness import NAMES, SCENARIOS, Context, describe, plan, select
+from benchmarks.harness import NAMES, SCENARIOS, START, Context, describe, plan, select
 from benchmarks.report import Results, load_average, machine_info, render, spark_conf, versions
 from benchmarks.scenarios import Bench
 from benchmarks.timing import Measurement
@@ -34,7 +34,6 @@ from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 
 DEFAULT_SIZES = (30, 180, 365)
-START = dt.date(2024, 1, 1)
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
 
@@ -232,30 +231,32 @@ def main(argv: list[str] | None = None) -> int:
         results.phases.append((name, time.perf_counter() - began))
         _write(results, args.out)
 
-    spec = SampleSpec(start=START, days=args.days, rows_per_day=args.rows_per_day)
-
-    def sources() -> None:
-        results.sources = ensure_sources(spark, data, spec, regenerate=args.regenerate)
-
-    phase(f"sources: {args.days} days x {args.rows_per_day} rows per day", sources)
-    if results.sources is None:
-        echo("no sources, nothing to measure")
-        return 1
-    bench = Bench(
-        spark=spark,
-        settings=settings,
-        sources=results.sources,
-        work=work,
-        repeat=args.repeat,
-        budget_s=args.max_seconds,
-        look_back=args.look_back,
-        max_wait=args.max_wait,
-        partition_by=None if args.partition_by is None else tuple(args.partition_by),
-        echo=echo,
-    )
     chosen = frozenset(args.scenarios)
+    bench = None
+    if any(s.sources for s in SCENARIOS if s.name in chosen):
+        spec = SampleSpec(start=START, days=args.days, rows_per_day=args.rows_per_day)
+
+        def sources() -> None:
+            results.sources = ensure_sources(spark, data, spec, regenerate=args.regenerate)
+
+        phase(f"sources: {args.days} days x {args.rows_per_day} rows per day", sources)
+        if results.sources is None:
+            echo("no sources, nothing to measure")
+            return 1
+        bench = Bench(
+            spark=spark,
+            settings=settings,
+            sources=results.sources,
+            work=work,
+            repeat=args.repeat,
+            budget_s=args.max_seconds,
+            look_back=args.look_back,
+            max_wait=args.max_wait,
+            partition_by=None if args.partition_by is None else tuple(args.partition_by),
+            echo=echo,
+        )
     for run, group in plan(args.scenarios):
-        context = Context(bench, args, chosen, results, group[0].name)
+        context = Context(spark, settings, args, chosen, results, group[0].name, echo, bench)
         phase(f"{', '.join(s.name for s in group)}: {group[0].measures}", partial(run, context))
 
     results.total_s = time.perf_counter() - started

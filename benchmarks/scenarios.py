@@ -11,14 +11,10 @@
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import logging
 import shutil
-import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -28,10 +24,10 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from benchmarks.data import Sources, append_day, bench_settings, copy_days, ensure_sources, table_version
+from benchmarks.data import Sources, append_day, copy_days, table_version
 from benchmarks.timing import Counter, Measurement, measure
 from deltainc import pipeline
-from deltainc.demo.sample_data import A_SCHEMA, B_SCHEMA, SampleSpec
+from deltainc.demo.sample_data import A_SCHEMA, B_SCHEMA
 from deltainc.join.engine import inc_join
 from deltainc.join.join_types import counted_types
 from deltainc.join.options import IncJoinSettings
@@ -43,7 +39,6 @@ from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state.store import state_paths
 from deltainc.pipeline.window.join import join_window
 from deltainc.settings import Settings
-from deltainc.spark import get_spark
 
 __all__ = [
     "inc_join_window",
@@ -169,13 +164,15 @@ def outcome_counts(frame: DataFrame) -> dict[str, int]:
 
 
 # The job groups deltainc puts a window's Spark jobs in (`deltainc.spark_compat.labelled_jobs`): a window's own, and
-# its too-late search's in the thread beside it. They replace the caller's group while the window runs.
-PIPELINE_GROUPS = ("deltainc", "deltainc-too-late")
+# its too-late search's in the thread beside it. They replace the caller's group while the window runs. The window's
+# commit runs in a thread of its own (`finish_commit`), whose jobs carry no group: None.
+PIPELINE_GROUPS: tuple[str | None, ...] = ("deltainc", "deltainc-too-late", None)
 
 
 class SparkJobs:
-    """A timing.Counter of the Spark jobs started between begin() and end() (status tracker): those of this
-    thread's group, and those deltainc labelled as a window's or its search's meanwhile."""
+    """A timing.Counter of the Spark jobs started between begin() and end() in any thread (status tracker): those of
+    this thread's group, those deltainc labelled as a window's or its search's, and those of threads without a
+    group (the window's commit) meanwhile."""
 
     def __init__(self, spark: SparkSession) -> None:
         self._context = spark.sparkContext
@@ -193,9 +190,13 @@ class SparkJobs:
         self._before = self._pipeline_jobs()
         self._context.setJobGroup(self._group, "deltainc benchmark measurement")
 
-    def end(self) -> int:
+    def now(self) -> int:
+        """The jobs started since begin() so far (the count goes on)."""
         jobs = len(self._context.statusTracker().getJobIdsForGroup(self._group))
-        jobs += len(self._pipeline_jobs() - self._before)
+        return jobs + len(self._pipeline_jobs() - self._before)
+
+    def end(self) -> int:
+        jobs = self.now()
         self._context.setJobGroup("deltainc-bench-idle", "deltainc benchmark, not measured")
         return jobs
 
@@ -697,48 +698,3 @@ def stream_phase(bench: Bench, number: int, delay: str = "0 seconds") -> StreamR
         ours.exceptAll(theirs).where((F.col("JoinType") == 4) & (F.col("RecDate_A") == F.lit(due_today))).count()
     )
     return StreamResult(number, setup_s, stream, daily, outcomes, cannot_revise, late_timeouts, delay)
-
-
-@contextmanager
-def warm_bench(
-    prefix: str, spec: SampleSpec, shuffle_partitions: int, extra_conf: dict[str, str] | None = None
-) -> Iterator[tuple[Bench, Path]]:
-    """A session (with `extra_conf`) over `spec`'s sources in a new temporary folder (look back 2, wait 11, one
-    repetition): for the A/B scripts. The session stops and the folder goes at the end."""
-    logging.getLogger("deltainc").setLevel(logging.WARNING)
-    root = Path(tempfile.mkdtemp(prefix=prefix))
-    settings = bench_settings(root, shuffle_partitions=shuffle_partitions)
-    spark = get_spark(settings, extra_conf)
-    try:
-        sources = ensure_sources(spark, root, spec)
-        yield Bench(spark, settings, sources, root / "work", 1, 0.0, 2, 11, None, lambda _m: None), root
-    finally:
-        spark.stop()
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def size_options(parser: argparse.ArgumentParser, rows: int, days: int, repeat: int) -> None:
-    """The A/B scripts' sizes: --rows-per-day, --days (the daily run is day D's) and --repeat (pairs)."""
-    parser.add_argument("--rows-per-day", type=int, default=rows)
-    parser.add_argument("--days", type=int, default=days)
-    parser.add_argument("--repeat", type=int, default=repeat)
-
-
-def print_report(
-    module: str,
-    doc: str,
-    measure: Callable[[int, int, int], dict[str, Any]],
-    render: Callable[[dict[str, Any]], str],
-    argv: list[str] | None,
-) -> int:
-    """The `main` of a module that measures a warm daily run at R = 2,000 over 40 days (`--rows-per-day`, `--days`,
-    `--repeat`) and prints its Markdown report, `render(measure(rows, days, repeat))`: what the harness keeps as its
-    section.
-
-    Example: `return print_report("benchmarks.too_late", __doc__ or "", measure, render, argv)`.
-    """
-    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.splitlines()[0])
-    size_options(parser, rows=2000, days=40, repeat=3)
-    args = parser.parse_args(argv)
-    print(render(measure(args.rows_per_day, args.days, args.repeat)))
-    return 0

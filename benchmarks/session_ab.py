@@ -1,24 +1,21 @@
 """Fixed cost of a daily run (R = 2,000 rows/day), on deltainc's session and on a session with Delta's defaults.
 
 Users often bring their own session (a notebook, a cluster) built only with Delta's defaults
-(`configure_spark_with_delta_pip`). Each session needs its own process (one SparkContext per JVM), so the
-parent starts the children alternately (A B B A ...) and each child, in its warm session: generates the
-small sources, brings the job to day D - 1 (untimed), does one untimed warm-up daily run, then times the
-daily run for day D (restored between repetitions) and a run with nothing pending. It prints JSON; the
-parent writes the medians as Markdown.
-
-    python -m benchmarks.session_ab --pairs 2
+(`configure_spark_with_delta_pip`). Each session needs its own JVM (one SparkContext per JVM, and the two differ in
+settings a running session cannot change), so the harness (`fixed-cost`, `run_pairs`) starts one child process per
+session, alternately (A B B A ...), and each child, in its warm session: generates the small sources, brings the
+job to day D - 1 (untimed), does one untimed warm-up daily run, then times the daily run for day D (restored
+between repetitions) and a run with nothing pending. It prints JSON; the harness renders the medians. The child is
+the only use of `python -m benchmarks.session_ab KIND ROWS DAYS REPEAT`.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import logging
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +24,7 @@ from typing import Any
 
 from benchmarks.data import bench_settings, ensure_sources, table_version
 from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
+from benchmarks.timing import run_process
 from deltainc import pipeline
 from deltainc.demo.sample_data import SampleSpec
 from deltainc.settings import Settings
@@ -127,11 +125,8 @@ def run_pairs(pairs: int, rows: int, days: int, repeat: int) -> dict[str, list[d
     for pair in range(pairs):
         order = SESSIONS if pair % 2 == 0 else SESSIONS[::-1]
         for kind in order:
-            command = [sys.executable, "-m", "benchmarks.session_ab", "--child", kind, "--rows-per-day", str(rows),
-                       "--days", str(days), "--repeat", str(repeat)]  # fmt: skip
-            done = subprocess.run(command, capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                raise RuntimeError(f"session_ab child {kind} failed: {done.stderr[-3000:]}")
+            command = [sys.executable, "-m", "benchmarks.session_ab", kind, str(rows), str(days), str(repeat)]
+            done = run_process(command)
             results[kind].append(json.loads(done.stdout.strip().splitlines()[-1]))
     return results
 
@@ -161,25 +156,6 @@ def render(results: dict[str, list[dict[str, Any]]], rows: int, days: int) -> li
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--child", choices=SESSIONS, help=argparse.SUPPRESS)
-    parser.add_argument("--rows-per-day", type=int, default=2000)
-    parser.add_argument("--days", type=int, default=40)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--pairs", type=int, default=2)
-    parser.add_argument("--out", type=Path, help="also write the report there (it is always printed)")
-    args = parser.parse_args(argv)
-    if args.child:
-        print(json.dumps(child(args.child, args.rows_per_day, args.days, args.repeat)))
-        return 0
-    results = run_pairs(args.pairs, args.rows_per_day, args.days, args.repeat)
-    text = "\n".join(["# Fixed cost and the session", "", *render(results, args.rows_per_day, args.days), ""])
-    if args.out is not None:
-        args.out.write_text(text)
-    print(text)
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    kind, rows, days, repeat = sys.argv[1], *(int(value) for value in sys.argv[2:5])
+    print(json.dumps(child(kind, rows, days, repeat)))

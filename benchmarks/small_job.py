@@ -2,7 +2,7 @@
 
 The scenarios that time whole command lines (`fresh-commands`, `connect`) start `python -m deltainc ...` as cron or
 a scheduler would: every setting under one folder, none of the caller's. This module writes that job (`trx`: the
-sample sources joined left, one day a window) and runs it up to a day, once per folder.
+sample sources joined left, one day a window) and runs it up to a day on the harness's session, once per folder.
 """
 
 from __future__ import annotations
@@ -11,9 +11,15 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from deltainc.demo.sample_job import left_job_toml
+from pyspark.sql import SparkSession
 
-__all__ = ["START", "job_file", "bench_env", "prepare"]
+from deltainc.demo.sample_data import SampleSpec, write_sources
+from deltainc.demo.sample_job import left_job_toml
+from deltainc.pipeline.controller import run
+from deltainc.pipeline.job.job_file import load_job
+from deltainc.settings import Settings, SparkSettings
+
+__all__ = ["START", "job_file", "bench_env", "prepare", "delta_commits"]
 
 START = dt.date(2025, 3, 1)
 
@@ -48,26 +54,27 @@ def bench_env(root: Path) -> dict[str, str]:
     }
 
 
-def prepare(root: Path, until: str | None = "2025-03-05") -> None:
-    """Sources of 10 days x 50 rows under `root` and the job `trx` run up to `until` (by default its first 5 days: 5
-    windows, 5 run-log rows; None: every day, so nothing is pending). Does nothing if the job has run there before.
+def prepare(spark: SparkSession, root: Path, until: str | None = "2025-03-05", rows_per_day: int = 50) -> None:
+    """Sources of 10 days x `rows_per_day` rows under `root` and the job `trx` run up to `until` on `spark` (by
+    default its first 5 days: 5 windows, 5 run-log rows; None: every day, so nothing is pending). Does nothing if the
+    job has run there before.
 
-    Example: `prepare(Path("bench-data/fresh"), until=None)`.
+    Example: `prepare(spark, Path("bench-data/fresh-commands"), until=None)`.
     """
     if (root / "state" / "runs").is_dir():
         return
-    from deltainc.demo.sample_data import SampleSpec, write_sources
-    from deltainc.pipeline.controller import run
-    from deltainc.pipeline.job.job_file import load_job
-    from deltainc.settings import Settings, SparkSettings
-    from deltainc.spark import get_spark
-
     (root / "jobs").mkdir(parents=True, exist_ok=True)
     (root / "jobs" / "trx.toml").write_text(job_file(root))
     settings = Settings(
         spark=SparkSettings(master="local[2]", shuffle_partitions=2), state_dir=root / "state", job_dir=root / "jobs"
     )
-    spark = get_spark(settings)
-    write_sources(spark, SampleSpec(start=START, days=10, rows_per_day=50, seed=1), str(root / "a"), str(root / "b"))
+    spec = SampleSpec(start=START, days=10, rows_per_day=rows_per_day, seed=1)
+    write_sources(spark, spec, str(root / "a"), str(root / "b"))
     run(load_job(root / "jobs" / "trx.toml"), until=until, spark=spark, settings=settings)
-    spark.stop()
+
+
+def delta_commits(root: Path) -> int:
+    """Delta commits so far in the target and the state tables under `root` (their logs' JSON files)."""
+    return sum(1 for _ in root.glob("target/_delta_log/*.json")) + sum(
+        1 for _ in root.glob("state/*/_delta_log/*.json")
+    )

@@ -1,17 +1,18 @@
-"""Repeated wall-clock measurements: median and spread, with a per-measurement time budget; and the command line
-and the output of the modules that print a Markdown report. No Spark here."""
+"""Repeated wall-clock measurements: median and spread, with a per-measurement time budget; and a fresh process
+timed whole, for the scenarios that measure a command as cron starts it. No Spark here."""
 
 from __future__ import annotations
 
-import argparse
+import resource
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Counter", "Measurement", "measure", "ratio", "fmt_s", "fmt_ratio", "report_args", "publish"]
+__all__ = ["Counter", "Measurement", "Process", "measure", "run_process", "ratio", "fmt_s", "fmt_ratio"]
 
 
 class Counter(Protocol):
@@ -134,19 +135,26 @@ def fmt_ratio(value: float | None) -> str:
     return f"{value:.2f}x" if value < 10 else f"{value:.1f}x"
 
 
-def report_args(doc: str, count: str, data: str) -> argparse.Namespace:
-    """The command line of a module that measures a small job and prints its Markdown report (`doc` its help): `count`
-    (`--pairs` or `--repeat`, default 5), `--data` (its folder, default `data`) and `--out` (write the report too)."""
-    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(count, type=int, default=5)
-    parser.add_argument("--data", type=Path, default=Path(data))
-    parser.add_argument("--out", type=Path)
-    return parser.parse_args()
+@dataclass(frozen=True)
+class Process:
+    """One fresh process timed whole: its wall seconds, its CPU seconds (user + system) and what it printed."""
+
+    seconds: float
+    cpu_s: float
+    stdout: str
 
 
-def publish(lines: list[str], out: Path | None) -> None:
-    """Print a benchmark's Markdown report, and write it to `out` when given."""
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if out:
-        out.write_text(text)
+def run_process(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Process:
+    """Run `command` as a fresh process and time it whole; a RuntimeError with its stderr's end when it fails.
+
+    Example: `run_process([sys.executable, "-m", "deltainc", "status", "trx"], cwd=root, env=bench_env(root))`.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Process(seconds, cpu, done.stdout)

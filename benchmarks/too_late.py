@@ -9,60 +9,27 @@ window's own output, with the window's B rows; it starts once the window's outpu
 Each sample restores the target, the run log and the lock table to the same versions (Delta RESTORE), then runs
 `pipeline.run(job, until=day D)`; the two variants alternate (search, off, off, search, ...) after one untimed run
 of each, so that the machine's load falls on both alike. Spark jobs are counted over every thread (the search runs
-in one of its own); the files the search reads are counted from the Delta logs over the ranges it prunes to.
-
-    python -m benchmarks.too_late --rows-per-day 2000 --days 40 --repeat 3
+in one of its own); the files the search reads are counted from the Delta logs over the ranges it prunes to. The
+`too-late` scenario of `python -m benchmarks.run`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import statistics
-import sys
 import time
 from typing import Any
 
-from pyspark.sql import SparkSession
-
 from benchmarks.data import table_version
 from benchmarks.report import load_average
-from benchmarks.scenarios import PIPELINE_GROUPS, Bench, print_report, restore, snapshot, warm_bench
-from deltainc.demo.sample_data import SampleSpec
+from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log_stats import files_in_units
 from deltainc.pipeline.job.job_config import JobConfig
 
-__all__ = ["VARIANTS", "AllJobs", "search_files", "measure", "render", "main"]
+__all__ = ["VARIANTS", "search_files", "measure", "render"]
 
-START = dt.date(2024, 1, 1)
 VARIANTS = ("search", "off")
-
-
-class AllJobs:
-    """Spark jobs started between begin() and end() in any thread: those of the job group set in this thread,
-    plus those started without a group meanwhile (a thread of the pipeline's own, such as the search's)."""
-
-    def __init__(self, spark: SparkSession) -> None:
-        self._context, self._number, self._group, self._loose = spark.sparkContext, 0, "", set[int]()
-
-    def begin(self) -> None:
-        self._number += 1
-        self._group = f"deltainc-bench-too-late-{self._number}"
-        self._loose = self._others()
-        self._context.setJobGroup(self._group, "deltainc benchmark measurement")
-
-    def _others(self) -> set[int]:
-        """Jobs without a group, and those deltainc labelled as a window's or its search's."""
-        tracker = self._context.statusTracker()
-        groups: tuple[str | None, ...] = (None, *PIPELINE_GROUPS)
-        return {job_id for group in groups for job_id in tracker.getJobIdsForGroup(group)}
-
-    def end(self) -> int:
-        tracker = self._context.statusTracker()
-        grouped = len(tracker.getJobIdsForGroup(self._group))
-        loose = len(self._others() - self._loose)
-        self._context.setJobGroup("deltainc-bench-idle", "deltainc benchmark, not measured")
-        return grouped + loose
 
 
 def search_files(job: JobConfig, day: dt.date) -> tuple[int, int, int]:
@@ -80,7 +47,7 @@ def search_files(job: JobConfig, day: dt.date) -> tuple[int, int, int]:
     return target[0], b[0], (target[1] + b[1]) // 2**20
 
 
-def _sample(bench: Bench, job: JobConfig, day: int, tables: list[str], jobs: AllJobs) -> dict[str, Any]:
+def _sample(bench: Bench, job: JobConfig, day: int, tables: list[str], jobs: SparkJobs) -> dict[str, Any]:
     """One daily run of `job` for day `day`: seconds, Spark jobs of every thread, commits per table, too-late rows."""
     before = [table_version(bench.spark, p) for p in tables]
     jobs.begin()
@@ -93,39 +60,41 @@ def _sample(bench: Bench, job: JobConfig, day: int, tables: list[str], jobs: All
     return {"seconds": seconds, "spark_jobs": spark_jobs, "commits": commits, "too_late": record.rows_too_late}
 
 
-def measure(rows: int, days: int, repeat: int) -> dict[str, Any]:
-    """Both variants' daily run of day `days`, alternately on restored tables, `repeat` rounds after a warm-up."""
-    spec = SampleSpec(start=START, days=days, rows_per_day=rows)
-    with warm_bench("deltainc-too-late-", spec, shuffle_partitions=8) as (bench, _root):
-        job = bench.job("too_late", max_window=0)
-        off = job.model_copy(update={"join": job.join.model_copy(update={"late_horizon": 0})})
-        variants = {"search": job, "off": off}
-        load_start = load_average()
-        bench.run(job, days - 1)
-        versions = snapshot(bench, job)
-        tables = list(versions)
-        jobs = AllJobs(bench.spark)
-        samples: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
-        for name in VARIANTS:  # one untimed run each: the first run of a code path compiles its plans
+def measure(bench: Bench) -> dict[str, Any]:
+    """Both variants' daily run of the bench's last day, alternately on restored tables, `bench.repeat` rounds after
+    a warm-up.
+
+    Example: `lines = render(measure(bench))`.
+    """
+    rows, days, repeat = bench.sources.spec.rows_per_day, bench.sources.spec.days, bench.repeat
+    job = bench.job("too_late", max_window=0)
+    off = job.model_copy(update={"join": job.join.model_copy(update={"late_horizon": 0})})
+    variants = {"search": job, "off": off}
+    load_start = load_average()
+    bench.run(job, days - 1)
+    versions = snapshot(bench, job)
+    tables = list(versions)
+    jobs = SparkJobs(bench.spark)
+    samples: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
+    for name in VARIANTS:  # one untimed run each: the first run of a code path compiles its plans
+        restore(bench, versions)
+        _sample(bench, variants[name], days, tables, jobs)
+    for number in range(repeat):
+        for name in VARIANTS if number % 2 == 0 else VARIANTS[::-1]:
             restore(bench, versions)
-            _sample(bench, variants[name], days, tables, jobs)
-        for number in range(repeat):
-            for name in VARIANTS if number % 2 == 0 else VARIANTS[::-1]:
-                restore(bench, versions)
-                samples[name].append(_sample(bench, variants[name], days, tables, jobs))
-                print(f"too_late: round {number + 1}: {name}: {samples[name][-1]}", file=sys.stderr, flush=True)
-        files = search_files(job, bench.sources.day(days))
-        return {"rows": rows, "days": days, "repeat": repeat, "horizon": job.join.horizon, "files": files,
-                "load": (load_start, load_average()), "samples": samples}  # fmt: skip
+            samples[name].append(_sample(bench, variants[name], days, tables, jobs))
+            bench.echo(f"    too-late: round {number + 1}: {name}: {samples[name][-1]}")
+    files = search_files(job, bench.sources.day(days))
+    return {"rows": rows, "days": days, "repeat": repeat, "horizon": job.join.horizon, "files": files,
+            "load": (load_start, load_average()), "samples": samples}  # fmt: skip
 
 
-def render(result: dict[str, Any]) -> str:
+def render(result: dict[str, Any]) -> list[str]:
     """The Markdown report: per variant the seconds, Spark jobs, commits and too-late rows; the search's cost."""
     lines = [
         f"# The too-late search's cost in a daily run (R = {result['rows']:,}, D = {result['days']})",
         "",
-        f"`python -m benchmarks.too_late --rows-per-day {result['rows']} --days {result['days']} --repeat "
-        f"{result['repeat']}`: a left join (look back 2, wait 11, late_horizon {result['horizon']}, counted, no "
+        f"A left join (look back 2, wait 11, late_horizon {result['horizon']}, counted, no "
         f"late_rows table), day D timed, {result['repeat']} alternating rounds after one warm-up each; load average "
         f"{result['load'][0]} at the start, {result['load'][1]} at the end.",
         "",
@@ -148,12 +117,4 @@ def render(result: dict[str, Any]) -> str:
         f"medians; search / off = {medians['search'] / medians['off']:.2f}x). It reads {target} files of the target "
         f"and {b} of B ({mib} MiB), no file of source A."
     )
-    return "\n".join([*lines, "", cost])
-
-
-def main(argv: list[str] | None = None) -> int:
-    return print_report("benchmarks.too_late", __doc__ or "", measure, render, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    return [*lines, "", cost]

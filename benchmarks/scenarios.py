@@ -37,7 +37,6 @@ from deltainc.pipeline.delta.sources import ScanStats, scan_stats
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state.store import state_paths
-from deltainc.pipeline.window.join import join_window
 from deltainc.settings import Settings
 
 __all__ = [
@@ -357,7 +356,7 @@ def _join_append(bench: Bench, job: JobConfig, number: int, path: str) -> None:
     """What any incremental job must do at least: join day `number`'s window, append the output to Delta."""
     prepared = pipeline.prepare_job(job, bench.spark, bench.settings)
     unit = to_index(bench.sources.day(number))
-    output = join_window(prepared, unit, unit).output
+    output = prepared.join.join(unit, unit).output
     output.write.format("delta").mode("append").save(path)
 
 

@@ -61,10 +61,8 @@ def reading(location: str) -> Iterator[None]:
     LogUnreadable, naming the table. Any other exception is deltainc's own and passes through unchanged."""
     try:
         yield
-    except LogUnreadable:
-        raise
     except BaseException as exc:
-        if not _from_the_log_readers(exc):
+        if isinstance(exc, LogUnreadable) or not _from_the_log_readers(exc):
             raise
         raise LogUnreadable(f"delta-rs cannot read {location}: {type(exc).__name__}: {exc}") from exc
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable, plain_location, reading, spark_value
-from deltainc.pipeline.delta.delta_log_stats import has_deletion_vectors, source_table
+from deltainc.pipeline.delta.snapshot import look
 
 __all__ = ["WindowFiles", "window_files"]
 
@@ -43,21 +43,20 @@ def window_files(location: str, inc_col: str, time_uom: str, first: int, last: i
     E.g. `window_files("/data/ledger", "RecDate", "day", to_index(d1, "day"), to_index(d2, "day")).paths` ->
     `("/data/ledger/RecDate=2025-03-10/part-0.parquet", ...)`.
     """
-    table, types, column = source_table(location, inc_col)
+    snapshot = look(location).statistics()
     with reading(location):
-        partitions = list(table.metadata().partition_columns)
+        column, types, partitions = snapshot.column(inc_col), snapshot.types, snapshot.partition_columns
         if column not in partitions or types[column] != "date":
             raise LogUnreadable(f"{location} is not partitioned by the DATE column {column}")
         odd = [name for name in partitions if types[name] not in _PATH_TYPES]
         if odd:
             raise LogUnreadable(f"{location}: partition columns {odd} are not read back from a path exactly")
-        if has_deletion_vectors(table):
+        if snapshot.deletion_vectors:
             raise LogUnreadable(f"{location} has deletion vectors: a file's rows are not all live")
-        actions = table.get_add_actions(flatten=True)
-        if actions.num_rows == 0:
+        if snapshot.actions.num_rows == 0:
             return WindowFiles(location, ())
-        paths = actions.column("path").to_pylist()
-        values = {name: actions.column(f"partition.{name}").to_pylist() for name in partitions}
+        paths = snapshot.values("path")
+        values = {name: snapshot.values(f"partition.{name}") for name in partitions}
     root = location.rstrip("/")
     chosen: list[str] = []
     for number, path in enumerate(paths):

@@ -12,13 +12,14 @@ import logging
 from collections.abc import Callable
 from typing import TypeVar
 
-from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.snapshot import log_else
 
 __all__ = ["SparkNeeded", "from_logs_else_spark"]
 
 log = logging.getLogger("deltainc")
 
 T = TypeVar("T")
+_STARTS_SPARK = "%s starts Spark: the Delta logs cannot answer: %s"
 
 
 class SparkNeeded(Exception):
@@ -44,9 +45,7 @@ def from_logs_else_spark(job: str, command: str, from_logs: Callable[[], T], wit
         ```
     """
     try:
-        return from_logs()
-    except LogUnreadable as exc:
-        log.info("%s: %s starts Spark: the Delta logs cannot answer: %s", job, command, exc)
+        return log_else(f"{job}: {command}", from_logs, lambda _why: with_spark(), _STARTS_SPARK)
     except SparkNeeded as exc:
         log.info("%s: %s starts Spark: %s", job, command, exc)
     return with_spark()

@@ -16,8 +16,9 @@ import json
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, reading
+from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import source_location
+from deltainc.pipeline.delta.snapshot import look
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import JoinPlan, kind_of
 from deltainc.pipeline.job.table_refs import TableRef
@@ -28,13 +29,8 @@ __all__ = ["log_schema", "source_schema", "check_from_logs"]
 def log_schema(location: str) -> T.StructType:
     """The schema of the local Delta table at `location`, as Spark would read it (its log's schema string is
     Spark's StructType JSON); LogUnreadable when there is no table or delta-rs cannot read it."""
-    table = open_table(location)
-    if table is None:
-        raise LogUnreadable(f"no Delta table at {location}")
-    with reading(location):
-        text = table.schema().to_json()
     try:
-        return T.StructType.fromJson(json.loads(text))
+        return T.StructType.fromJson(json.loads(look(location).schema_json))
     except (ValueError, KeyError) as exc:  # a type this pyspark does not know: Spark reads the table itself
         raise LogUnreadable(f"{location}: pyspark cannot parse the schema in the log: {exc}") from exc
 

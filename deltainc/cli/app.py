@@ -29,7 +29,6 @@ from deltainc.cli.exit_codes import (
 from deltainc.cli.parser import build_parser, global_options
 from deltainc.cli.render import make_console
 from deltainc.errors import Cancelled
-from deltainc.pipeline.delta.snapshot import one_look
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID", "EXIT_LOCKED"]
 
@@ -49,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _cancel_on_signals():
             settings = command_settings(options.settings, options.master, options.remote)
             ctx = Context(args, settings, options.verbose, options.conf, make_console())
-            with _logging(settings.log_level, options.verbose), one_look():  # each table's log opened once
+            with _logging(settings.log_level, options.verbose):
                 return int(args.handler(ctx))
     except (KeyboardInterrupt, Cancelled) as exc:
         ctrl_c = isinstance(exc, KeyboardInterrupt) or exc.signal_number == signal.SIGINT

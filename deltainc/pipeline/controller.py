@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 from deltainc.errors import Cancelled, ConfigError, SchemaError
 from deltainc.join.windows import Window, chunk_windows, parse_point
 from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.delta.sources import latest_unit, read_table
 from deltainc.pipeline.from_delta_logs.commands import nothing_pending, write_command
 from deltainc.pipeline.from_delta_logs.status import latest_in_both
@@ -89,6 +90,7 @@ def _result(
     return PipelineResult(prepared.job.name, command, run_id, tuple(reports), prepared.label(watermark), message)
 
 
+@one_look()
 def run(
     job: JobConfig | str | Path,
     until: str | dt.date | None = None,
@@ -167,6 +169,7 @@ def run(
     return _result(prepared, Command.RUN, done.run_id, done.reports, message, done.watermark)
 
 
+@one_look()
 def rerun(
     job: JobConfig | str | Path,
     start: str | dt.date,
@@ -231,6 +234,7 @@ def rerun(
     return _result(prepared, Command.RERUN, done.run_id, done.reports, message, state.watermark)
 
 
+@one_look()
 def backfill(
     job: JobConfig | str | Path,
     start: str | dt.date,
@@ -357,6 +361,7 @@ def _each(on_window: WindowHook | None) -> Callable[[Planned, int, WindowReport 
     return told
 
 
+@one_look()
 def status(
     job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None, runs: int = 5
 ) -> JobStatus:

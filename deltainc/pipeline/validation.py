@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 from deltainc.join.windows import from_index
 from deltainc.pipeline.controller import status
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.snapshot import look
+from deltainc.pipeline.delta.snapshot import look, one_look
 from deltainc.pipeline.delta.sources import shape_from_log, table_exists
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import status_from_log
@@ -56,6 +56,7 @@ class JobValidation:
         return {role: (label(first), label(last)) for role, (first, last) in self.next_reads.items()}
 
 
+@one_look()
 def validate_job(
     job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None
 ) -> JobValidation:
@@ -68,6 +69,7 @@ def validate_job(
     return _validation(config, state, layout, settings)
 
 
+@one_look()
 def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = None) -> JobValidation:
     """`validate_job` answered from the Delta logs alone, without starting Spark: the sources' schemas, the
     state and the target's layout. LogUnreadable when the logs cannot answer (a catalog table, a remote path, a

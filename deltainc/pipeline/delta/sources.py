@@ -64,9 +64,14 @@ class TableShape:
 
 
 def shape_from_log(location: str) -> TableShape:
-    """The shape of the Delta table at `location` from the command's snapshot of its log (no Spark job)."""
+    """The shape of the Delta table at `location` from the command's snapshot of its log (no Spark job): its
+    schema as Spark reads it (the log holds Spark's StructType JSON); LogUnreadable when there is no table there,
+    delta-rs cannot read it, or this pyspark does not know one of its types."""
     snapshot = look(location)
-    schema = T.StructType.fromJson(json.loads(snapshot.schema_json))
+    try:
+        schema = T.StructType.fromJson(json.loads(snapshot.schema_json))
+    except (ValueError, KeyError) as exc:  # a type this pyspark does not know: Spark reads the table itself
+        raise LogUnreadable(f"{location}: pyspark cannot parse the schema in the log: {exc}") from exc
     return TableShape(schema, snapshot.partition_columns, snapshot.properties)
 
 

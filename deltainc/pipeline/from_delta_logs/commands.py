@@ -15,6 +15,7 @@ from pathlib import Path
 
 from deltainc.join.windows import from_index, next_window, parse_point, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.from_delta_logs.answer import SparkNeeded, from_logs_else_spark
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import latest_in_both
@@ -119,6 +120,7 @@ def hold_lock(
         yield lease
 
 
+@one_look()
 def write_command(
     job: JobConfig | str | Path,
     settings: Settings | None,

@@ -98,7 +98,7 @@ class Snapshot:
             unknown = set(protocol.reader_features or ()) - _LOG_READER_FEATURES
             if protocol.min_reader_version > 3 or unknown - {"columnMapping"}:
                 return f"{self.location} needs reader features {sorted(unknown)} (v{protocol.min_reader_version})"
-        mode = self.properties.get("delta.columnmapping.mode", "none")
+        mode = self.properties.get("delta.columnMapping.mode", "none")
         return None if mode == "none" else f"{self.location} maps its column names ({mode}): its statistics differ"
 
     def statistics(self) -> Snapshot:

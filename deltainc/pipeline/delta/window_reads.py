@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from deltainc.join.unit_columns import source_filter
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.delta.snapshot import log_else
@@ -45,6 +46,7 @@ def window_rows(
                 raise LogUnreadable(f"{role} has a NOT NULL column, which a read of its files makes nullable")
             files = window_files(source_location(ref, role), inc_col, time_uom, first, last)
             read = read_files(spark, frame.schema, files)
+            read = read.where(source_filter(read, inc_col, time_uom, first, last))  # a file may reach past them
             return read if ref.where is None else read.where(ref.where)
 
         return log_else(f"{role}'s rows of units {first}..{last}", from_log, lambda _why: None)

@@ -25,7 +25,8 @@ from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from deltainc.join.engine import inc_join
-    from deltainc.join.features import FeatureSource, feature_join
+    from deltainc.join.feature_source import FeatureSource
+    from deltainc.join.features import feature_join
     from deltainc.pipeline import backfill, rerun, run, status
     from deltainc.pipeline.job.job_file import load_job
 
@@ -54,7 +55,7 @@ __getattr__ = lazy_exports(
     {
         "inc_join": "deltainc.join.engine",
         "feature_join": "deltainc.join.features",
-        "FeatureSource": "deltainc.join.features",
+        "FeatureSource": "deltainc.join.feature_source",
         "load_job": "deltainc.pipeline.job.job_file",
         **{name: "deltainc.pipeline" for name in ("run", "rerun", "backfill", "status")},
     },

@@ -26,7 +26,8 @@ from deltainc.cli.exit_codes import (
     print_error,
     report,
 )
-from deltainc.cli.parser import build_parser, global_options
+from deltainc.cli.global_options import global_options
+from deltainc.cli.parser import build_parser
 from deltainc.cli.render import make_console
 from deltainc.errors import Cancelled
 

@@ -1,31 +1,26 @@
-"""The command line's grammar: every command, its arguments and their types, and the global options.
-
---settings, --master, --conf and --verbose are accepted before the command and after it; usage errors are
-worded like every other error (`deltainc: error: <message>`, exit 2).
+"""The command line's grammar: every command, its arguments and their types; the global options, accepted before
+the command and after it, are `global_options`. Usage errors are worded like every other error
+(`deltainc: error: <message>`, exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from deltainc._version import __version__
-from deltainc.cli import inspect_commands, report_commands, run_commands, tool_commands
+from deltainc.cli import inspect_commands, run_commands, tool_commands
 from deltainc.cli.context import Context
 from deltainc.cli.exit_codes import EXIT_INVALID, PROG
+from deltainc.cli.global_options import add_global_options
 from deltainc.errors import ConfigError
 from deltainc.join.windows import parse_point
-from deltainc.settings import DEFAULT_SETTINGS_FILE, SETTINGS_FILE_ENV
 
-__all__ = ["build_parser", "GlobalOptions", "global_options"]
-
-
-# --- argument types -----------------------------------------------------------------------------------------------
+__all__ = ["build_parser"]
 
 
 def _point(value: str) -> str:
@@ -44,13 +39,6 @@ def _date(value: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"expected a date like 2025-03-07, got {value!r}") from None
 
 
-def _conf(value: str) -> tuple[str, str]:
-    key, sep, val = value.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected key=value (e.g. spark.executor.memory=4g), got {value!r}")
-    return key.strip(), val
-
-
 def _positive(value: str) -> int:
     try:
         number = int(value)
@@ -61,84 +49,12 @@ def _positive(value: str) -> int:
     return number
 
 
-# --- global options -----------------------------------------------------------------------------------------------
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse, with usage errors worded like every other error: `deltainc: error: <message>`, exit 2."""
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(EXIT_INVALID, f"{PROG}: error: {message}\n")
-
-
-def _global_options(parser: argparse.ArgumentParser, prefix: str, default: Any) -> None:
-    """--settings, --master, --remote, --conf, --verbose: accepted before the command (prefix 'g_') and after it."""
-    group = parser.add_argument_group("global options")
-    group.add_argument(
-        "--settings",
-        dest=f"{prefix}settings",
-        metavar="FILE",
-        default=default,
-        help=f"settings file (default: ${SETTINGS_FILE_ENV} or {DEFAULT_SETTINGS_FILE})",
-    )
-    group.add_argument(
-        "--master",
-        dest=f"{prefix}master",
-        metavar="URL",
-        default=default,
-        help="Spark master URL, overrides spark.master of the settings",
-    )
-    group.add_argument(
-        "--remote",
-        dest=f"{prefix}remote",
-        metavar="URL",
-        default=default,
-        help="be a client of this Spark Connect server (sc://host:15002) instead of starting Spark; "
-        "overrides spark.remote of the settings and $SPARK_REMOTE",
-    )
-    group.add_argument(
-        "--conf",
-        dest=f"{prefix}conf",
-        metavar="KEY=VALUE",
-        type=_conf,
-        action="append",
-        default=default,
-        help="extra Spark configuration (repeatable)",
-    )
-    group.add_argument(
-        "--verbose",
-        "-v",
-        dest=f"{prefix}verbose",
-        action="store_true",
-        default=default,
-        help="full traceback on errors and Spark's own log output on the terminal",
-    )
-
-
-@dataclasses.dataclass(frozen=True)
-class GlobalOptions:
-    """The global options, wherever they were given (after the command wins, --conf from both)."""
-
-    settings: str | None
-    master: str | None
-    remote: str | None
-    conf: dict[str, str]
-    verbose: bool
-
-
-def global_options(args: argparse.Namespace) -> GlobalOptions:
-    """The global options of parsed arguments."""
-    return GlobalOptions(
-        settings=getattr(args, "settings", None) or args.g_settings,
-        master=getattr(args, "master", None) or args.g_master,
-        remote=getattr(args, "remote", None) or args.g_remote,
-        conf=dict([*(args.g_conf or []), *getattr(args, "conf", [])]),
-        verbose=bool(getattr(args, "verbose", False) or args.g_verbose),
-    )
-
-
-# --- the commands -------------------------------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -152,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         "input (nothing written), 3 job locked by a concurrent run.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    _global_options(parser, "g_", None)
+    add_global_options(parser, "g_", None)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def command(
@@ -166,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         """A command; `json_output`: it takes --json; `job`: its JOB argument, "JOB" (required), "[JOB]" (every job
         when left out) or None."""
         sub = commands.add_parser(name, help=help_text, description=help_text)
-        _global_options(sub, "", argparse.SUPPRESS)
+        add_global_options(sub, "", argparse.SUPPRESS)
         if json_output:
             sub.add_argument("--json", action="store_true", help="print one JSON document on stdout")
         if job == "JOB":
@@ -237,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
         "report",
         "the job's history as one self-contained HTML page of charts (rows by outcome, backlog, lag, durations, "
         "reads); reads the run log without Spark; writes nothing else",
-        report_commands.report,
+        tool_commands.report,
         json_output=False,
     )
     sub.add_argument("--out", type=Path, metavar="FILE", help="the page to write (default: JOB-report.html)")

@@ -1,5 +1,5 @@
-"""The commands around a run: migrate a target, unlock a dead run's lock, profile how late B arrives, the demo, and
-the Spark Connect server."""
+"""The commands around a run: migrate a target, unlock a dead run's lock, profile how late B arrives, a job's
+history as a report, the demo, and the Spark Connect server."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from deltainc.cli.exit_codes import EXIT_FAILURE, EXIT_OK, print_error
 from deltainc.cli.render import emit_json
 from deltainc.errors import ConfigError
 
-__all__ = ["unlock", "migrate", "profile", "demo", "serve"]
+__all__ = ["unlock", "migrate", "profile", "report", "demo", "serve"]
 
 
 def migrate(ctx: Context) -> int:
@@ -64,6 +64,23 @@ def profile(ctx: Context) -> int:
         ctx.print(profiling.format_profile(result, job))
         if chart is not None:
             ctx.print(f"chart written to {chart}")
+    return EXIT_OK
+
+
+def report(ctx: Context) -> int:
+    """`deltainc report JOB [--out FILE] [--since DATE] [--last N] [--png DIR]`: prints where the page went."""
+    from deltainc.report import NoRuns, write_report
+
+    job, _ = ctx.job(ctx.args.job)
+    args = ctx.args
+    try:
+        written = write_report(job, ctx.settings, args.out, args.since, args.last, args.png)
+    except NoRuns as exc:
+        ctx.print(str(exc))
+        return EXIT_OK
+    ctx.print(f"{job.name}: report of {written.runs} run(s), {written.windows} window(s): {written.page.resolve()}")
+    for image in written.images:
+        ctx.print(f"  {image}")
     return EXIT_OK
 
 

@@ -11,85 +11,31 @@ reloading every day in one run into a second target gives the same rows as the c
 from __future__ import annotations
 
 import datetime as dt
-import io
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from rich.console import Console
-from rich.table import Table
 
 from deltainc import pipeline
-from deltainc.demo.demo_features import FeatureResult, run_features
+from deltainc.demo.demo_features import run_features
 from deltainc.demo.demo_jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job
+from deltainc.demo.demo_result import DemoDay, DemoResult, day_counts, same_rows, schedule_table
 from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.errors import ConfigError
-from deltainc.join.join_types import JoinType, counted_types
+from deltainc.join.join_types import JoinType
 from deltainc.pipeline.delta.sql import latest_commit, path_ref
 from deltainc.report import write_report
 from deltainc.settings import load_settings
 
-__all__ = ["DemoDay", "DemoResult", "run_demo", "COUNT_NAMES"]
+__all__ = ["run_demo"]
 
-# The columns of the demo's table: the full_outer job's outcomes and its too-late B rows.
-COUNT_NAMES: tuple[str, ...] = (*(code.outcome for code in counted_types("full_outer")), "too_late")
 DAILY_DAYS = 10  # the last days, loaded and run one at a time; the days before them are the history, caught up at once
 _MARKER = ".deltainc-demo"  # marks a folder as the demo's own, so that a re-run may empty it
-
-
-@dataclass(frozen=True)
-class DemoDay:
-    """One day of the schedule (or the history before it: `first` to `day`): the rows loaded, and what the job's
-    run did."""
-
-    day: dt.date
-    rows_a: int  # rows appended to A (the ledger) for this day
-    rows_b: int  # rows appended to B (the payment engine) for this day
-    windows: tuple[str, ...]  # output windows the run processed (none when a source had no rows yet)
-    counts: dict[str, int]  # output rows of those windows by JoinType name (COUNT_NAMES)
-    inserted: int
-    updated: int
-    deleted: int
-    load_s: float  # seconds spent appending the day's partitions
-    run_s: float  # seconds spent in pipeline.run (pipeline.backfill for the history)
-    first: dt.date | None = None  # the history's first day, for the entry that loaded and caught up several days
-
-    @property
-    def label(self) -> str:
-        """The day, or the history's days."""
-        return self.day.isoformat() if self.first is None else f"{self.first}..{self.day}"
-
-
-@dataclass(frozen=True)
-class DemoResult:
-    """What the demo did and whether the two promises held."""
-
-    root: Path
-    days: tuple[DemoDay, ...]
-    target_rows: int  # rows of the daily target at the end
-    rerun_day: dt.date
-    rerun_unchanged: bool  # re-running rerun_day left every row of the daily target as it was
-    reload_equal: bool  # the one-shot reload of all days gave exactly the daily target's rows
-    reload_s: float
-    total_s: float
-    features: FeatureResult | None = None  # the as-of job's part
-    report: Path | None = None  # the daily job's report (`deltainc report`): its history as a page of charts
-
-    @property
-    def ok(self) -> bool:
-        """Both promises held (and the as-of feature table's reload equalled its daily runs)."""
-        return self.rerun_unchanged and self.reload_equal and (self.features is None or self.features.reload_equal)
-
-    @property
-    def seconds_per_day(self) -> float:
-        """Average wall time of one scheduled day (load plus run), the history's catch-up left out."""
-        scheduled = [d for d in self.days if d.first is None]
-        return sum(d.load_s + d.run_s for d in scheduled) / max(len(scheduled), 1)
 
 
 def _start_clean(root: Path) -> None:
@@ -107,8 +53,9 @@ def _start_clean(root: Path) -> None:
     (root / _MARKER).write_text("made by `deltainc demo`; its contents are removed on the next demo run\n")
 
 
-def _per_day(frame: DataFrame) -> dict[dt.date, int]:
-    return {row["RecDate"]: int(row["count"]) for row in frame.groupBy("RecDate").count().collect()}
+def _counts(frame: DataFrame, column: str) -> dict[Any, int]:
+    """`frame`'s rows counted by the values of `column` (one Spark job)."""
+    return {row[column]: int(row["count"]) for row in frame.groupBy(column).count().collect()}
 
 
 def _append(frame: DataFrame, first: dt.date, last: dt.date, path: Path) -> None:
@@ -125,55 +72,6 @@ def _append(frame: DataFrame, first: dt.date, last: dt.date, path: Path) -> None
 
 def _day(spec: SampleSpec, offset: int) -> dt.date:
     return spec.start + dt.timedelta(days=offset)
-
-
-def _same_rows(left: DataFrame, right: DataFrame) -> bool:
-    """Equal as multisets of rows (duplicates count), columns matched by name."""
-    right = right.select(*left.columns)
-    return left.exceptAll(right).isEmpty() and right.exceptAll(left).isEmpty()
-
-
-def _version(spark: SparkSession, path: str) -> int:
-    last = latest_commit(spark, path_ref(path))
-    return 0 if last is None else int(last["version"])
-
-
-def _day_row(reports: list[pipeline.WindowReport]) -> dict[str, int]:
-    """The day's output rows by JoinType name, and its too-late B rows."""
-    counts = {name: sum(r.counts.get(name, 0) for r in reports) for name in COUNT_NAMES}
-    counts["too_late"] = sum(r.record.rows_too_late or 0 for r in reports)
-    return counts
-
-
-def _table(result_days: tuple[DemoDay, ...]) -> str:
-    table = Table(
-        title="The history caught up in one run, then one run per day (max_window = 1)",
-        title_justify="left",
-        caption=(
-            "inserted / deleted: the target rows the day's commit wrote and removed. A window replaces its slices "
-            "of the target, so the rows still waiting from earlier days are deleted and written again (matched, "
-            "timed out or still waiting): a day inserts more rows than it loaded."
-        ),
-        caption_justify="left",
-    )
-    table.add_column("day")
-    for heading in ("A rows", "B rows", *COUNT_NAMES, "inserted", "updated", "deleted", "run s"):
-        table.add_column(heading, justify="right")
-    for d in result_days:
-        counts = [str(d.counts[name]) for name in COUNT_NAMES] if d.windows else ["-"] * len(COUNT_NAMES)
-        table.add_row(
-            d.label,
-            str(d.rows_a),
-            str(d.rows_b),
-            *counts,
-            str(d.inserted),
-            str(d.updated),
-            str(d.deleted),
-            f"{d.run_s:.1f}",
-        )
-    buffer = io.StringIO()
-    Console(file=buffer, width=240, force_terminal=False, color_system=None).print(table)
-    return buffer.getvalue().rstrip("\n")
 
 
 def run_demo(
@@ -213,7 +111,7 @@ def run_demo(
     source_a = source_a.persist(StorageLevel.MEMORY_AND_DISK)
     source_b = source_b.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        rows_a, rows_b = _per_day(source_a), _per_day(source_b)
+        rows_a, rows_b = _counts(source_a, "RecDate"), _counts(source_b, "RecDate")
         schedule: list[DemoDay] = []
         watermark: str | None = None
         # (first, last day) of each load and run: the history as one span, then one span a day.
@@ -237,7 +135,7 @@ def run_demo(
                 rows_a=sum(rows_a.get(d, 0) for d in span),
                 rows_b=sum(rows_b.get(d, 0) for d in span),
                 windows=tuple(str(w.window) for w in windows),
-                counts=_day_row(list(windows)),
+                counts=day_counts(list(windows)),
                 inserted=sum(w.record.rows_inserted for w in windows),
                 updated=sum(w.record.rows_updated for w in windows),
                 deleted=sum(w.record.rows_deleted for w in windows),
@@ -253,13 +151,10 @@ def run_demo(
     finally:
         source_a.unpersist()
         source_b.unpersist()
-    echo(_table(tuple(schedule)))
+    echo(schedule_table(tuple(schedule)))
 
     daily_path = str(root / f"target_{daily_job.name}")
-    by_type = {
-        int(row["JoinType"]): int(row["count"])
-        for row in spark.read.format("delta").load(daily_path).groupBy("JoinType").count().collect()
-    }
+    by_type = _counts(spark.read.format("delta").load(daily_path), "JoinType")
     target_rows = sum(by_type.values())
     echo(
         f"Payments the ledger never booked: {by_type.get(int(JoinType.NOT_MATCHED), 0)} final (not_matched), "
@@ -268,10 +163,11 @@ def run_demo(
     if watermark is None:
         raise ConfigError(f"demo: no day was processed (days={days}, rows_per_day={rows_per_day} is too small)")
     rerun_day = min(spec.start + dt.timedelta(days=days // 2), dt.date.fromisoformat(watermark))
-    version = _version(spark, daily_path)
+    last = latest_commit(spark, path_ref(daily_path))  # the daily target before the re-run
+    version = 0 if last is None else int(last["version"])
     rerun_result = pipeline.rerun(daily_job, rerun_day, spark=spark)
     snapshot = spark.read.format("delta").option("versionAsOf", version).load(daily_path)
-    rerun_unchanged = _same_rows(spark.read.format("delta").load(daily_path), snapshot)
+    rerun_unchanged = same_rows(spark.read.format("delta").load(daily_path), snapshot)
     changed = rerun_result.windows[0].record
     echo(
         f"Re-run of {rerun_day}: +{changed.rows_inserted} ~{changed.rows_updated} -{changed.rows_deleted} rows; "
@@ -282,7 +178,7 @@ def run_demo(
     reloaded = pipeline.run(reload, spark=spark)
     reload_s = time.monotonic() - started
     reload_path = str(root / f"target_{reload.name}")
-    reload_equal = _same_rows(spark.read.format("delta").load(daily_path), spark.read.format("delta").load(reload_path))
+    reload_equal = same_rows(spark.read.format("delta").load(daily_path), spark.read.format("delta").load(reload_path))
     reloaded_windows = ", ".join(str(w.window) for w in reloaded.windows) or "nothing"
     echo(
         f"One-shot reload of {reloaded_windows} into a second target ({reload_s:.1f} s): "

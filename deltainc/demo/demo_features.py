@@ -11,48 +11,24 @@ must give the same rows.
 from __future__ import annotations
 
 import datetime as dt
-import io
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import Row, SparkSession
-from rich.console import Console
-from rich.table import Table
 
 from deltainc import pipeline
 from deltainc.demo.demo_jobs import feature_job
+from deltainc.demo.demo_result import FeatureDay, FeatureResult, feature_table, same_rows
 from deltainc.demo.risk_scores import risk_scores
 from deltainc.demo.sample_data import SampleSpec
 from deltainc.join.join_types import JoinType
 
-__all__ = ["FeatureDay", "FeatureResult", "run_features", "SHOWN_DAYS"]
+__all__ = ["run_features", "SHOWN_DAYS"]
 
 SHOWN_DAYS = 5  # the last days, run one at a time (half the days of a shorter demo)
 _IDENTITY = ("TrxId", "RecDate_A")  # one ledger row (a corrected record is a new row with a later RecDate)
 _SCORE = "risk_ScoreId"
-
-
-@dataclass(frozen=True)
-class FeatureDay:
-    """One day of the as-of job's schedule: its rows by outcome, and the provisional scores it replaced."""
-
-    day: dt.date
-    final: int  # transactions whose score is final (same_time, a_late, b_late)
-    provisional: int  # transactions with the nearest score so far; a nearer one may still arrive
-    waiting: int  # transactions without a score yet
-    timed_out: int  # transactions that never got a score in the look-back
-    replaced: int  # provisional scores replaced by a nearer score that arrived this day
-
-
-@dataclass(frozen=True)
-class FeatureResult:
-    """What the as-of part of the demo did, and whether the reload gave the same feature table."""
-
-    days: tuple[FeatureDay, ...]
-    rows: int
-    reload_equal: bool
 
 
 Scores = dict[tuple[object, ...], object]  # a ledger row's identity -> its score
@@ -78,19 +54,6 @@ def _replaced(rows: list[Row], before: Scores) -> int:
 
 def _by_type(rows: list[Row]) -> dict[int, int]:
     return dict(Counter(int(r["JoinType"]) for r in rows))
-
-
-def _table(days: tuple[FeatureDay, ...]) -> str:
-    table = Table(title="Feature table after each daily run (rows by outcome)", title_justify="left")
-    table.add_column("run until")
-    for heading in ("final", "provisional", "waiting", "timed_out", "replaced"):
-        table.add_column(heading, justify="right")
-    for d in days:
-        values = (d.final, d.provisional, d.waiting, d.timed_out, d.replaced)
-        table.add_row(d.day.isoformat(), *(str(v) for v in values))
-    buffer = io.StringIO()
-    Console(file=buffer, width=160, force_terminal=False, color_system=None).print(table)
-    return buffer.getvalue().rstrip("\n")
 
 
 def run_features(root: Path, spark: SparkSession, spec: SampleSpec, echo: Callable[[str], None]) -> FeatureResult:
@@ -130,11 +93,10 @@ def run_features(root: Path, spark: SparkSession, spec: SampleSpec, echo: Callab
         )
         before = _provisional(now)
         current += dt.timedelta(days=1)
-    echo(_table(tuple(days)))
+    echo(feature_table(tuple(days)))
     pipeline.run(reload, spark=spark)
     daily = spark.read.format("delta").load(str(target))
-    reloaded = spark.read.format("delta").load(str(root / f"target_{reload.name}")).select(*daily.columns)
-    equal = daily.exceptAll(reloaded).isEmpty() and reloaded.exceptAll(daily).isEmpty()
+    equal = same_rows(daily, spark.read.format("delta").load(str(root / f"target_{reload.name}")))
     rows = daily.count()
     echo(f"Feature table reloaded in one run into a second table: equal to the daily one: {'yes' if equal else 'NO'}")
     return FeatureResult(tuple(days), rows, equal)

@@ -15,20 +15,13 @@ LOOK_BACK_TIME = 2  # the seed's example: B arrives up to 2 days before A ...
 MAX_WAITING_TIME = 11  # ... and up to 11 days after it
 
 
-def _ledger_job(root: Path, name: str, start: dt.date, source_b: str, join: dict[str, Any], **job: Any) -> JobConfig:
-    """A job of the demo's folder: the ledger as A, `source_b` as B, its own target, the demo's state."""
-    b_keys = job.pop("b_keys")
+def _ledger_job(root: Path, name: str, start: dt.date, parts: dict[str, Any], **target: Any) -> JobConfig:
+    """A job of the demo's folder: the ledger as A, `parts` (its B and join, or its features), its own target keyed
+    by TrxId (and `target`), the demo's state."""
+    ledger, state = {"path": str(root / "ledger")}, {"path": str(root / "_deltainc")}
+    target_table = {"path": str(root / f"target_{name}"), "keys": ["TrxId"], **target}
     return JobConfig.model_validate(
-        {
-            "name": name,
-            "start_date": start,
-            **job,
-            "source_a": {"path": str(root / "ledger")},
-            "source_b": {"path": str(root / source_b)},
-            "join": {**join, "include_waiting": True},
-            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"], "b_keys": b_keys},
-            "state": {"path": str(root / "_deltainc")},
-        }
+        {"name": name, "start_date": start, "source_a": ledger, **parts, "target": target_table, "state": state}
     )
 
 
@@ -36,8 +29,9 @@ def demo_job(root: Path, name: str, max_window: int, start: dt.date = DEMO_START
     """The demo's job: A = ledger, B = payment engine, a full outer join on TrxId with the seed's tolerances:
     a reconciliation that also keeps the payments the ledger never booked (B rows without an A row)."""
     join = {"how": "full_outer", "join_cols": ["TrxId"], "look_back_time": LOOK_BACK_TIME,
-            "max_waiting_time": MAX_WAITING_TIME}  # fmt: skip
-    return _ledger_job(root, name, start, "payments", join, max_window=max_window, b_keys=["SepaId"])
+            "max_waiting_time": MAX_WAITING_TIME, "include_waiting": True}  # fmt: skip
+    parts = {"max_window": max_window, "source_b": {"path": str(root / "payments")}, "join": join}
+    return _ledger_job(root, name, start, parts, b_keys=["SepaId"])
 
 
 def feature_job(root: Path, name: str, start: dt.date) -> JobConfig:
@@ -50,13 +44,4 @@ def feature_job(root: Path, name: str, start: dt.date) -> JobConfig:
             "columns": ["ScoreId", "Risk"]}  # fmt: skip
     payment = {"name": "payment", "path": str(root / "payments"), "how": "left", "join_cols": ["TrxId"],
                "look_back_time": LOOK_BACK_TIME, "max_waiting_time": MAX_WAITING_TIME, "keys": ["SepaId"]}  # fmt: skip
-    return JobConfig.model_validate(
-        {
-            "name": name,
-            "start_date": start,
-            "source_a": {"path": str(root / "ledger")},
-            "features": [risk, payment],
-            "target": {"path": str(root / f"target_{name}"), "keys": ["TrxId"]},
-            "state": {"path": str(root / "_deltainc")},
-        }
-    )
+    return _ledger_job(root, name, start, {"features": [risk, payment]})

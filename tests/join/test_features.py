@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.features import FeatureSource, feature_join
+from deltainc.join.feature_source import FeatureSource
+from deltainc.join.features import feature_join
 from deltainc.join.options import IncJoinSettings
 
 pytestmark = pytest.mark.spark

@@ -11,15 +11,8 @@ from frames import frame
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.pipeline.delay_profile import (
-    COVERAGES,
-    PERCENTILES,
-    DelayProfile,
-    format_profile,
-    plot_profile,
-    profile_from_histogram,
-    profile_job,
-)
+from deltainc.pipeline.delay_histogram import COVERAGES, PERCENTILES, DelayProfile, profile_from_histogram
+from deltainc.pipeline.delay_profile import format_profile, plot_profile, profile_job
 from deltainc.pipeline.job.job_config import JobConfig
 
 pytestmark = pytest.mark.pure

@@ -14,20 +14,15 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.features import FeatureSource, check_features, feature_columns, resolve_feature_conds, spine_rec
-from deltainc.join.options import IncJoinSettings
+from deltainc.join.feature_checks import check_features, resolve_feature_conds
+from deltainc.join.feature_source import FeatureSource, feature_columns, spine_rec
 from deltainc.join.output_layout import IS_FINAL
 from deltainc.pipeline.job.choices import FeatureHow
 from deltainc.pipeline.job.feature_config import FeatureConfig
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
 
-__all__ = ["spine_settings", "feature_sources", "feature_identity", "feature_origins", "check_feature_job"]
-
-
-def spine_settings(job: JobConfig) -> IncJoinSettings:
-    """The settings `feature_join` takes: the spine's incremental column, time unit, alias and include_waiting."""
-    return job.join.engine_settings()
+__all__ = ["feature_sources", "feature_identity", "feature_origins", "check_feature_job"]
 
 
 def _source(feature: FeatureConfig, frame: DataFrame | T.StructType) -> FeatureSource:
@@ -74,7 +69,7 @@ def feature_identity(job: JobConfig) -> Identity:
         )
     return Identity(
         a_keys=tuple(job.target.keys),
-        a_rec=spine_rec(spine_settings(job)),
+        a_rec=spine_rec(job.join.engine_settings()),
         b_keys=b_keys,
         b_rec=b_rec,
         key_names=(*job.target.keys, *names),
@@ -86,7 +81,7 @@ def feature_identity(job: JobConfig) -> Identity:
 def feature_origins(df_a: DataFrame, sources: tuple[FeatureSource, ...], job: JobConfig) -> dict[str, tuple[str, str]]:
     """Output column -> (the source's role, its column), for messages and the checks of new columns."""
     inc = job.join.inc_col
-    origins = {(spine_rec(spine_settings(job)) if c == inc else c): ("source_a", c) for c in df_a.columns}
+    origins = {(spine_rec(job.join.engine_settings()) if c == inc else c): ("source_a", c) for c in df_a.columns}
     for source in sources:
         for name in feature_columns(source, inc):
             column = name[len(source.out_prefix) :]
@@ -101,7 +96,7 @@ def check_feature_job(job: JobConfig, spine: DataFrame | T.StructType, sources: 
 
     Every check on the schemas comes first, so that the Delta logs (given the schemas) and Spark (given the
     DataFrames) refuse a job with the same message; then, given DataFrames, the join conditions are resolved."""
-    settings = spine_settings(job)
+    settings = job.join.engine_settings()
     schema = spine if isinstance(spine, T.StructType) else spine.schema
     try:
         output = check_features(schema, sources, job.target.keys, settings)

@@ -10,15 +10,11 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
-from deltainc.join.features import JoinedFeatures, join_features, prepare_features, resolve_feature_conds
+from deltainc.join.feature_checks import resolve_feature_conds
+from deltainc.join.feature_steps import JoinedFeatures, prepare_features
+from deltainc.join.features import join_features
 from deltainc.join.unit_columns import source_filter
-from deltainc.pipeline.job.feature_plan import (
-    check_feature_job,
-    feature_identity,
-    feature_origins,
-    feature_sources,
-    spine_settings,
-)
+from deltainc.pipeline.job.feature_plan import check_feature_job, feature_identity, feature_origins, feature_sources
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.job.kinds.job_kind import LateSearch, SourceScan, WindowJoin, whole_tables, window_rows_of
@@ -77,7 +73,7 @@ class FeaturePlan:
         the sources' join conditions, is Spark's analyzer's."""
         spine = frames["source_a"]
         sources = feature_sources(self.job, frames)
-        settings = spine_settings(self.job)
+        settings = self.job.join.engine_settings()
         resolve_feature_conds(spine, sources, settings)
         origins = feature_origins(spine, sources, self.job)
         ordered = {"source_a": spine} | {f.role: frames[f.role] for f in self.job.features}

@@ -42,12 +42,13 @@ $(VENV)/.jars-s3: $(VENV)/.jars
 	$(call warm,--s3)
 	touch $@
 
-# A developer's loop: the tests that need nothing or the worker's one Spark session (the tiers `pure` and `spark`,
-# tests/README.md), on two workers as below; what starts processes or a service (Connect, the cluster, S3) is left to
-# `make test`. No lint and no Spark 3.5 smoke here.
+# A developer's loop: the tests that need nothing or the worker's one Spark session for the engine or one window of a
+# job (the tiers `pure` and `spark`, tests/README.md), on two workers as below; a job run over many windows or by many
+# commands, and what starts processes or a service (Connect, the cluster, S3), are left to `make test`. No lint and no
+# Spark 3.5 smoke here.
 .PHONY: check
 check: $(VENV)/.jars-s3
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not processes and not service" $(ARGS)
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not windows and not processes and not service" $(ARGS)
 
 # Two workers, one SparkSession each; a test file stays on one worker (its module fixtures are built once).
 # The whole suite runs on the main line with Spark's default ANSI mode (on), and the smoke subset (-m smoke: the

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +14,15 @@ from jvm_options import process_options, worker_options
 from pyspark.sql import SparkSession
 from s3_server import S3Server, start, stop
 from spark_home import spark_home
-from tiers import PROCESS_EVENTS, fixture_problem, process_problem, tier_of
+from tiers import (
+    PROCESS_EVENTS,
+    fixture_problem,
+    process_problem,
+    run_logs,
+    tier_of,
+    window_problem,
+    windows_committed_since,
+)
 
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
@@ -137,8 +147,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
 
 # --- the tiers (tests/tiers.py, tests/README.md) --------------------------------------------------------------------
 # Every test says what it needs with one marker; these hooks fail a test whose marker says less than it uses: no
-# marker, the `spark` fixture in a `pure` test, a service in a lower tier, or a process started by a `pure` test (set-up
-# or body) or by a `spark` test's body. Processes are seen through Python's audit events, nothing is replaced.
+# marker, the `spark` fixture in a `pure` test, a service in a lower tier, a process started by a `pure` test (set-up
+# or body) or by a `spark` or `windows` test's body, or a `spark` test whose jobs ran more than one window (set-up
+# and body).
+# Processes are seen through Python's audit events, windows through the rows the run logs under the worker's temporary
+# folders gained: nothing is replaced.
 _started: list[str] | None = None  # the processes started while a test is watched; None: not watching
 
 
@@ -155,23 +168,58 @@ def _tier(item: pytest.Item) -> str | None:
     return tier_of(marker.name for marker in item.iter_markers())
 
 
+class _Folders:
+    """The temporary folders a test of the current module can write to: those made since the module began (its
+    tests' tmp_path, its fixtures' mktemp), in the worker's base folder; and when the test began."""
+
+    base: Path | None = None  # the worker's base temporary folder, known from the first test's set-up on
+    module: str = ""
+    before: frozenset[str] = frozenset()  # what the base folder held when the module began
+    test_began: float = 0.0
+
+    @classmethod
+    def begin(cls, item: pytest.Item) -> None:
+        cls.test_began = time.time()
+        if item.path.as_posix() != cls.module:
+            cls.module = item.path.as_posix()
+            cls.before = frozenset(os.listdir(cls.base)) if cls.base else frozenset()
+
+    @classmethod
+    def windows(cls) -> int:
+        """The rows of windows written to run logs since the test began, under the module's folders."""
+        if cls.base is None:
+            return 0
+        roots = [cls.base / name for name in os.listdir(cls.base) if name not in cls.before]
+        return sum(windows_committed_since(runs, cls.test_began) for runs in run_logs(roots))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _base_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The worker's base temporary folder, where the run logs of the tests' jobs are looked for."""
+    _Folders.base = tmp_path_factory.getbasetemp()
+
+
 def _watched(item: pytest.Item, phase: str) -> Iterator[None]:
-    """Run one phase of `item` (a hook wrapper's yield), failing it if it started a process its tier forbids."""
+    """Run one phase of `item` (a hook wrapper's yield), failing it if it started a process its tier forbids, or ran
+    more windows than its tier allows."""
     global _started
     tier = _tier(item)
-    watch = tier == "pure" or (tier == "spark" and phase == "call")
+    watch = tier == "pure" or (tier in ("spark", "windows") and phase == "call")
     _started = [] if watch else None
     try:
         yield
     finally:
         started, _started = _started or [], None
     problem = process_problem(tier, started) if tier else None
+    if not problem and tier == "spark":
+        problem = window_problem(tier, _Folders.windows())
     if problem:
         pytest.fail(f"{item.nodeid}: {problem}", pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    _Folders.begin(item)
     problem = fixture_problem(_tier(item), getattr(item, "fixturenames", ()))
     if problem:
         pytest.fail(f"{item.nodeid}: {problem}", pytrace=False)

@@ -71,7 +71,7 @@ def missing_module(code: str) -> str | None:
     return None
 
 
-@pytest.mark.spark
+@pytest.mark.windows
 def test_the_python_blocks_of_the_readme_and_the_docs_run_in_order(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

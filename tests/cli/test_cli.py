@@ -153,6 +153,7 @@ def processed(spark: SparkSession, sources: Sources, tmp_path_factory: pytest.Te
     yield Processed(root, job, tuple(outputs))
 
 
+@pytest.mark.windows
 def test_run_prints_one_line_per_window_with_join_type_counts_and_changes(processed: Processed) -> None:
     first, second = processed.outputs
     assert re.fullmatch(
@@ -173,6 +174,7 @@ def test_run_prints_one_line_per_window_with_join_type_counts_and_changes(proces
     )
 
 
+@pytest.mark.windows
 def test_run_with_nothing_pending_exits_0_with_one_line(
     processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -185,6 +187,7 @@ def test_run_with_nothing_pending_exits_0_with_one_line(
     assert err == ""
 
 
+@pytest.mark.windows
 def test_status_json_shows_watermark_latest_pending_and_last_runs(
     processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -201,6 +204,7 @@ def test_status_json_shows_watermark_latest_pending_and_last_runs(
     assert runs[:2] == [("run", "2025-03-02", "succeeded"), ("run", "2025-03-01", "succeeded")]
 
 
+@pytest.mark.windows
 def test_status_prints_watermark_pending_and_a_table_of_runs(
     processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -212,6 +216,7 @@ def test_status_prints_watermark_pending_and_a_table_of_runs(
     assert re.search(r"run +2025-03-02 +succeeded +3 +3 / 0 / 1", out)
 
 
+@pytest.mark.windows
 def test_a_run_records_its_phases_and_its_duration_holds_them(
     processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -281,6 +286,7 @@ def test_report_holds_what_status_json_shows_and_renders_offline_in_a_browser(
     assert screenshot.stat().st_size > 10_000
 
 
+@pytest.mark.windows
 def test_rerun_of_processed_days_changes_no_row_and_keeps_the_watermark(
     processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,6 +303,7 @@ def test_rerun_of_processed_days_changes_no_row_and_keeps_the_watermark(
     )
 
 
+@pytest.mark.windows
 def test_a_locked_job_exits_3_and_unlock_removes_the_dead_runs_lock(
     spark: SparkSession, processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -333,6 +340,7 @@ def test_a_locked_job_exits_3_and_unlock_removes_the_dead_runs_lock(
 # --- backfill -------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.windows
 def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
     spark: SparkSession, trx_job: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -721,6 +729,7 @@ def test_status_and_validate_show_the_whole_pending_range_and_how_many_windows_i
         assert re.search(rf"^  pending +{re.escape(line)}$", out, re.M), out
 
 
+@pytest.mark.windows
 def test_status_answers_from_the_delta_logs_without_starting_spark(
     processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, no_spark: None
 ) -> None:
@@ -761,6 +770,7 @@ def test_validate_json_gives_pending_range_next_window_reads_and_target_state_fr
     assert nothing_written(tmp_path)
 
 
+@pytest.mark.windows
 def test_a_changed_setting_makes_validate_and_run_exit_2_naming_it_until_a_rebuild(
     spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -783,6 +793,7 @@ def test_a_changed_setting_makes_validate_and_run_exit_2_naming_it_until_a_rebui
     assert main(["validate", "trx"]) == 0
 
 
+@pytest.mark.windows
 def test_rerun_past_the_watermark_names_the_argument_given(
     processed: Processed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -47,6 +47,7 @@ def demo(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple
     return result, out.getvalue().splitlines(), root
 
 
+@pytest.mark.windows
 def test_the_history_is_caught_up_in_one_window_then_each_day_runs_one(
     demo: tuple[DemoResult, list[str], Path],
 ) -> None:
@@ -67,6 +68,7 @@ def test_the_history_is_caught_up_in_one_window_then_each_day_runs_one(
     assert (root / "target_demo_reload" / "_delta_log").is_dir()
 
 
+@pytest.mark.windows
 def test_rerun_changes_nothing_and_the_reload_equals_the_daily_target(
     demo: tuple[DemoResult, list[str], Path],
 ) -> None:
@@ -76,6 +78,7 @@ def test_rerun_changes_nothing_and_the_reload_equals_the_daily_target(
     assert result.total_s > result.reload_s > 0
 
 
+@pytest.mark.windows
 def test_the_demo_prints_progress_a_table_and_the_checks(demo: tuple[DemoResult, list[str], Path]) -> None:
     _, lines, _ = demo
     text = "\n".join(lines)
@@ -93,6 +96,7 @@ def test_the_demo_prints_progress_a_table_and_the_checks(demo: tuple[DemoResult,
     assert "equal to the daily one: yes" in text
 
 
+@pytest.mark.windows
 def test_the_two_source_feature_table_runs_daily_and_its_reload_is_equal(
     spark: SparkSession, demo: tuple[DemoResult, list[str], Path]
 ) -> None:

@@ -19,7 +19,7 @@ from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.job.job_config import JobConfig
 from jobs import days_from, job_config
 
-pytestmark = pytest.mark.spark
+pytestmark = pytest.mark.windows
 
 START = dt.date(2025, 3, 1)
 TRX_SCHEMA = "TrxId long, CustomerId long, Amount double, EventTime timestamp, RecDate date"

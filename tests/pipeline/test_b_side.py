@@ -21,7 +21,7 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import RunRecord
 from jobs import job_config
 
-pytestmark = pytest.mark.spark
+pytestmark = pytest.mark.windows
 
 START = dt.date(2025, 3, 27)
 D = [START + dt.timedelta(days=i) for i in range(8)]

@@ -13,7 +13,7 @@ from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.target.layout import read_layout
 
-pytestmark = pytest.mark.spark
+pytestmark = pytest.mark.windows
 
 
 def test_a_consumer_reads_one_runs_changes_from_the_change_data_feed(spark: SparkSession, tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ def shipments_job(root: Path) -> JobConfig:
     )
 
 
+@pytest.mark.windows
 def test_a_scan_sent_twice_on_one_day_fails_naming_source_b_the_key_and_the_remedy_and_writes_nothing(
     spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -139,6 +139,7 @@ def daily(spark: SparkSession, sources: tuple[Path, tuple[Any, ...]]) -> JobConf
     return job
 
 
+@pytest.mark.windows
 def test_daily_runs_give_the_chain_of_single_source_joins_combined_by_the_rules(
     spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
 ) -> None:
@@ -150,6 +151,7 @@ def test_daily_runs_give_the_chain_of_single_source_joins_combined_by_the_rules(
     assert max(Counter(row[0] for row in got.elements()).values()) == 2  # a transaction with two payments
 
 
+@pytest.mark.windows
 def test_final_as_of_matches_are_polars_join_asof_on_complete_data(
     spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
 ) -> None:
@@ -159,6 +161,7 @@ def test_final_as_of_matches_are_polars_join_asof_on_complete_data(
     assert final and final == {trx_id: expected[trx_id] for trx_id in final}
 
 
+@pytest.mark.windows
 def test_monthly_and_one_run_schedules_give_the_daily_target(
     spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
 ) -> None:
@@ -169,6 +172,7 @@ def test_monthly_and_one_run_schedules_give_the_daily_target(
     assert target_rows(spark, monthly) == target_rows(spark, daily) == target_rows(spark, once)
 
 
+@pytest.mark.windows
 def test_a_rerun_changes_nothing_and_verify_finds_no_difference(
     spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
 ) -> None:
@@ -181,6 +185,7 @@ def test_a_rerun_changes_nothing_and_verify_finds_no_difference(
     assert checked.recomputed_rows == sum(before.values())
 
 
+@pytest.mark.windows
 def test_a_run_that_fails_after_writing_the_target_is_recovered_by_the_next(
     spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
 ) -> None:
@@ -206,6 +211,7 @@ def test_a_run_that_fails_after_writing_the_target_is_recovered_by_the_next(
     assert target_rows(spark, job) == target_rows(spark, daily)
 
 
+@pytest.mark.windows
 def test_the_run_log_reports_each_source_read_in_its_own_window(
     spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
 ) -> None:
@@ -270,6 +276,7 @@ def test_validate_of_a_three_source_job_names_all_three_sources(
     assert f"latest RecDate in all 3 sources {day(LAST)}" in out and "both" not in out
 
 
+@pytest.mark.windows
 def test_status_shows_the_files_each_source_read(
     spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
 ) -> None:
@@ -313,6 +320,7 @@ def test_a_left_source_without_keys_that_matches_two_rows_is_refused_naming_it(
     assert not (tmp_path / "target").exists()
 
 
+@pytest.mark.windows
 def test_rows_with_a_null_join_key_are_counted_per_window_in_the_spine_and_the_feature_sources(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -327,6 +335,7 @@ def test_rows_with_a_null_join_key_are_counted_per_window_in_the_spine_and_the_f
     assert [(r.null_key_a, r.null_key_b) for r in (first, second)] == [(1, 1), (0, 1)]
 
 
+@pytest.mark.windows
 def test_a_column_added_to_one_feature_source_is_added_like_any_other(spark: SparkSession, tmp_path: Path) -> None:
     write(spark, [(1, 7, at(0, 60), day(0)), (2, 7, at(1, 60), day(1))], TRX, tmp_path / "trx")
     write(spark, [(100, 1, 5.0, day(0))], PAY, tmp_path / "pay")
@@ -356,6 +365,7 @@ def test_a_feature_source_missing_its_join_column_exits_2_naming_the_source(
     assert not (tmp_path / "target").exists()
 
 
+@pytest.mark.windows
 def test_the_change_feed_shows_a_waiting_row_replaced_by_its_features(spark: SparkSession, tmp_path: Path) -> None:
     write(spark, [(1, 7, at(0, 60), day(0)), (2, 7, at(1, 60), day(1))], TRX, tmp_path / "trx")
     write(spark, [(100, 1, 5.0, day(1))], PAY, tmp_path / "pay")

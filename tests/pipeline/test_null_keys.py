@@ -72,6 +72,7 @@ PAYMENTS_WITH_NULLS = [
 ]
 
 
+@pytest.mark.windows
 def test_rows_with_a_null_join_key_never_match_are_kept_unmatched_and_counted_per_window(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -91,6 +92,7 @@ def test_rows_with_a_null_join_key_never_match_are_kept_unmatched_and_counted_pe
     same_rows(actual, expected)
 
 
+@pytest.mark.windows
 def test_full_outer_keeps_a_b_row_with_a_null_join_key_as_an_unmatched_b_row(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -109,6 +111,7 @@ def test_asof_never_matches_a_null_join_key(spark: SparkSession, tmp_path: Path)
     assert null_counts(config)[0] == (day(0).isoformat(), 1, 1)
 
 
+@pytest.mark.windows
 def test_null_target_keys_that_collide_are_refused_naming_the_column_the_count_and_the_ways_out(
     spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -111,6 +111,7 @@ def schedules(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, gen
 
 
 @pytest.mark.smoke
+@pytest.mark.windows
 def test_daily_monthly_and_one_run_give_the_engine_output(spark: SparkSession, schedules: Schedules) -> None:
     assert len(schedules.windows["daily"]) == DAYS and schedules.watermark == LAST.isoformat()
     assert len(schedules.windows["three"]) == 3
@@ -124,6 +125,7 @@ def test_daily_monthly_and_one_run_give_the_engine_output(spark: SparkSession, s
 
 
 @pytest.mark.smoke
+@pytest.mark.windows
 def test_rerun_of_any_processed_window_leaves_target_and_watermark_unchanged(
     spark: SparkSession, schedules: Schedules
 ) -> None:
@@ -152,6 +154,7 @@ def reruns_change_nothing(spark: SparkSession, job: JobConfig) -> None:
     [("read", None), ("written", None), ("watermark", None), ("written", ["RecDate"])],
     ids=["read", "written", "watermark", "written-earlier-layout"],
 )
+@pytest.mark.windows
 def test_a_run_that_fails_at_any_step_and_is_run_again_gives_the_uninterrupted_result(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str], step: str, partition_by: list[str] | None
 ) -> None:
@@ -172,6 +175,7 @@ def test_a_run_that_fails_at_any_step_and_is_run_again_gives_the_uninterrupted_r
     assert [r.error for r in log] == [f"RuntimeError: injected failure at {step}"]
 
 
+@pytest.mark.windows
 def test_waiting_rows_move_forward_and_resolve_never_back(spark: SparkSession, tmp_path: Path) -> None:
     d = [START + dt.timedelta(days=i) for i in range(8)]
     # Key 8 on day 7 only makes day 7 available in A as well (the latest RecDate present in both sources).
@@ -228,6 +232,7 @@ def test_a_locked_job_fails_fast_and_writes_no_target(
     fails_before_writing(spark, job, JobLockedError, "job 'trx' is locked by run other-run")
 
 
+@pytest.mark.windows
 def test_two_runs_started_together_do_not_double_write(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:
@@ -253,6 +258,7 @@ def test_two_runs_started_together_do_not_double_write(
     same_rows(rows, engine_output(spark, job, LAST))
 
 
+@pytest.mark.windows
 def test_a_daily_run_reads_only_the_partitions_inside_the_read_bounds(spark: SparkSession, tmp_path: Path) -> None:
     spec = SampleSpec(start=START, days=60, rows_per_day=3, seed=3)
     write_sources(spark, spec, str(tmp_path / "a"), str(tmp_path / "b"))
@@ -288,6 +294,7 @@ def test_two_source_rows_with_one_identity_fail_before_writing(spark: SparkSessi
     assert status(job, spark=spark).watermark is None
 
 
+@pytest.mark.windows
 def test_rows_with_one_identity_in_a_daily_window_fail_its_write_and_nothing_is_committed(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -325,6 +332,7 @@ def test_without_b_keys_one_a_matching_two_b_rows_of_one_recdate_fails_naming_th
     )
 
 
+@pytest.mark.windows
 def test_each_commit_records_the_job_and_window_in_user_metadata(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:
@@ -373,6 +381,7 @@ def operation_metrics(spark: SparkSession, job: JobConfig, version: int) -> dict
     return {name: int(value) for name, value in row["operationMetrics"].items()}
 
 
+@pytest.mark.windows
 def test_a_daily_run_of_a_default_job_replaces_whole_files_of_the_two_slices_and_reads_none(
     spark: SparkSession, reload_then_daily: ReloadThenDaily
 ) -> None:
@@ -397,6 +406,7 @@ def test_a_daily_run_of_a_default_job_replaces_whole_files_of_the_two_slices_and
     same_rows(target(spark, job), engine_output(spark, job, LAST))
 
 
+@pytest.mark.windows
 def test_final_rows_are_read_with_a_partition_filter_on_is_final(
     spark: SparkSession, reload_then_daily: ReloadThenDaily
 ) -> None:
@@ -435,6 +445,7 @@ def old_layout(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory, ge
     return OldLayout(job, old_day, migrated, new_day, validated)
 
 
+@pytest.mark.windows
 def test_validate_s_upgrade_warning_names_the_job_s_migrate_and_that_it_recomputes_too_late_rows(
     old_layout: OldLayout,
 ) -> None:
@@ -446,6 +457,7 @@ def test_validate_s_upgrade_warning_names_the_job_s_migrate_and_that_it_recomput
     assert late.startswith("target.late_rows:") and f"`deltainc migrate {name}` also recomputes them" in late
 
 
+@pytest.mark.windows
 def test_a_target_of_the_earlier_layout_keeps_its_deletion_vector_path_and_logs_delta_s_metrics(
     spark: SparkSession, old_layout: OldLayout
 ) -> None:
@@ -459,6 +471,7 @@ def test_a_target_of_the_earlier_layout_keeps_its_deletion_vector_path_and_logs_
     assert report.rows_deleted == metrics["numDeletedRows"] > 0
 
 
+@pytest.mark.windows
 def test_migrate_rewrites_a_target_of_the_earlier_layout_in_one_commit_and_its_rows_stay(
     spark: SparkSession, old_layout: OldLayout
 ) -> None:
@@ -479,6 +492,7 @@ def test_migrate_rewrites_a_target_of_the_earlier_layout_in_one_commit_and_its_r
     assert migrate(job, spark=spark).version is None  # already migrated: nothing written
 
 
+@pytest.mark.windows
 def test_a_daily_run_costs_one_commit_each_of_lock_target_and_run_log(
     spark: SparkSession, reload_then_daily: ReloadThenDaily
 ) -> None:
@@ -488,6 +502,7 @@ def test_a_daily_run_costs_one_commit_each_of_lock_target_and_run_log(
     assert run(job, spark=spark).nothing_pending  # the lock was released by the run-log row
 
 
+@pytest.mark.windows
 def test_the_forward_write_as_one_merge_gives_the_same_target(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:
@@ -499,6 +514,7 @@ def test_the_forward_write_as_one_merge_gives_the_same_target(
     same_rows(target(spark, job), engine_output(spark, job, LAST))
 
 
+@pytest.mark.windows
 def test_without_the_sliding_join_window_a_forward_run_uses_the_forward_only_merge(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:
@@ -506,6 +522,7 @@ def test_without_the_sliding_join_window_a_forward_run_uses_the_forward_only_mer
     assert {r.record.target_write for r in run(job, spark=spark).windows} == {"forward_only_merge"}
 
 
+@pytest.mark.windows
 def test_status_reports_watermark_the_whole_pending_range_its_windows_and_runs(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:
@@ -561,6 +578,7 @@ def test_a_changed_setting_is_refused_naming_old_and_new_value_and_nothing_is_wr
     assert status(changed, spark=spark).changed_settings == refused.value.changed
 
 
+@pytest.mark.windows
 def test_a_rebuild_recomputes_the_target_under_the_new_settings_in_one_commit_and_runs_go_on(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:

@@ -20,7 +20,7 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state.store import read_state, state_paths
 from jobs import job_config
 
-pytestmark = pytest.mark.spark
+pytestmark = pytest.mark.windows
 
 D1, D2, D3 = dt.date(2025, 3, 1), dt.date(2025, 3, 2), dt.date(2025, 3, 3)
 A_SCHEMA = "TrxId long, Amount double, RecDate date"

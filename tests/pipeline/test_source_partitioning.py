@@ -139,7 +139,13 @@ def matched(rows: set[tuple[Any, ...]]) -> set[tuple[Any, ...]]:
     return {row for row in rows if row[1] is not None}
 
 
-@pytest.mark.parametrize("layout", list(LAYOUTS.values()), ids=list(LAYOUTS))
+@pytest.mark.parametrize(
+    "layout",
+    [  # on timestamp partitions a rerun and a backfill follow the run: a window each
+        pytest.param(layout, id=name, marks=[pytest.mark.windows] if layout.rec_type == "timestamp" else [])
+        for name, layout in LAYOUTS.items()
+    ],
+)
 def test_every_command_works_whatever_the_source_partitioning(
     spark: SparkSession,
     tmp_path: Path,

@@ -20,7 +20,7 @@ from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.pipeline.controller import run, status
 from deltainc.pipeline.delta.sql import latest_commit, path_ref
 
-pytestmark = pytest.mark.spark
+pytestmark = pytest.mark.windows
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "spark35_job"
 START, FIXTURE_LAST = dt.date(2025, 3, 27), dt.date(2025, 3, 31)

@@ -46,6 +46,7 @@ def _too_late(spark: SparkSession, job: JobConfig) -> list[int | None]:
     return [window.record.rows_too_late for window in run(job, until=D[5], spark=spark).windows]
 
 
+@pytest.mark.windows
 def test_the_search_through_the_logs_finds_the_too_late_rows_spark_finds(spark: SparkSession, tmp_path: Path) -> None:
     _write(spark, tmp_path)
     # A `where` on B is a Spark condition: that job's search reads both tables with Spark.
@@ -57,6 +58,7 @@ def test_the_search_through_the_logs_finds_the_too_late_rows_spark_finds(spark: 
     assert found == [0, 0, 0, 1, 3, 1]
 
 
+@pytest.mark.windows
 def test_the_logs_feed_the_search_of_a_day_job_on_tables_in_local_folders(spark: SparkSession, tmp_path: Path) -> None:
     _write(spark, tmp_path)
     job = _job(tmp_path, "logs")

@@ -23,7 +23,7 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.migration import Migration, migrate
 from deltainc.pipeline.validation import validate_from_logs
 
-pytestmark = pytest.mark.spark
+pytestmark = pytest.mark.windows
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

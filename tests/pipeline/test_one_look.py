@@ -85,7 +85,7 @@ def _opened_by(argv: list[str]) -> dict[str, int]:
     return dict(opened)
 
 
-@pytest.mark.spark
+@pytest.mark.windows
 def test_a_daily_run_opens_each_source_log_once_and_the_targets_once_more_only_after_its_commit(
     daily_job: Path, tmp_path: Path
 ) -> None:

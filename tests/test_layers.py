@@ -17,9 +17,9 @@ BENCHMARKS = PACKAGE.parent / "benchmarks"
 # commands) may import any layer, and no layer imports them.
 LAYERS = {"job": set(), "delta": {"job"}, "state": {"job", "delta"}, "target": {"job", "delta"}}
 # The sub-package of one window's run (window/), above the layers and below the controller, and what it may
-# import: every layer, and the top-level modules the controller hands it (the prepared job, the window's report);
-# never the controller or the commands.
-WINDOW = {"window": {*LAYERS, "prepared_job", "results"}}
+# import: every layer, what the Delta logs answer (the sources' latest RecDate), and the top-level modules the
+# controller hands it (the prepared job, the window's report); never the controller.
+WINDOW = {"window": {*LAYERS, "from_delta_logs", "prepared_job", "results"}}
 # What the Delta logs answer without a JVM (from_delta_logs/): it reads the layers and returns the command's result;
 # where the logs cannot answer, the caller's Spark does, passed in: it never imports the controller (or the
 # prepared job, or a window's run) that would start Spark.

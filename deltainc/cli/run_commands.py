@@ -1,15 +1,15 @@
 """The commands that write: run, rerun and backfill, each window's line printed as soon as it committed.
 
-Each goes through `pipeline.write_command`: the job checked against its sources' Delta logs, a run with nothing
-pending answered from them, and otherwise the job's lock taken before Spark starts (delta-rs, no JVM) and held,
-renewed, while the JVM starts: a second run of the job exits 3 at once, and `status` shows this one from its first
-second.
+Each hands the pipeline a way to start Spark, not a session: the job is checked against its sources' Delta logs, a
+run with nothing pending answered from them, and otherwise the job's lock taken before Spark starts (delta-rs, no
+JVM) and held, renewed, while the JVM starts: a second run of the job exits 3 at once, and `status` shows this one
+from its first second.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deltainc.cli.context import Context
 from deltainc.cli.exit_codes import EXIT_OK
@@ -18,13 +18,10 @@ from deltainc.errors import ConfigError
 from deltainc.join.windows import parse_point
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
     from deltainc.join.windows import Window
     from deltainc.pipeline import PipelineResult, WindowReport
-    from deltainc.pipeline.job.job_config import JobConfig
-    from deltainc.pipeline.job.kinds import JoinPlan
-    from deltainc.pipeline.state import Lease
-
-    WithSpark = Callable[[JobConfig, Lease, JoinPlan | None], PipelineResult]  # a command's work once Spark is up
 
 __all__ = ["run", "rerun", "backfill", "check_range"]
 
@@ -50,53 +47,28 @@ def _on_window(ctx: Context) -> Callable[[WindowReport], None]:
     return lambda report: None if ctx.json else ctx.print(window_line(report))
 
 
-def _session(ctx: Context) -> dict[str, Any]:
-    """What a writing command hands the pipeline besides its own arguments: the Spark session (started here, once
-    the logs could not answer), the settings and the per-window printer."""
-    return {"spark": ctx.spark(), "settings": ctx.settings, "on_window": _on_window(ctx)}
-
-
-def _write(ctx: Context, command: str, with_spark: WithSpark, until: str | None = None, rebuild: bool = False) -> int:
-    """Load the job, pass it through the door before Spark (`write_command`), and print what `with_spark` did."""
-    from deltainc import pipeline
-
-    job, _ = ctx.job(ctx.args.job)
-    result = pipeline.write_command(
-        job, ctx.settings, command, lambda lease, checked: with_spark(job, lease, checked), until, rebuild
-    )
-    _print_result(ctx, result)
-    return EXIT_OK
-
-
 def run(ctx: Context) -> int:
     """`deltainc run JOB [--until DATE] [--rebuild]`."""
     from deltainc import pipeline
 
-    args = ctx.args
-    return _write(
-        ctx,
-        "run",
-        lambda job, lease, checked: pipeline.run(
-            job, until=args.until, rebuild=args.rebuild, lease=lease, checked=checked, **_session(ctx)
-        ),
-        args.until,
-        args.rebuild,
+    job, _ = ctx.job(ctx.args.job)
+    result = pipeline.run(
+        job, ctx.args.until, ctx.spark, ctx.settings, on_window=_on_window(ctx), rebuild=ctx.args.rebuild
     )
+    _print_result(ctx, result)
+    return EXIT_OK
 
 
 def rerun(ctx: Context) -> int:
     """`deltainc rerun JOB --start DATE [--end DATE]`."""
     from deltainc import pipeline
 
-    args = ctx.args
-    check_range(args.start, args.end)
-    return _write(
-        ctx,
-        "rerun",
-        lambda job, lease, checked: pipeline.rerun(
-            job, args.start, args.end, lease=lease, checked=checked, **_session(ctx)
-        ),
+    check_range(ctx.args.start, ctx.args.end)
+    job, _ = ctx.job(ctx.args.job)
+    _print_result(
+        ctx, pipeline.rerun(job, ctx.args.start, ctx.args.end, ctx.spark, ctx.settings, on_window=_on_window(ctx))
     )
+    return EXIT_OK
 
 
 def backfill(ctx: Context) -> int:
@@ -109,49 +81,43 @@ def backfill(ctx: Context) -> int:
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
 
-    def with_spark(lease: Lease, checked: JoinPlan | None) -> PipelineResult:  # under the lock, before Spark starts
-        spark = ctx.spark()
-        done = {"chunks": 0, "total": 0}
-        progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=ctx.out,
-            disable=ctx.json,
-        )
+    done = {"chunks": 0, "total": 0}
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=ctx.out,
+        disable=ctx.json,
+    )
+    task = progress.add_task(f"backfill {job.name}", total=None)
 
-        def on_progress(number: int, total: int, report: WindowReport | None, window: Window) -> None:
-            done.update(chunks=number, total=total)
-            progress.update(task, completed=number, total=total)
-            if not ctx.json:
-                line = window_line(report) if report is not None else f"{window}  already processed, skipped"
-                progress.console.print(f"[{number}/{total}] {line}", markup=False, highlight=False)
+    def on_progress(number: int, total: int, report: WindowReport | None, window: Window) -> None:
+        done.update(chunks=number, total=total)
+        progress.update(task, completed=number, total=total)
+        if not ctx.json:
+            line = window_line(report) if report is not None else f"{window}  already processed, skipped"
+            progress.console.print(f"[{number}/{total}] {line}", markup=False, highlight=False)
 
+    def spark() -> SparkSession:  # under the lock, once the logs could not answer: the bar shows from here
+        session = ctx.spark()
         ctx.hint = "run the same command again to resume: processed chunks are skipped"
-        with progress:
-            task = progress.add_task(f"backfill {job.name}", total=None)
-            try:
-                return pipeline.backfill(
-                    job,
-                    ctx.args.start,
-                    ctx.args.end,
-                    chunk=ctx.args.chunk,
-                    spark=spark,
-                    settings=ctx.settings,
-                    on_progress=on_progress,
-                    lease=lease,
-                    checked=checked,
-                )
-            except Exception:
-                if done["total"]:
-                    ctx.hint = (
-                        f"stopped after chunk {done['chunks']} of {done['total']}; run the same command again "
-                        "to resume: processed chunks are skipped"
-                    )
-                raise
+        progress.start()
+        return session
 
-    result = pipeline.write_command(job, ctx.settings, "backfill", with_spark)
+    try:
+        result = pipeline.backfill(
+            job, ctx.args.start, ctx.args.end, ctx.args.chunk, spark, ctx.settings, on_progress=on_progress
+        )
+    except Exception:
+        if done["total"]:
+            ctx.hint = (
+                f"stopped after chunk {done['chunks']} of {done['total']}; run the same command again "
+                "to resume: processed chunks are skipped"
+            )
+        raise
+    finally:
+        progress.stop()
     if ctx.json:
         emit_json(result_document(result))
     else:

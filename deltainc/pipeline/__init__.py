@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from deltainc.pipeline.controller import backfill, rerun, run, status
-    from deltainc.pipeline.from_delta_logs.answer import from_logs_else_spark
-    from deltainc.pipeline.from_delta_logs.commands import unlock, write_command
+    from deltainc.pipeline.controller import backfill, rerun, run
+    from deltainc.pipeline.from_delta_logs.commands import from_logs_else_spark, unlock
     from deltainc.pipeline.from_delta_logs.status import status_from_log, status_with_problem
     from deltainc.pipeline.job.job_config import JobConfig
     from deltainc.pipeline.job.job_file import load_job, resolve_job
     from deltainc.pipeline.prepared_job import prepare_job
     from deltainc.pipeline.results import PipelineResult, WindowReport
+    from deltainc.pipeline.spark_status import status
     from deltainc.pipeline.state.job_status import JobStatus, status_document
     from deltainc.pipeline.validation import JobValidation, validate_from_logs, validate_job
     from deltainc.pipeline.verification import Verification, verify
@@ -47,7 +47,6 @@ __all__ = [
     "validate_from_logs",
     "validate_job",
     "verify",
-    "write_command",
 ]
 
 # Imported on first use: `deltainc status` reads job files and Delta logs here without pyspark.
@@ -56,9 +55,9 @@ __getattr__ = lazy_exports(
     {
         "JobConfig": "deltainc.pipeline.job.job_config",
         **{name: "deltainc.pipeline.job.job_file" for name in ("load_job", "resolve_job")},
-        **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run", "status")},
-        **{name: "deltainc.pipeline.from_delta_logs.commands" for name in ("unlock", "write_command")},
-        "from_logs_else_spark": "deltainc.pipeline.from_delta_logs.answer",
+        **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run")},
+        "status": "deltainc.pipeline.spark_status",
+        **{name: "deltainc.pipeline.from_delta_logs.commands" for name in ("from_logs_else_spark", "unlock")},
         **{name: "deltainc.pipeline.state.job_status" for name in ("JobStatus", "status_document")},
         **{name: "deltainc.pipeline.from_delta_logs.status" for name in ("status_from_log", "status_with_problem")},
         "prepare_job": "deltainc.pipeline.prepared_job",

@@ -17,16 +17,16 @@ from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.delta.sources import read_source
 from deltainc.pipeline.delta.window_reads import window_rows
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.job_file import load_job, resolve_job
+from deltainc.pipeline.job.job_file import load
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SpineReach, kind_of
 from deltainc.pipeline.state import JobState, StatePaths, check_unchanged, read_state, state_paths
 from deltainc.pipeline.target.duplicate_identity import WindowSources
 from deltainc.pipeline.target.layout import target_partitioning
-from deltainc.settings import Settings, load_settings
+from deltainc.settings import Settings
 from deltainc.spark import job_session
 
-__all__ = ["PreparedJob", "load", "prepare_job", "open_job"]
+__all__ = ["PreparedJob", "prepare_job", "open_job"]
 
 
 @dataclass(frozen=True)
@@ -80,14 +80,6 @@ class PreparedJob:
     def label(self, unit: int | None) -> str | None:
         """A unit as the user reads it (an ISO date or datetime); None stays None."""
         return None if unit is None else from_index(unit, self.uom).isoformat()
-
-
-def load(job: JobConfig | str | Path, settings: Settings | None = None) -> tuple[JobConfig, Settings]:
-    """The job (a config, or a job name or file under the settings' job_dir) and the settings to run it with."""
-    settings = settings or load_settings()
-    if not isinstance(job, JobConfig):
-        job = load_job(resolve_job(str(job), settings.job_dir))
-    return job, settings
 
 
 def prepare_job(

@@ -9,15 +9,16 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from deltainc.join.windows import from_index
-from deltainc.pipeline.controller import status
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.snapshot import look, one_look
 from deltainc.pipeline.delta.sources import shape_from_log, table_exists
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import status_from_log
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.job_file import load
 from deltainc.pipeline.job.kinds import kind_of
-from deltainc.pipeline.prepared_job import load, prepare_job
+from deltainc.pipeline.prepared_job import prepare_job
+from deltainc.pipeline.spark_status import status
 from deltainc.pipeline.state import JobStatus, refusal
 from deltainc.pipeline.target.layout import (
     TargetLayout,

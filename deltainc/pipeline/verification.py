@@ -27,7 +27,6 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.plan import check_start
 from deltainc.pipeline.prepared_job import open_job
 from deltainc.pipeline.target.slices import sql_literal
-from deltainc.pipeline.window.join import join_window
 from deltainc.settings import Settings
 
 __all__ = ["Verification", "verify"]
@@ -90,7 +89,7 @@ def verify(
             "only processed dates can be verified"
         )
     window = Window(first, last, uom)
-    joined = join_window(prepared, first, last)
+    joined = prepared.join.join(first, last)
     recomputed = joined.output
     if last < state.watermark:  # the target's rows at `last` are final; the window's waiting rows are not
         recomputed = recomputed.where(~F.col(JOIN_TYPE).isin(*[int(code) for code in WAITING_TYPES]))

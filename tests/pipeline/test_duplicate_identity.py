@@ -12,8 +12,9 @@ from frames import frame
 from pyspark.sql import SparkSession
 
 from deltainc import AmbiguousRowsError
-from deltainc.pipeline.controller import run, status
+from deltainc.pipeline.controller import run
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.spark_status import status
 
 pytestmark = pytest.mark.spark
 

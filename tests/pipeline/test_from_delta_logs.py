@@ -21,10 +21,11 @@ from pyspark.sql import types as T
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join import feature_checks
 from deltainc.join.time_units import TimeUnit, to_index
+from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.sources import shape_from_log
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs
-from deltainc.pipeline.from_delta_logs.commands import hold_lock, write_command
+from deltainc.pipeline.from_delta_logs.commands import hold_lock
 from deltainc.pipeline.from_delta_logs.status import status_with_problem
 from deltainc.pipeline.job import join_plan
 from deltainc.pipeline.job.job_config import JobConfig
@@ -33,8 +34,6 @@ from deltainc.pipeline.job.kinds.feature_job import FeatureJob
 from deltainc.pipeline.job.kinds.two_source import TwoSourceJob
 from deltainc.pipeline.job.target_config import StateConfig
 from deltainc.pipeline.prepared_job import prepare_job
-from deltainc.pipeline.results import PipelineResult
-from deltainc.pipeline.state import Lease
 from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.pipeline.validation import validate_from_logs
 from deltainc.settings import Settings, load_settings
@@ -217,14 +216,16 @@ def test_a_feature_sources_join_cond_is_left_to_spark(tmp_path: Path, no_spark: 
 def test_a_run_with_nothing_pending_is_answered_from_the_logs_without_spark(
     sources: tuple[str, str], tmp_path: Path, no_spark: None
 ) -> None:
-    def with_spark(_lease: Lease, _plan: JoinPlan | None) -> PipelineResult:
+    def spark() -> SparkSession:
         raise AssertionError("Spark was asked")
 
-    result = write_command(
-        _job(*sources), Settings(state_dir=tmp_path / "state"), "run", with_spark, until="2025-02-28"
-    )
+    result = run(_job(*sources), "2025-02-28", spark, Settings(state_dir=tmp_path / "state"))
     assert result.nothing_pending
     assert result.message.startswith("nothing pending for trx until 2025-02-28")
+
+
+class Stopped(Exception):
+    """Raised where Spark would start: the test has seen what it came for."""
 
 
 @pytest.mark.parametrize(
@@ -247,17 +248,16 @@ def test_what_the_logs_cannot_answer_runs_with_spark_under_the_lock_saying_why_o
     source_b: dict[str, str] | None,
     why: str,
 ) -> None:
-    asked: list[str] = []
+    job, settings = _job(sources[0], source_b or sources[1]), Settings(state_dir=tmp_path / "state")
+    locks: list[dict[str, object] | None] = []
 
-    def with_spark(lease: Lease, _plan: JoinPlan | None) -> PipelineResult:
-        asked.append(lease.run_id)
-        return PipelineResult("trx", "run", lease.run_id, (), None, "done with Spark")
+    def spark() -> SparkSession:  # asked for once the logs could not answer: it sees the lock the run holds
+        locks.append(status_with_problem(job, settings, 1, "Spark starts").lock)
+        raise Stopped
 
-    job = _job(sources[0], source_b or sources[1])
-    with caplog.at_level("INFO", logger="deltainc"):
-        result = write_command(job, Settings(state_dir=tmp_path / "state"), "run", with_spark)
-    assert result.message == "done with Spark"
-    assert len(asked) == 1 and asked[0] == result.run_id  # called once, holding the job's lock
+    with caplog.at_level("INFO", logger="deltainc"), pytest.raises(Stopped):
+        run(job, spark=spark, settings=settings)
+    assert len(locks) == 1 and locks[0] is not None  # asked once, holding the job's lock
     assert [r.getMessage() for r in caplog.records if "starts Spark" in r.getMessage()] == [why]
 
 

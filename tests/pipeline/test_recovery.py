@@ -65,13 +65,13 @@ STOPPED = textwrap.dedent(
     if moment == "start-up":  # while the JVM starts, to the group: the JVM goes too
         on_call(spark_start, "start_spark", lambda n: later(signal.SIGTERM, True, 1.0))
     elif moment == "join":  # while the main thread waits inside a Spark call of the window (a daily one's write)
-        on_call(window_run, "join_window", lambda n: n == nth and later(signal.SIGTERM, False))
+        on_call(window_run, "null_keys", lambda n: n == nth and later(signal.SIGTERM, False))
     elif moment == "commit":  # to the group while the window's target commit is under way
         on_call(window_run, "write_window", lambda n: n == nth and later(signal.SIGTERM, True))
     elif moment == "between windows":  # the window before it is committed, this one has not begun
         on_call(controller, "process_window", lambda n: n == nth and send(signal.SIGTERM, False))
     elif moment == "ctrl-c":  # SIGINT to the group during the window's join
-        on_call(window_run, "join_window", lambda n: n == nth and later(signal.SIGINT, True))
+        on_call(window_run, "null_keys", lambda n: n == nth and later(signal.SIGINT, True))
     sys.exit(cli.main(["run", sys.argv[1]]))
     """
 )
@@ -84,15 +84,15 @@ KILLED_CLI = textwrap.dedent(
     from deltainc.cli import app as cli
     from deltainc.pipeline.window import run as pipeline
 
-    real, calls = pipeline.join_window, []
+    real, calls = pipeline.null_keys, []
 
-    def join_window(*args, **kwargs):
+    def null_keys(*args, **kwargs):  # as the window's reads begin
         calls.append(1)
         if len(calls) == 2:
             os.kill(os.getpid(), signal.SIGKILL)
         return real(*args, **kwargs)
 
-    pipeline.join_window = join_window
+    pipeline.null_keys = null_keys
     sys.exit(cli.main(["run", sys.argv[1]]))
     """
 )
@@ -130,7 +130,7 @@ KILLED_AT = textwrap.dedent(
     elif phase == "during Spark's start":
         on_call(spark_start, "start_spark", lambda: threading.Thread(target=once_a_jvm_runs, daemon=True).start())
     elif phase == "during the join":
-        on_call(window_run, "join_window", lambda: threading.Timer(0.3, kill).start())
+        on_call(window_run, "null_keys", lambda: threading.Timer(0.3, kill).start())
     elif phase == "during the target commit":
         on_call(window_run, "write_window", lambda: threading.Timer(0.3, kill).start())
     elif phase == "during the bookkeeping":  # the target commit is done, the run-log row not
@@ -149,17 +149,17 @@ TERMINATED_IN_JOIN = textwrap.dedent(
     from deltainc.pipeline.state.processes import encode, spark_drivers
     from deltainc.pipeline.window import run as window_run
 
-    real = window_run.join_window
+    real = window_run.null_keys
 
     def terminate():
         Path("drivers.json").write_text(encode(spark_drivers()))
         os.kill(os.getpid(), signal.SIGTERM)
 
-    def join_window(*args, **kwargs):
+    def null_keys(*args, **kwargs):  # as the window's reads begin
         threading.Timer(0.3, terminate).start()
         return real(*args, **kwargs)
 
-    window_run.join_window = join_window
+    window_run.null_keys = null_keys
     sys.exit(cli.main(["run", sys.argv[1]]))
     """
 )

@@ -1,26 +1,30 @@
 """Commands answered from the Delta logs alone, without a JVM: a run with nothing pending, `unlock`, and the lock
-a command takes before it starts Spark (`hold_lock`); `write_command`, the one door of run, rerun and backfill.
+a command takes before it starts Spark (`hold_lock`); `before_spark`, what run, rerun and backfill do before Spark.
 
 Starting Spark takes seconds (half a minute on a busy machine); a scheduled run that finds nothing new, or a
 hand `unlock`, needs only the state tables and the sources' latest RecDate, which the Delta logs give in
-milliseconds. Where the logs cannot answer exactly, or show work to do, the caller's Spark runs the command.
+milliseconds. Whether the logs answer or Spark must is decided in one place, `from_logs_else_spark`, for these and
+for `status` and `validate`, its reason logged once (at info: `--verbose` shows it). The Spark side is the
+caller's, passed in: nothing here imports what starts Spark.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from deltainc.join.windows import from_index, next_window, parse_point, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.snapshot import one_look
-from deltainc.pipeline.from_delta_logs.answer import SparkNeeded, from_logs_else_spark
+from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import latest_in_both
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.job_file import load_job, resolve_job
+from deltainc.pipeline.job.job_file import load
 from deltainc.pipeline.job.kinds import JoinPlan
 from deltainc.pipeline.results import PipelineResult
 from deltainc.pipeline.state import (
@@ -32,16 +36,50 @@ from deltainc.pipeline.state import (
     remove_lock,
     state_paths,
 )
-from deltainc.settings import Settings, load_settings
+from deltainc.settings import Settings
 
-__all__ = ["nothing_pending", "idle_run", "unlock", "hold_lock", "write_command"]
+__all__ = [
+    "BeforeSpark",
+    "SparkNeeded",
+    "before_spark",
+    "from_logs_else_spark",
+    "hold_lock",
+    "nothing_pending",
+    "unlock",
+]
+
+log = logging.getLogger("deltainc")
+T = TypeVar("T")
+_STARTS_SPARK = "%s starts Spark: the Delta logs cannot answer: %s"
 
 
-def _load(job: JobConfig | str | Path, settings: Settings | None) -> tuple[JobConfig, Settings]:
-    settings = settings or load_settings()
-    if not isinstance(job, JobConfig):
-        job = load_job(resolve_job(str(job), settings.job_dir))
-    return job, settings
+class SparkNeeded(Exception):
+    """The Delta logs answered, and the answer is work only Spark can do (windows pending, a target to write)."""
+
+
+def from_logs_else_spark(job: str, command: str, from_logs: Callable[[], T], with_spark: Callable[[], T]) -> T:
+    """`from_logs()` when the Delta logs answer; else `with_spark()`, after one log line saying why.
+
+    `from_logs` raises LogUnreadable where the logs cannot answer exactly (a catalog table, a remote path, a
+    `join_cond` only Spark resolves) and SparkNeeded where they show work for Spark; any other error (a job that
+    does not fit its sources, changed settings) is the command's answer and goes to the caller, Spark unstarted.
+
+    Args:
+        job: the job's name, for the log line.
+        command: the command, for the log line (`status`, `validate`, `run`, ...).
+        from_logs: the answer from the Delta logs alone.
+        with_spark: the answer with Spark, started by it.
+
+    Example:
+        ```python
+        state = from_logs_else_spark(job.name, "status", lambda: status_from_log(job, settings, 5), with_spark)
+        ```
+    """
+    try:
+        return log_else(f"{job}: {command}", from_logs, lambda _why: with_spark(), _STARTS_SPARK)
+    except SparkNeeded as exc:
+        log.info("%s: %s starts Spark: %s", job, command, exc)
+    return with_spark()
 
 
 def nothing_pending(job: JobConfig, watermark: int | None, latest: int | None, until: int | None) -> str:
@@ -65,13 +103,10 @@ def nothing_pending(job: JobConfig, watermark: int | None, latest: int | None, u
     return f"nothing pending for {job.name}: {facts}"
 
 
-def idle_run(
-    job: JobConfig | str | Path, settings: Settings | None = None, until: str | dt.date | None = None
-) -> PipelineResult:
+def _idle_run(job: JobConfig, settings: Settings, until: str | dt.date | None) -> PipelineResult:
     """`run`'s result when the logs show nothing pending (its settings checked as a run checks them). SparkNeeded
     naming the next window when there is work to do; LogUnreadable when the logs cannot tell (a catalog table, a
     missing source: Spark says why)."""
-    job, settings = _load(job, settings)
     uom = job.join.time_uom
     until_unit = None if until is None else parse_point(until, "--until", uom)
     root = job.state_path(settings.state_dir)
@@ -95,23 +130,20 @@ def unlock(
 ) -> list[dict[str, object]]:
     """Remove the job's lock by hand (only run `run_id`'s when given); the lock rows removed. Rarely needed: the
     next run takes over a dead run's lock by itself."""
-    job, settings = _load(job, settings)
+    job, settings = load(job, settings)
     paths = state_paths(job.state_path(settings.state_dir))
     read_state(paths, job.name)  # a state folder that cannot be read says so here, naming state_dir
     return remove_lock(paths.locks, job.name, run_id)
 
 
 @contextmanager
-def hold_lock(
-    job: JobConfig | str | Path, settings: Settings | None = None, command: str = "run", check_settings: bool = True
-) -> Iterator[Lease]:
+def hold_lock(job: JobConfig, settings: Settings, command: str = "run", check_settings: bool = True) -> Iterator[Lease]:
     """Take the job's lock now, without a JVM, and hold it (renewed) for the block: what `run`, `rerun` and
     `backfill` do before they start Spark, so that a second run exits 3 at once instead of starting a JVM first,
     and `status` shows the run from its first second. Changed settings are refused before (nothing written).
 
-    Example: ``with hold_lock("trx") as lease: run("trx", spark=start(), lease=lease)``.
+    Example: ``with hold_lock(job, settings) as lease: print(lease.run_id)``.
     """
-    job, settings = _load(job, settings)
     paths = state_paths(job.state_path(settings.state_dir))
     state = read_state(paths, job.name)
     if check_settings:
@@ -120,48 +152,53 @@ def hold_lock(
         yield lease
 
 
-@one_look()
-def write_command(
-    job: JobConfig | str | Path,
-    settings: Settings | None,
+@dataclass(frozen=True)
+class BeforeSpark:
+    """What a writing command found before Spark starts: a run's answer from the logs (nothing pending), or the
+    job's join checked from them (None where they could not tell) and the job's lock, held while Spark works."""
+
+    answer: PipelineResult | None = None
+    checked: JoinPlan | None = None
+    lease: Lease | None = None
+
+
+@contextmanager
+def before_spark(
+    job: JobConfig,
+    settings: Settings,
     command: str,
-    with_spark: Callable[[Lease, JoinPlan | None], PipelineResult],
     until: str | dt.date | None = None,
     rebuild: bool = False,
-) -> PipelineResult:
-    """The one door of `run`, `rerun` and `backfill` before Spark starts: the job checked against its sources' Delta
+) -> Iterator[BeforeSpark]:
+    """The part of `run`, `rerun` and `backfill` before Spark starts: the job checked against its sources' Delta
     logs (what does not fit is refused here, nothing written), a `run` with nothing pending answered from them, and
-    otherwise the job's lock taken (`hold_lock`) and `with_spark(lease, plan)` called under it to start Spark and do
-    the work, `plan` being the job's join checked from the logs (None where they could not tell: Spark checks it);
-    why Spark starts is logged once (`from_logs_else_spark`).
+    otherwise the job's lock taken (`hold_lock`) and held for the block, where Spark does the work; why Spark
+    starts is logged once (`from_logs_else_spark`).
 
     Args:
-        job: a job, a job name or a job file's path.
-        settings: the global settings; None = read them.
+        job: the job.
+        settings: the global settings.
         command: `run`, `rerun` or `backfill`: what the lock and a refusal of changed settings name.
-        with_spark: the command with Spark, given the lease held for it and the job's join checked from the logs
-            (the caller's: the command line starts its Spark with its log redirected, the Python API with
-            `get_spark()`).
         until: `run --until`: what counts as pending.
         rebuild: `run --rebuild`: always Spark, and the settings may have changed.
 
     Example:
         ```python
-        write_command("trx", None, "run", lambda lease, plan: run("trx", spark=get_spark(), lease=lease, checked=plan))
+        with before_spark(job, settings, "run") as found:
+            result = found.answer or run_with_spark(job, found.checked, found.lease)
         ```
     """
-    config, global_settings = _load(job, settings)
-
     checked: list[JoinPlan] = []  # the job's join as the logs checked it, for Spark to take on
 
-    def from_logs() -> PipelineResult:
-        checked.append(check_from_logs(config))  # a source or column that does not fit: refused before Spark starts
+    def from_logs() -> PipelineResult | None:
+        checked.append(check_from_logs(job))  # a source or column that does not fit: refused before Spark starts
         if command != "run" or rebuild:
             raise SparkNeeded("a rebuild recomputes the target" if rebuild else f"{command} recomputes windows")
-        return idle_run(config, global_settings, until)
+        return _idle_run(job, settings, until)
 
-    def locked_with_spark() -> PipelineResult:
-        with hold_lock(config, global_settings, command, check_settings=not rebuild) as lease:  # before Spark starts
-            return with_spark(lease, checked[0] if checked else None)
-
-    return from_logs_else_spark(config.name, command, from_logs, locked_with_spark)
+    answer = from_logs_else_spark(job.name, command, from_logs, lambda: None)  # None: Spark does the work
+    if answer is not None:
+        yield BeforeSpark(answer)
+        return
+    with hold_lock(job, settings, command, check_settings=not rebuild) as lease:
+        yield BeforeSpark(None, checked[0] if checked else None, lease)

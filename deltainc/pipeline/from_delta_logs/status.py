@@ -3,7 +3,7 @@
 Starting Spark costs seconds; status only needs a lock row, a few run-log rows and the latest RecDate of
 two sources, which a Delta log answers. Where it cannot answer exactly (a table given by catalog name, a
 source with deletion vectors, a file without statistics) this raises LogUnreadable and the caller's Spark answers
-(`answer.from_logs_else_spark`). When neither can (Spark or its metastore fails), `status_with_problem` shows what
+(`commands.from_logs_else_spark`). When neither can (Spark or its metastore fails), `status_with_problem` shows what
 the state tables still say.
 """
 

@@ -12,9 +12,10 @@ from deltainc.errors import ConfigError
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.section_keys import known_keys
 from deltainc.pipeline.job.toml_reader import TOMLDecodeError, read_toml
+from deltainc.settings import Settings, load_settings
 from deltainc.suggestions import did_you_mean
 
-__all__ = ["load_job", "resolve_job"]
+__all__ = ["load", "load_job", "resolve_job"]
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
@@ -93,3 +94,14 @@ def resolve_job(name_or_path: str, job_dir: Path) -> Path:
     raise ConfigError(
         f"job {name_or_path!r}: no such job file and no {by_name} (jobs in {job_dir}: {', '.join(available) or 'none'})"
     )
+
+
+def load(job: JobConfig | str | Path, settings: Settings | None = None) -> tuple[JobConfig, Settings]:
+    """The job (a config, or a job name or file under the settings' job_dir) and the settings to run it with.
+
+    Example: ``job, settings = load("bank_trx")``.
+    """
+    settings = settings or load_settings()
+    if not isinstance(job, JobConfig):
+        job = load_job(resolve_job(str(job), settings.job_dir))
+    return job, settings

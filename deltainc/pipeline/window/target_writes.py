@@ -1,27 +1,89 @@
 """The writes of one window (docs/design.md#the-two-slices-and-the-forward-write): the window's output checked
 against the target, laid out as its write mode wants it, and written by that mode in one commit at most (its
 too-late B rows: `too_late_writes`). The modes are objects, one per module under `target/`.
+
+Where it can, the write counts and checks the window itself (`Counting`, one Spark query joins, checks and writes:
+docs/design.md#one-pass-the-write-counts-and-checks-its-rows). The identity check is a window count over the
+target identity whose filter raises when a group holds two rows, so a duplicate fails the write's query before
+Delta commits anything; the named message is then built as the two-pass check builds it. The counts by JoinType are
+observed on the rows as the write reads them (`DataFrame.observe`), above the layout's shuffle: each counted once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
+from pyspark.sql.window import Window as Over
 
 from deltainc.errors import ConfigError
+from deltainc.join.join_types import JoinType
+from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import table_shape
 from deltainc.pipeline.delta.sql import table_exists
+from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.prepared_job import PreparedJob
+from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity
 from deltainc.pipeline.target.layout import ensure_target, holds_open_rows_apart, lay_out, with_is_final
+from deltainc.pipeline.target.merge import check_unambiguous
 from deltainc.pipeline.target.schema import new_columns
 from deltainc.pipeline.target.write_mode import WriteMode, Written
-from deltainc.pipeline.window.counted_write import Counting
 from deltainc.pipeline.window.too_late_writes import create_late_rows_table
 
-__all__ = ["fitted", "partitioning", "shaped", "write_window"]
+__all__ = ["Counting", "fitted", "partitioning", "shaped", "write_window", "written_counted"]
+
+# Raised inside the write's query when two rows share one identity; recognised here by this text.
+REFUSED = "deltainc: two output rows share one target identity"
+_GROUP = f"{RESERVED_PREFIX}identity_rows"
+_names = (f"observed_{n}" for n in itertools.count())  # an Observation's name is unique in its session
+
+
+@dataclass(frozen=True)
+class Counting:
+    """The counts and identity check one window's write makes as it writes: `check` goes below the layout's
+    shuffle, `observe` above it; `counts` is read once the write is done."""
+
+    identity: Identity
+    observation: Observation
+    sources: WindowSources | None = None  # where a duplicate identity is looked for, for the message
+
+    @staticmethod
+    def of(identity: Identity, sources: WindowSources | None = None) -> Counting:
+        """A fresh counting for one window's write."""
+        return Counting(identity, Observation(next(_names)), sources)
+
+    def check(self, output: DataFrame) -> DataFrame:
+        """`output`, which fails the query that reads it if two of its rows share the target identity."""
+        group = Over.partitionBy(*[F.col(f"`{c}`") for c in self.identity.columns])
+        rows = output.withColumn(_GROUP, F.count(F.lit(1)).over(group))
+        unique = F.when(F.col(_GROUP) > 1, F.raise_error(F.lit(REFUSED))).otherwise(F.lit(True))
+        return rows.where(unique).drop(_GROUP)
+
+    def observe(self, output: DataFrame) -> DataFrame:
+        """`output`, counting its rows by JoinType as a query reads it."""
+        counted = [F.count(F.when(F.col(JOIN_TYPE) == int(code), 1)).alias(str(int(code))) for code in JoinType]
+        return output.observe(self.observation, *counted)
+
+    def counts(self) -> dict[int, int]:
+        """The rows the write wrote by JoinType (those it has), e.g. `{1: 120, 4: 3}`."""
+        return {int(code): int(n) for code, n in self.observation.get.items() if n}
+
+
+def written_counted(counting: Counting | None, write: Callable[[], Written], unchecked: DataFrame) -> Written:
+    """Run `write`; when its query refused a duplicate identity (`counting`'s check), raise the AmbiguousRowsError
+    that names the keys, a sample and the source that holds the duplicate, found again in `unchecked` (the
+    window's output before the check). Nothing was committed then."""
+    try:
+        return write()
+    except Exception as exc:
+        if counting is None or REFUSED not in str(exc):
+            raise
+        check_unambiguous(unchecked, counting.identity, counting.sources)
+        raise ambiguous_identity(counting.identity, [], counting.sources) from exc
 
 
 def fitted(prepared: PreparedJob, output: DataFrame, scans: Mapping[str, DataFrame]) -> DataFrame:

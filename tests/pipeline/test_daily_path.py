@@ -1,0 +1,69 @@
+"""The daily path in a few modules (issue 62): a daily one-window run enters few of the package's modules, so that
+following it from `run` to the write reads a few files, not half the package."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+from frames import frame
+from pyspark.sql import SparkSession
+
+import deltainc
+from deltainc.pipeline import PipelineResult, run
+from jobs import days_from, job_config
+
+pytestmark = pytest.mark.spark
+
+START = dt.date(2025, 4, 1)
+ORDERS = "Id long, OrderId long, EventTime timestamp, RecDate date"
+PAYMENTS = "PayId long, OrderId long, EventTime timestamp, RecDate date"
+# A ratchet at the modules of deltainc/ a daily one-window run entered when this test was written (56 before issue
+# 62's controller rework, which added state/window_row.py and window/source_facts.py); issue 62's goal is 25.
+MOST_MODULES = 57
+
+day, at = days_from(START)
+
+
+def _append(spark: SparkSession, root: Path, n: int) -> None:
+    """Day n's order and its payment, appended to root/orders and root/payments."""
+    rows = (("orders", (n, n, at(n, 9), day(n)), ORDERS), ("payments", (n, n, at(n, 10), day(n)), PAYMENTS))
+    for name, row, schema in rows:
+        frame(spark, [row], schema).write.format("delta").mode("append").partitionBy("RecDate").save(str(root / name))
+
+
+def _modules_entered(call: Any) -> set[str]:
+    """The modules of deltainc/ whose functions run while `call()` does, in any thread."""
+    home, seen = str(Path(deltainc.__file__).parent), set()
+
+    def profile(frame: FrameType, event: str, _arg: object) -> None:
+        if event == "call" and frame.f_code.co_filename.startswith(home):
+            seen.add(str(frame.f_globals.get("__name__")))
+
+    threading.setprofile(profile)
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    return seen
+
+
+def test_a_daily_one_window_run_enters_few_of_the_packages_modules(spark: SparkSession, tmp_path: Path) -> None:
+    config = job_config(
+        tmp_path, "orders", START, {"how": "left", "join_cols": ["OrderId"]}, keys=["Id"], b_keys=["PayId"],
+        sources=("orders", "payments"),
+    )  # fmt: skip
+    _append(spark, tmp_path, 0)
+    run(config, spark=spark)  # the first run: the state and the target exist from here on
+    _append(spark, tmp_path, 1)
+    results: list[PipelineResult] = []
+    entered = _modules_entered(lambda: results.append(run(config, spark=spark)))
+    assert [str(report.window) for report in results[0].windows] == [day(1).isoformat()]  # one daily window
+    assert len(entered) <= MOST_MODULES, "\n".join(sorted(entered))

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LogUnreadable",
-    "asking_spark",
     "Row",
     "reading",
     "plain_location",
@@ -80,11 +79,6 @@ def _from_the_log_readers(exc: BaseException) -> bool:
         return True
     frames = traceback.extract_tb(exc.__traceback__)
     return bool(frames) and _READERS.search(frames[-1].filename) is not None
-
-
-def asking_spark(what: str, exc: Exception) -> None:
-    """Say (at info, shown with --verbose) that `what` is read with Spark because the Delta log cannot answer."""
-    log.info("%s read with Spark: %s", what, exc)
 
 
 def plain_location(location: str) -> bool:

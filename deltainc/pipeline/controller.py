@@ -55,11 +55,6 @@ def _before_spark(job: JobConfig, settings: Settings, command: Command, spark: S
     return nullcontext(BeforeSpark())
 
 
-def _started(spark: Session) -> SparkSession | None:
-    """The session to run in: the given one, or started now (by the caller's function, else by `get_spark()`)."""
-    return spark() if callable(spark) else spark
-
-
 def _locked(prepared: PreparedJob, state: JobState | None, lease: Lease | None) -> AbstractContextManager[Lease]:
     """The job's lock for the block; `lease` when `before_spark` took it, made to name the driver started since."""
     if lease is None:
@@ -123,7 +118,7 @@ def run(
     with _before_spark(config, settings, Command.RUN, spark, until, rebuild) as found:
         if found.answer is not None:
             return found.answer
-        prepared, state = open_job(config, _started(spark), settings, "run", not rebuild, found.checked)
+        prepared, state = open_job(config, spark, settings, "run", not rebuild, found.checked)
         until_unit = None if until is None else parse_point(until, "--until", prepared.uom)
         latest = latest_available(prepared)
         if rebuild:
@@ -183,7 +178,7 @@ def rerun(
     """
     config, settings = load(job, settings)
     with _before_spark(config, settings, Command.RERUN, spark) as found:
-        prepared, state = open_job(config, _started(spark), settings, "rerun", checked=found.checked)
+        prepared, state = open_job(config, spark, settings, "rerun", checked=found.checked)
         first = parse_point(start, "--start", prepared.uom)
         last = first if end is None else parse_point(end, "--end", prepared.uom)
         # Name the argument the user gave: with no --end, the window is the one unit of --start.
@@ -238,7 +233,7 @@ def backfill(
     """
     config, settings = load(job, settings)
     with _before_spark(config, settings, Command.BACKFILL, spark) as found:
-        prepared, state = open_job(config, _started(spark), settings, "backfill", checked=found.checked)
+        prepared, state = open_job(config, spark, settings, "backfill", checked=found.checked)
         first = parse_point(start, "--start", prepared.uom)
         last = parse_point(end, "--end", prepared.uom)
         chunk_windows(Window(first, last, prepared.uom), chunk)  # an unknown chunk is refused first

@@ -9,8 +9,11 @@ session kinds share (docs/reference/versions.md, docs/production/cluster.md#spar
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from importlib.metadata import version
 from typing import TYPE_CHECKING
 
@@ -23,8 +26,11 @@ __all__ = [
     "scala_version",
     "delta_version",
     "delta_packages",
+    "SessionKind",
+    "session_kind",
     "is_connect",
     "observes_writes",
+    "cancel_all_jobs",
     "set_log_level",
     "describe_master",
     "labelled_jobs",
@@ -57,15 +63,66 @@ def delta_packages() -> str:
     return f"io.delta:delta-spark_{scala_version()}:{delta_version()}"
 
 
+@dataclass(frozen=True)
+class SessionKind:
+    """What a session can do, decided once from its kind (classic or Connect) and the Spark line; every guard of
+    the package asks this value instead of testing the session itself."""
+
+    connect: bool  # a Spark Connect client: no SparkContext, no JVM in this process
+    major: int  # the Spark line: 3 or 4
+
+    @property
+    def sees_its_files(self) -> bool:
+        """Whether this process sees the files the session's driver reads and writes (a classic session): the
+        Delta logs and commit files read here are the session's own."""
+        return not self.connect
+
+    @property
+    def reads_parquet_as_delta(self) -> bool:
+        """Whether a window may read a source's files as Parquet, named by its Delta log (`window_reads`), and
+        build frames of rows read here: a classic Spark 4 session (Connect's client may not see the files)."""
+        return not self.connect and self.major >= 4
+
+    @property
+    def observes_writes(self) -> bool:
+        """Whether an `Observation` on a DataFrame reports its metrics when a write reads it: a classic session,
+        and a Connect client from Spark 4 (a Spark 3.5 Connect client has no observations)."""
+        return not self.connect or self.major >= 4
+
+
+@functools.lru_cache(maxsize=4)
+def _kind_of(module: str) -> SessionKind:
+    return SessionKind(module.startswith("pyspark.sql.connect"), spark_major())
+
+
+def session_kind(spark: SparkSession) -> SessionKind:
+    """The `SessionKind` of `spark` (decided once per kind of session in a process).
+
+    >>> session_kind(spark).reads_parquet_as_delta  # doctest: +SKIP
+    True
+    """
+    return _kind_of(type(spark).__module__)
+
+
 def is_connect(spark: SparkSession) -> bool:
     """Whether `spark` is a Spark Connect client session (no SparkContext, no JVM in this process)."""
-    return type(spark).__module__.startswith("pyspark.sql.connect")
+    return session_kind(spark).connect
 
 
 def observes_writes(spark: SparkSession) -> bool:
-    """Whether an `Observation` on a DataFrame reports its metrics when a write reads it: a classic session, and a
-    Connect client from Spark 4 (a Spark 3.5 Connect client has no observations)."""
-    return not is_connect(spark) or spark_major() >= 4
+    """Whether an `Observation` on a DataFrame reports its metrics when a write reads it (`SessionKind`)."""
+    return session_kind(spark).observes_writes
+
+
+def cancel_all_jobs(spark: SparkSession) -> None:
+    """Cancel the session's running Spark jobs (best effort: the JVM may be going down with the same signal)."""
+    try:
+        if is_connect(spark):
+            spark.interruptAll()
+        else:
+            spark.sparkContext.cancelAllJobs()
+    except Exception:
+        logging.getLogger("deltainc").debug("could not cancel the Spark jobs", exc_info=True)
 
 
 def set_log_level(spark: SparkSession, level: str) -> None:

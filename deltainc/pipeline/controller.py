@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 
 from deltainc.errors import Cancelled, ConfigError
 from deltainc.join.windows import Window, chunk_windows, parse_point
+from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.from_delta_logs.commands import BeforeSpark, before_spark, nothing_pending
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.job_file import load
@@ -54,11 +55,6 @@ def _before_spark(job: JobConfig, settings: Settings, command: Command, spark: S
     return nullcontext(BeforeSpark())
 
 
-def _started(spark: Session) -> SparkSession | None:
-    """The session to run in: the given one, or started now (by the caller's function, else by `get_spark()`)."""
-    return spark() if callable(spark) else spark
-
-
 def _locked(prepared: PreparedJob, state: JobState | None, lease: Lease | None) -> AbstractContextManager[Lease]:
     """The job's lock for the block; `lease` when `before_spark` took it, made to name the driver started since."""
     if lease is None:
@@ -72,6 +68,7 @@ def _result(prepared: PreparedJob, command: str, run_id: str | None, reports: li
     return PipelineResult(prepared.job.name, command, run_id, tuple(reports), prepared.label(watermark), message)
 
 
+@one_look()
 def run(
     job: JobConfig | str | Path,
     until: str | dt.date | None = None,
@@ -121,7 +118,7 @@ def run(
     with _before_spark(config, settings, Command.RUN, spark, until, rebuild) as found:
         if found.answer is not None:
             return found.answer
-        prepared, state = open_job(config, _started(spark), settings, "run", not rebuild, found.checked)
+        prepared, state = open_job(config, spark, settings, "run", not rebuild, found.checked)
         until_unit = None if until is None else parse_point(until, "--until", prepared.uom)
         latest = latest_available(prepared)
         if rebuild:
@@ -140,6 +137,7 @@ def run(
         return _result(prepared, Command.RUN, done.run_id, done.reports, message, done.watermark)
 
 
+@one_look()
 def rerun(
     job: JobConfig | str | Path,
     start: str | dt.date,
@@ -180,7 +178,7 @@ def rerun(
     """
     config, settings = load(job, settings)
     with _before_spark(config, settings, Command.RERUN, spark) as found:
-        prepared, state = open_job(config, _started(spark), settings, "rerun", checked=found.checked)
+        prepared, state = open_job(config, spark, settings, "rerun", checked=found.checked)
         first = parse_point(start, "--start", prepared.uom)
         last = first if end is None else parse_point(end, "--end", prepared.uom)
         # Name the argument the user gave: with no --end, the window is the one unit of --start.
@@ -193,6 +191,7 @@ def rerun(
         return _result(prepared, Command.RERUN, done.run_id, done.reports, message, state.watermark)
 
 
+@one_look()
 def backfill(
     job: JobConfig | str | Path,
     start: str | dt.date,
@@ -234,7 +233,7 @@ def backfill(
     """
     config, settings = load(job, settings)
     with _before_spark(config, settings, Command.BACKFILL, spark) as found:
-        prepared, state = open_job(config, _started(spark), settings, "backfill", checked=found.checked)
+        prepared, state = open_job(config, spark, settings, "backfill", checked=found.checked)
         first = parse_point(start, "--start", prepared.uom)
         last = parse_point(end, "--end", prepared.uom)
         chunk_windows(Window(first, last, prepared.uom), chunk)  # an unknown chunk is refused first

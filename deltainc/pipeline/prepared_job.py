@@ -6,7 +6,7 @@ written: the job file, the join, the target's identity columns, and (`open_job`)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,16 +118,16 @@ def prepare_job(
 
 def open_job(
     job: JobConfig | str | Path,
-    spark: SparkSession | None,
+    spark: SparkSession | Callable[[], SparkSession] | None,
     settings: Settings | None,
     command: str,
     check_settings: bool = True,
     checked: JoinPlan | None = None,
 ) -> tuple[PreparedJob, JobState]:
-    """The common start of a command: the prepared job (taking on the plan `checked` from the Delta logs) and its
-    state, refused (SettingsChangedError) when `check_settings` and the job's settings differ from those its
-    target was built with."""
-    prepared = prepare_job(job, spark, settings, checked)
+    """The common start of a command: the prepared job in `spark` (a session, a function that starts one, or None
+    for `get_spark()`), taking on the plan `checked` from the Delta logs, and its state, refused
+    (SettingsChangedError) when `check_settings` and the job's settings differ from those its target was built with."""
+    prepared = prepare_job(job, spark() if callable(spark) else spark, settings, checked)
     state = read_state(prepared.paths, prepared.job.name)
     if check_settings:
         check_unchanged(prepared.job, state.settings, command)

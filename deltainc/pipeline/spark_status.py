@@ -8,6 +8,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
+from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.delta.sources import latest_unit, read_table
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.job_file import load
@@ -18,6 +19,7 @@ from deltainc.spark import job_session
 __all__ = ["status"]
 
 
+@one_look()
 def status(
     job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None, runs: int = 5
 ) -> JobStatus:

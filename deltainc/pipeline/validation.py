@@ -9,8 +9,9 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from deltainc.join.windows import from_index
-from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, reading
-from deltainc.pipeline.delta.sources import table_exists
+from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.snapshot import look, one_look
+from deltainc.pipeline.delta.sources import shape_from_log, table_exists
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import status_from_log
 from deltainc.pipeline.job.job_config import JobConfig
@@ -20,10 +21,9 @@ from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.spark_status import status
 from deltainc.pipeline.state import JobStatus, refusal
 from deltainc.pipeline.target.layout import (
-    CHANGE_DATA_FEED,
-    DELETION_VECTORS,
     TargetLayout,
     holds_open_rows_apart,
+    layout_of,
     layout_warnings,
     read_layout,
 )
@@ -57,6 +57,7 @@ class JobValidation:
         return {role: (label(first), label(last)) for role, (first, last) in self.next_reads.items()}
 
 
+@one_look()
 def validate_job(
     job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None
 ) -> JobValidation:
@@ -69,6 +70,7 @@ def validate_job(
     return _validation(config, state, layout, settings)
 
 
+@one_look()
 def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = None) -> JobValidation:
     """`validate_job` answered from the Delta logs alone, without starting Spark: the sources' schemas, the
     state and the target's layout. LogUnreadable when the logs cannot answer (a catalog table, a remote path, a
@@ -89,17 +91,7 @@ def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = 
 
 def _layout_from_log(location: str) -> TargetLayout | None:
     """`read_layout` of the local table at `location` from its log; None when no table is there yet."""
-    table = open_table(location)
-    if table is None:
-        return None
-    with reading(location):
-        metadata = table.metadata()
-    properties = {key: str(value).lower() for key, value in (metadata.configuration or {}).items()}
-    return TargetLayout(
-        tuple(metadata.partition_columns or ()),
-        properties.get(DELETION_VECTORS, "false") == "true",
-        properties.get(CHANGE_DATA_FEED, "false") == "true",
-    )
+    return layout_of(shape_from_log(location)) if look(location).found is not None else None
 
 
 def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None, settings: Settings) -> JobValidation:

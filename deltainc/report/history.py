@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from deltainc.errors import ConfigError, DeltaincError
 from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.snapshot import log_else, log_required
 from deltainc.pipeline.from_delta_logs.status import latest_in_both
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
@@ -44,19 +45,17 @@ def read_history(job: JobConfig, settings: Settings) -> History:
     `status_from_log` and a read of all runs would."""
     root = job.state_path(settings.state_dir)
     try:
-        if ("://" in root or root.startswith("file:")) and not is_s3(root):
-            raise LogUnreadable(f"the state folder is not a local path or in S3 ({root})")
-        paths = state_paths(root)
-        state = read_state_from_log(paths, job.name)
-        newest_first = read_runs_from_log(paths, job.name, ALL_RUNS)
-    except (LogUnreadable, OSError) as exc:
+        with log_required(f"state_dir: the run log of {job.name} cannot be read"):
+            if ("://" in root or root.startswith("file:")) and not is_s3(root):
+                raise LogUnreadable(f"the state folder is not a local path or in S3 ({root})")
+            paths = state_paths(root)
+            state = read_state_from_log(paths, job.name)
+            newest_first = read_runs_from_log(paths, job.name, ALL_RUNS)
+    except OSError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # delta-rs may add a backtrace
         raise ConfigError(f"state_dir: the run log of {job.name} cannot be read: {first}") from exc
-    latest, problem = None, None
-    try:
-        latest = latest_in_both(job)
-    except (LogUnreadable, FileNotFoundError) as exc:  # the header says so; the history is still the run log's
-        problem = str(exc)
+    # The header says why when the sources' logs cannot answer; the history is still the run log's.
+    latest, problem = log_else("the sources' latest RecDate", lambda: (latest_in_both(job), None), _unanswered)
     status = describe(job, state, latest, newest_first[:1], settings.lock_expiry_seconds, problem, "delta_log")
     for row in newest_first:  # pyspark's naive local time made explicit, as status shows it
         row["started_at"] = utc(row.get("started_at"))
@@ -86,3 +85,8 @@ def chosen(rows: Sequence[Row], job: str, since: dt.date | None, last: int | Non
     if last is not None:
         kept = kept[-last:]
     return tuple(kept)
+
+
+def _unanswered(why: Exception) -> tuple[int | None, str | None]:
+    """No latest RecDate, and why (the page's header shows it)."""
+    return None, str(why)

@@ -7,8 +7,8 @@ own layout. So the header reads the partition columns from the target's log, and
 
 from __future__ import annotations
 
-from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, reading
 from deltainc.pipeline.delta.delta_log_stats import source_location
+from deltainc.pipeline.delta.snapshot import log_else, look
 from deltainc.pipeline.job.job_config import JobConfig
 
 __all__ = ["layout_text"]
@@ -20,15 +20,14 @@ def layout_text(job: JobConfig) -> str:
     >>> layout_text(load_job("conf/jobs/trx_hourly.toml"))  # doctest: +SKIP
     "partitioned by IsFinal (the target's Delta log)"
     """
-    try:
-        location = source_location(job.target, "target")
-        table = open_table(location)
-        if table is None:
-            raise FileNotFoundError(f"no Delta table at {job.target.label}")
-        with reading(location):
-            columns = list(table.metadata().partition_columns)
-    except (LogUnreadable, FileNotFoundError, OSError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+    def from_log() -> str:
+        columns = look(source_location(job.target, "target")).partition_columns
+        shown = f"partitioned by {', '.join(columns)}" if columns else "not partitioned"
+        return f"{shown} (the target's Delta log)"
+
+    def unknown(why: Exception) -> str:
+        first = (str(why).strip().splitlines() or [type(why).__name__])[0]
         return f"unknown: the target's Delta log cannot be read ({first})"
-    shown = f"partitioned by {', '.join(columns)}" if columns else "not partitioned"
-    return f"{shown} (the target's Delta log)"
+
+    return log_else("the target's layout", from_log, unknown)

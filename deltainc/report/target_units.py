@@ -20,8 +20,9 @@ from urllib.parse import unquote
 from deltainc.join.join_types import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE
 from deltainc.join.time_units import from_index, to_index
-from deltainc.pipeline.delta.delta_log import LogUnreadable, column_types, open_table, reading
+from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
 from deltainc.pipeline.delta.delta_log_stats import source_location
+from deltainc.pipeline.delta.snapshot import log_else, look
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.report.series import Row, UnitCounts, span, window_label
 from deltainc.storage import is_s3
@@ -51,10 +52,13 @@ def units_from_target(job: JobConfig, windows: Sequence[Row]) -> Mapping[str, Un
     if not wide:
         return {}
     ranges = [(_unit(w.get("window_start"), uom), _unit(w.get("window_end"), uom)) for w in wide]
-    try:
-        counts = _count(job, ranges)
-    except (LogUnreadable, FileNotFoundError, OSError) as exc:
-        log.warning("%s: catch-up windows shown apart: the target cannot be read per %s: %s", job.name, uom, exc)
+
+    def apart(why: Exception) -> dict[tuple[int, str], int] | None:
+        log.warning("%s: catch-up windows shown apart: the target cannot be read per %s: %s", job.name, uom, why)
+        return None
+
+    counts = log_else("the target's rows per unit", lambda: _count(job, ranges), apart)
+    if counts is None:
         return {}
     found: dict[str, dict[str, dict[str, int]]] = {}
     for window, (first, last) in zip(wide, ranges, strict=True):
@@ -84,22 +88,14 @@ def _count(job: JobConfig, ranges: Sequence[tuple[int, int]]) -> dict[tuple[int,
     location = source_location(job.target, "target")
     if is_s3(location):
         raise LogUnreadable("the target is in S3: its files are not read without Spark")
-    table = open_table(location)
-    if table is None:
-        raise FileNotFoundError(f"no Delta table at {job.target.label}")
+    snapshot = look(location)
     with reading(location):
-        types = column_types(table, location)
-        inc = next((name for name in types if name.lower() == job.join.inc_col.lower()), job.join.inc_col)
-        partitioned = inc in table.metadata().partition_columns
-        deleted = set(table.deletion_vectors().read_all().column("filepath").to_pylist())
-        actions = table.get_add_actions(flatten=True)
-        names = set(actions.column_names)
-
-        def column(name: str) -> list[object]:
-            return list(actions.column(name).to_pylist()) if name in names else [None] * actions.num_rows
-
+        inc = next((name for name in snapshot.types if name.lower() == job.join.inc_col.lower()), job.join.inc_col)
+        partitioned = inc in snapshot.partition_columns
+        deleted = set(snapshot.table.deletion_vectors().read_all().column("filepath").to_pylist())
+        column = snapshot.values
         paths, records = column("path"), column("num_records")
-        parts = column(f"partition.{inc}") if partitioned else [None] * actions.num_rows
+        parts = column(f"partition.{inc}") if partitioned else [None] * len(paths)
         lows, highs = column(f"min.{inc}"), column(f"max.{inc}")
         codes_low, codes_high = column(f"min.{JOIN_TYPE}"), column(f"max.{JOIN_TYPE}")
     final = {int(code) for code in JoinType if code not in WAITING_TYPES}
@@ -127,7 +123,7 @@ def _count(job: JobConfig, ranges: Sequence[tuple[int, int]]) -> dict[tuple[int,
             raise LogUnreadable(f"{location}: a file of those units has deleted rows (a deletion vector)")
         one_code = codes_low[index] is not None and codes_low[index] == codes_high[index]
         if one_unit is not None and one_code and records[index] is not None:
-            add(one_unit, int(codes_low[index]), int(records[index]))  # type: ignore[call-overload]
+            add(one_unit, int(codes_low[index]), int(records[index]))
             continue
         with reading(location):
             read = pq.read_table(

@@ -23,7 +23,8 @@ from deltainc.join import feature_checks
 from deltainc.join.time_units import TimeUnit, to_index
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.from_delta_logs.checks import check_from_logs, log_schema
+from deltainc.pipeline.delta.sources import shape_from_log
+from deltainc.pipeline.from_delta_logs.checks import check_from_logs
 from deltainc.pipeline.from_delta_logs.commands import hold_lock
 from deltainc.pipeline.from_delta_logs.status import status_with_problem
 from deltainc.pipeline.job import join_plan
@@ -118,7 +119,7 @@ def test_the_schema_from_the_log_is_the_schema_spark_reads(spark: SparkSession, 
             "RecDate": pa.array([D1], pa.date32()),
         },
     )
-    assert log_schema(path).simpleString() == spark.read.format("delta").load(path).schema.simpleString()
+    assert shape_from_log(path).schema.simpleString() == spark.read.format("delta").load(path).schema.simpleString()
 
 
 def test_a_job_that_fits_its_sources_gives_its_join_and_target_identity(sources: tuple[str, str]) -> None:

@@ -13,7 +13,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.join.windows import from_index, to_index
+from deltainc.pipeline.delta.window_reads import window_rows
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.table_refs import SourceRef
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.settings import load_settings
 from jobs import feature_job_config, job_config
@@ -116,3 +118,22 @@ def test_a_feature_job_s_window_reads_its_spine_and_sources_from_their_files(
         delta = spark.read.format("delta").load(str(table)).where(F.col("RecDate").between(first, last))
         assert _file_indexes(scan.scan) == ["InMemoryFileIndex"]  # the files listed, not Delta's index
         assert sorted(scan.scan.collect()) == sorted(delta.collect())
+
+
+def test_an_hour_job_s_source_not_partitioned_by_its_timestamp_is_read_from_the_files_its_hours_span(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    start = dt.datetime(2025, 3, 1, 5)
+    for n in range(4):  # one append, one file, an hour
+        rows = [(n, start + dt.timedelta(hours=n, minutes=m)) for m in (0, 59)]
+        frame(spark, rows, "TrxId long, RecDate timestamp").coalesce(1).write.format("delta").mode("append").save(
+            str(tmp_path / "a")
+        )
+    table = spark.read.format("delta").load(str(tmp_path / "a"))
+    first, last = to_index(start, "hour") + 1, to_index(start, "hour") + 2
+    rows = window_rows(spark, {"source_a": SourceRef(path=str(tmp_path / "a"))}, {"source_a": table}, "RecDate", "hour")
+    read = rows("source_a", first, last)
+    assert read is not None and _file_indexes(read) == ["InMemoryFileIndex"]
+    assert len(read.inputFiles()) == 2
+    delta = table.where(F.col("RecDate").between(from_index(first, "hour"), from_index(last + 1, "hour")))
+    assert sorted(read.collect()) == sorted(delta.where(F.col("RecDate") < from_index(last + 1, "hour")).collect())

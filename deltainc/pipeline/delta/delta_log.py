@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LogUnreadable",
-    "asking_spark",
     "Row",
     "reading",
     "plain_location",
@@ -61,10 +60,8 @@ def reading(location: str) -> Iterator[None]:
     LogUnreadable, naming the table. Any other exception is deltainc's own and passes through unchanged."""
     try:
         yield
-    except LogUnreadable:
-        raise
     except BaseException as exc:
-        if not _from_the_log_readers(exc):
+        if isinstance(exc, LogUnreadable) or not _from_the_log_readers(exc):
             raise
         raise LogUnreadable(f"delta-rs cannot read {location}: {type(exc).__name__}: {exc}") from exc
 
@@ -82,11 +79,6 @@ def _from_the_log_readers(exc: BaseException) -> bool:
         return True
     frames = traceback.extract_tb(exc.__traceback__)
     return bool(frames) and _READERS.search(frames[-1].filename) is not None
-
-
-def asking_spark(what: str, exc: Exception) -> None:
-    """Say (at info, shown with --verbose) that `what` is read with Spark because the Delta log cannot answer."""
-    log.info("%s read with Spark: %s", what, exc)
 
 
 def plain_location(location: str) -> bool:

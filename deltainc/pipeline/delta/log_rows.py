@@ -14,24 +14,22 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, reading
+from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
+from deltainc.pipeline.delta.snapshot import look
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from deltalake import DeltaTable
 
-__all__ = ["existing_table", "date_range_rows", "meeting_keys", "spark_schema_json"]
+__all__ = ["existing_table", "date_range_rows", "meeting_keys"]
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def existing_table(location: str) -> DeltaTable:
-    """The Delta table at `location` (a local folder or S3), opened once for the reads below; LogUnreadable when
+    """The Delta table at `location` (a local folder or S3), as the command's snapshot holds it; LogUnreadable when
     none has committed there."""
-    table = open_table(location)
-    if table is None:
-        raise LogUnreadable(f"no Delta table at {location}")
-    return table
+    return look(location).table
 
 
 def date_range_rows(
@@ -90,13 +88,6 @@ def meeting_keys(left: pa.Table, right: pa.Table, keys: Sequence[tuple[str, str]
     left_keys = left.select(left_names).rename_columns(right_names).group_by(right_names).aggregate([])
     right = right.join(left_keys, keys=right_names, join_type="left semi")
     return left, right
-
-
-def spark_schema_json(table: DeltaTable, location: str) -> str:
-    """The schema of `table` (at `location`) as Delta's log holds it: the JSON of Spark's StructType
-    (`StructType.fromJson`)."""
-    with reading(location):
-        return str(table.schema().to_json())
 
 
 def _plain_strings(rows: pa.Table) -> pa.Table:

@@ -7,8 +7,8 @@ import json
 import operator
 import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -18,7 +18,8 @@ from deltainc.errors import ConfigError
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.unit_columns import source_filter
 from deltainc.join.windows import to_index
-from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark, open_table, reading
+from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.snapshot import log_else, look
 from deltainc.pipeline.delta.sql import detail, local_file_path, read, table_exists
 from deltainc.pipeline.job.table_refs import SourceRef, TableRef
 
@@ -27,6 +28,7 @@ __all__ = [
     "TableShape",
     "table_exists",
     "table_shape",
+    "shape_from_log",
     "read_table",
     "read_source",
     "latest_unit",
@@ -54,33 +56,50 @@ def read_table(spark: SparkSession, ref: TableRef, role: str) -> DataFrame:
 
 @dataclass(frozen=True)
 class TableShape:
-    """A Delta table's columns and partition columns, as its log records them."""
+    """A Delta table's columns, partition columns and properties (values lower-cased), as its log records them."""
 
     schema: T.StructType
     partition_by: tuple[str, ...]
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+
+def shape_from_log(location: str) -> TableShape:
+    """The shape of the Delta table at `location` from the command's snapshot of its log (no Spark job): its
+    schema as Spark reads it (the log holds Spark's StructType JSON); LogUnreadable when there is no table there,
+    delta-rs cannot read it, or this pyspark does not know one of its types."""
+    snapshot = look(location)
+    try:
+        schema = T.StructType.fromJson(json.loads(snapshot.schema_json))
+    except (ValueError, KeyError) as exc:  # a type this pyspark does not know: Spark reads the table itself
+        raise LogUnreadable(f"{location}: pyspark cannot parse the schema in the log: {exc}") from exc
+    return TableShape(schema, snapshot.partition_columns, snapshot.properties)
 
 
 def table_shape(spark: SparkSession, ref: TableRef, role: str) -> TableShape:
-    """The columns and partition columns of the Delta table behind `ref`: from its log with delta-rs (no Spark
-    job) when it is a path delta-rs reads, else as Spark reads them. A missing table is a ConfigError naming the
-    role, like `read_table`.
+    """The columns, partition columns and properties of the Delta table behind `ref`: from its log when it is a
+    path delta-rs reads, else as Spark reads them. A missing table is a ConfigError naming the role, like
+    `read_table`.
 
     >>> table_shape(spark, TableRef(path="/data/target"), "target").partition_by  # doctest: +SKIP
     ('RecDate', 'IsFinal')
     """
-    if ref.path is not None:
-        try:
-            table = open_table(ref.path)
-            if table is None:
-                raise ConfigError(f"{role}: no Delta table at {ref.label}")
-            with reading(ref.path):
-                schema = T.StructType.fromJson(json.loads(table.schema().to_json()))
-                return TableShape(schema, tuple(table.metadata().partition_columns))
-        except LogUnreadable as exc:
-            asking_spark(f"{role}'s columns", exc)
-    schema = read_table(spark, ref, role).schema
-    found = detail(spark, ref)
-    return TableShape(schema, tuple(found["partitionColumns"] or ()) if found is not None else ())
+
+    def from_log() -> TableShape:
+        if ref.path is None:
+            raise LogUnreadable(f"{role} is a catalog table")
+        if look(ref.path).found is None:
+            raise ConfigError(f"{role}: no Delta table at {ref.label}")
+        return shape_from_log(ref.path)
+
+    def with_spark() -> TableShape:
+        schema = read_table(spark, ref, role).schema
+        found = detail(spark, ref)
+        if found is None:
+            return TableShape(schema, ())
+        properties = {key: str(value).lower() for key, value in (found["properties"] or {}).items()}
+        return TableShape(schema, tuple(found["partitionColumns"] or ()), properties)
+
+    return log_else(f"{role}'s columns", from_log, lambda _why: with_spark())
 
 
 def read_source(spark: SparkSession, ref: SourceRef, role: str) -> DataFrame:

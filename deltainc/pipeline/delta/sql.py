@@ -15,9 +15,10 @@ from typing import Any
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, Row, SparkSession
 
-from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark, open_table, reading
+from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.snapshot import log_else, look, retake
 from deltainc.pipeline.job.table_refs import TableRef
-from deltainc.spark_compat import is_connect, session_conf
+from deltainc.spark_compat import session_conf, session_kind
 
 __all__ = [
     "table_name",
@@ -115,18 +116,23 @@ def read(spark: SparkSession, ref: TableRef) -> DataFrame:
 def latest_commit(spark: SparkSession, ref: TableRef) -> Mapping[str, Any] | None:
     """The table's latest commit (version, operation, operationMetrics, ...): read from its Delta log with delta-rs
     where the table is a local path of this process, else DESCRIBE HISTORY's row (a Spark job)."""
-    if ref.path is not None and not is_connect(spark):
-        try:
-            table = open_table(ref.path)
-            if table is not None:
-                with reading(ref.path):
-                    history = table.history(1)
-                if history and "operation" in history[0] and "version" in history[0]:
-                    return history[0]
-        except LogUnreadable as exc:
-            asking_spark(f"the last commit of {ref.path}", exc)
-    row = spark.sql(f"DESCRIBE HISTORY {table_name(ref)} LIMIT 1").first()
-    return None if row is None else row.asDict()
+
+    if ref.path is not None:
+        retake(ref.path)  # after the commit just made, the table's snapshot is taken again
+
+    def from_log() -> Mapping[str, Any] | None:
+        if ref.path is None or not session_kind(spark).sees_its_files:
+            raise LogUnreadable("a catalog table, or the session's files are not this process'")
+        history = look(ref.path).history(1)
+        if not history or "operation" not in history[0] or "version" not in history[0]:
+            raise LogUnreadable(f"{ref.path}: the log's last commit has no operation or version")
+        return history[0]
+
+    def with_spark(_why: Exception) -> Mapping[str, Any] | None:
+        row = spark.sql(f"DESCRIBE HISTORY {table_name(ref)} LIMIT 1").first()
+        return None if row is None else row.asDict()
+
+    return log_else(f"the last commit of {ref.label}", from_log, with_spark)
 
 
 def detail(spark: SparkSession, ref: TableRef) -> Row | None:

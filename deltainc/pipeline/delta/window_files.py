@@ -19,13 +19,15 @@ from typing import Any
 
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable, plain_location, reading, spark_value
-from deltainc.pipeline.delta.delta_log_stats import has_deletion_vectors, source_table
+from deltainc.pipeline.delta.snapshot import Snapshot, look
 
 __all__ = ["WindowFiles", "window_files"]
 
 # Partition column types whose path value Spark parses back to exactly the log's value.
 _PATH_TYPES = {"date", "string", "long", "integer", "short", "byte", "boolean"}
+_TIME_TYPES = {"date", "timestamp", "timestamp_ntz"}
 _NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+_BELOW_NEXT_MILLISECOND = dt.timedelta(microseconds=999)
 
 
 @dataclass(frozen=True)
@@ -43,29 +45,33 @@ def window_files(location: str, inc_col: str, time_uom: str, first: int, last: i
     E.g. `window_files("/data/ledger", "RecDate", "day", to_index(d1, "day"), to_index(d2, "day")).paths` ->
     `("/data/ledger/RecDate=2025-03-10/part-0.parquet", ...)`.
     """
-    table, types, column = source_table(location, inc_col)
+    snapshot = look(location).statistics()
     with reading(location):
-        partitions = list(table.metadata().partition_columns)
-        if column not in partitions or types[column] != "date":
-            raise LogUnreadable(f"{location} is not partitioned by the DATE column {column}")
+        column, types, partitions = snapshot.column(inc_col), snapshot.types, snapshot.partition_columns
+        partitioned = column in partitions
+        if types[column] not in (_PATH_TYPES & _TIME_TYPES if partitioned else _TIME_TYPES):
+            raise LogUnreadable(f"{location}: {column} is not a DATE partition column nor a date or timestamp column")
         odd = [name for name in partitions if types[name] not in _PATH_TYPES]
         if odd:
             raise LogUnreadable(f"{location}: partition columns {odd} are not read back from a path exactly")
-        if has_deletion_vectors(table):
+        if snapshot.deletion_vectors:
             raise LogUnreadable(f"{location} has deletion vectors: a file's rows are not all live")
-        actions = table.get_add_actions(flatten=True)
-        if actions.num_rows == 0:
-            return WindowFiles(location, ())
-        paths = actions.column("path").to_pylist()
-        values = {name: actions.column(f"partition.{name}").to_pylist() for name in partitions}
+        paths = snapshot.values("path")
+        values = {name: snapshot.values(f"partition.{name}") for name in partitions}
+        spans = _spans(snapshot, column, time_uom) if not partitioned else []
     root = location.rstrip("/")
     chosen: list[str] = []
     for number, path in enumerate(paths):
-        day = values[column][number]
-        if day is None or not first <= to_index(spark_value(day, "date", column), time_uom) <= last:
-            continue
+        if partitioned:
+            day = values[column][number]
+            if day is None or not first <= to_index(spark_value(day, "date", column), time_uom) <= last:
+                continue
+        else:
+            span = spans[number]
+            if span is not None and not (span[0] <= last and first <= span[1]):
+                continue
         folder = "/".join(f"{name}={_path_value(values[name][number])}" for name in partitions)
-        name = path[len(folder) + 1 :] if path.startswith(folder + "/") else ""
+        name = path[len(folder) + 1 :] if path.startswith(folder + "/") else path if not folder else ""
         if not name or "/" in name:
             raise LogUnreadable(f"{location}: file {path} is not in the folder of its partition values")
         full = f"{root}/{path}"
@@ -73,6 +79,29 @@ def window_files(location: str, inc_col: str, time_uom: str, first: int, last: i
             raise LogUnreadable(f"{location}: file {path} has a name Hadoop would not read literally")
         chosen.append(full)
     return WindowFiles(root, tuple(chosen))
+
+
+def _spans(snapshot: Snapshot, column: str, time_uom: str) -> list[tuple[int, int] | None]:
+    """Each file's units of `column` from its min and max statistics: None where the file may hold any unit (no
+    statistics), an empty span (1, 0) where it holds no row with a value. Delta truncates a timestamp's max to the
+    millisecond: the unit of the greatest value below the next millisecond is taken."""
+    kind = snapshot.types[column]
+    records, nulls = snapshot.values("num_records"), snapshot.values(f"null_count.{column}")
+    lows, highs = snapshot.values(f"min.{column}"), snapshot.values(f"max.{column}")
+    spans: list[tuple[int, int] | None] = []
+    for count, null_count, low, high in zip(records, nulls, lows, highs, strict=True):
+        if count == 0 or (count is not None and null_count == count):
+            spans.append((1, 0))  # no row, or only NULLs, which no window reads
+        elif low is None or high is None:
+            spans.append(None)
+        else:
+            top = high if kind == "date" else high + _BELOW_NEXT_MILLISECOND
+            spans.append((_unit(low, kind, column, time_uom), _unit(top, kind, column, time_uom)))
+    return spans
+
+
+def _unit(value: Any, kind: str, column: str, time_uom: str) -> int:
+    return to_index(spark_value(value, kind, column), time_uom)
 
 
 def _path_value(value: Any) -> str:

@@ -14,12 +14,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
+from deltainc.join.unit_columns import source_filter
+from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import source_location
+from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.window_files import WindowFiles, window_files
 from deltainc.pipeline.job.kinds.job_kind import WindowRows, whole_tables
 from deltainc.pipeline.job.table_refs import SourceRef
-from deltainc.spark_compat import is_connect, spark_major
+from deltainc.spark_compat import session_kind
 
 __all__ = ["window_rows", "read_files"]
 
@@ -32,21 +34,22 @@ def window_rows(
 
     E.g. `window_rows(spark, dict(job.sources), frames, "RecDate", "day")("source_b", d - 12, d)`.
     """
-    if is_connect(spark) or spark_major() < 4:  # Connect's client may not see the server's files
+    if not session_kind(spark).reads_parquet_as_delta:  # Connect's client may not see the server's files
         return whole_tables
     nullable = {role: _nullable(frame.schema) for role, frame in frames.items()}
 
     def rows(role: str, first: int, last: int) -> DataFrame | None:
         ref, frame = refs[role], frames[role]
-        try:
+
+        def from_log() -> DataFrame:
             if not nullable[role]:
                 raise LogUnreadable(f"{role} has a NOT NULL column, which a read of its files makes nullable")
             files = window_files(source_location(ref, role), inc_col, time_uom, first, last)
-        except (LogUnreadable, FileNotFoundError) as exc:
-            asking_spark(f"{role}'s rows of units {first}..{last}", exc)
-            return None
-        read = read_files(spark, frame.schema, files)
-        return read if ref.where is None else read.where(ref.where)
+            read = read_files(spark, frame.schema, files)
+            read = read.where(source_filter(read, inc_col, time_uom, first, last))  # a file may reach past them
+            return read if ref.where is None else read.where(ref.where)
+
+        return log_else(f"{role}'s rows of units {first}..{last}", from_log, lambda _why: None)
 
     return rows
 

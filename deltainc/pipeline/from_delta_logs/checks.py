@@ -11,39 +11,23 @@ it, so the logs refuse a job only where Spark would, with the same message.
 
 from __future__ import annotations
 
-import json
-
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, reading
 from deltainc.pipeline.delta.delta_log_stats import source_location
+from deltainc.pipeline.delta.sources import shape_from_log
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import JoinPlan, kind_of
 from deltainc.pipeline.job.table_refs import TableRef
 
-__all__ = ["log_schema", "source_schema", "check_from_logs"]
-
-
-def log_schema(location: str) -> T.StructType:
-    """The schema of the local Delta table at `location`, as Spark would read it (its log's schema string is
-    Spark's StructType JSON); LogUnreadable when there is no table or delta-rs cannot read it."""
-    table = open_table(location)
-    if table is None:
-        raise LogUnreadable(f"no Delta table at {location}")
-    with reading(location):
-        text = table.schema().to_json()
-    try:
-        return T.StructType.fromJson(json.loads(text))
-    except (ValueError, KeyError) as exc:  # a type this pyspark does not know: Spark reads the table itself
-        raise LogUnreadable(f"{location}: pyspark cannot parse the schema in the log: {exc}") from exc
+__all__ = ["source_schema", "check_from_logs"]
 
 
 def source_schema(ref: TableRef, role: str) -> T.StructType:
     """A source's schema from its Delta log: ConfigError naming the role when no table is at its path,
     LogUnreadable when the log cannot say (a catalog table, a remote path)."""
     try:
-        return log_schema(source_location(ref, role))
+        return shape_from_log(source_location(ref, role)).schema
     except FileNotFoundError:
         raise ConfigError(f"{role}: no Delta table at {ref.label}") from None
 

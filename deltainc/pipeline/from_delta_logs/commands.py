@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from deltainc.join.windows import from_index, next_window, parse_point, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import latest_in_both
 from deltainc.pipeline.job.job_config import JobConfig
@@ -49,6 +50,7 @@ __all__ = [
 
 log = logging.getLogger("deltainc")
 T = TypeVar("T")
+_STARTS_SPARK = "%s starts Spark: the Delta logs cannot answer: %s"
 
 
 class SparkNeeded(Exception):
@@ -74,9 +76,7 @@ def from_logs_else_spark(job: str, command: str, from_logs: Callable[[], T], wit
         ```
     """
     try:
-        return from_logs()
-    except LogUnreadable as exc:
-        log.info("%s: %s starts Spark: the Delta logs cannot answer: %s", job, command, exc)
+        return log_else(f"{job}: {command}", from_logs, lambda _why: with_spark(), _STARTS_SPARK)
     except SparkNeeded as exc:
         log.info("%s: %s starts Spark: %s", job, command, exc)
     return with_spark()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import latest_unit_from_log, source_location
+from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
@@ -43,6 +44,7 @@ def _state_from_log(job: JobConfig, settings: Settings, runs: int) -> tuple[JobS
     return read_state_from_log(paths, job.name), read_runs_from_log(paths, job.name, runs)
 
 
+@one_look()
 def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
     """The job's status as `pipeline.status` gives it, read from the Delta logs without Spark."""
     state, recent = _state_from_log(job, settings, runs)

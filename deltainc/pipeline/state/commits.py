@@ -19,7 +19,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.delta.delta_log import LogUnreadable, open_table, table_uri
+from deltainc.pipeline.delta.delta_log import open_table, table_uri
+from deltainc.pipeline.delta.snapshot import log_required
 from deltainc.storage import storage_options
 
 if TYPE_CHECKING:
@@ -38,12 +39,8 @@ class SwapLost(Exception):
 def state_folder(location: str) -> str:
     """delta-rs's name for a state table (a local folder or an s3:// URI); a ConfigError naming `state_dir` for a
     location delta-rs is not given here."""
-    try:
+    with log_required("state_dir: the job's state must be in a local folder, a file: URI or S3 (s3:// or s3a://)"):
         return table_uri(location)
-    except LogUnreadable as exc:
-        raise ConfigError(
-            f"state_dir: the job's state must be in a local folder, a file: URI or S3 (s3:// or s3a://): {exc}"
-        ) from exc
 
 
 def _is_commit_race(exc: BaseException) -> bool:

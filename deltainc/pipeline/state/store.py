@@ -16,8 +16,9 @@ import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from deltainc.errors import ConfigError, JobLockedError
-from deltainc.pipeline.delta.delta_log import LogUnreadable, column_types, open_table
+from deltainc.errors import JobLockedError
+from deltainc.pipeline.delta.delta_log import column_types, open_table
+from deltainc.pipeline.delta.snapshot import log_required
 from deltainc.pipeline.state.commits import append, create_table, instant_utc, retrying, state_folder, swap
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.lock import judge, lock_schema, locked_message, take_lock
@@ -91,8 +92,7 @@ def _add_column(location: str, name: str, kind: str) -> None:
     retrying(lambda: swap(location, change))
 
 
-def _unreadable(exc: LogUnreadable) -> ConfigError:
-    return ConfigError(f"state_dir: the job's state cannot be read: {exc}")
+_UNREADABLE = "state_dir: the job's state cannot be read"
 
 
 def read_state(paths: StatePaths, job: str) -> JobState:
@@ -101,10 +101,8 @@ def read_state(paths: StatePaths, job: str) -> JobState:
     rows to come, and the watermark is current as long as nobody takes the lock after this read (which the
     lock's compare and swap checks)."""
     state_folder(paths.root)
-    try:
+    with log_required(_UNREADABLE):
         return read_state_from_log(paths, job)
-    except LogUnreadable as exc:
-        raise _unreadable(exc) from exc
 
 
 def read_watermark(paths: StatePaths, job: str) -> int | None:
@@ -178,7 +176,5 @@ def append_run(paths: StatePaths, record: RunRecord) -> None:
 def read_runs(paths: StatePaths, job: str, limit: int = 10) -> list[dict[str, object]]:
     """The latest runs of `job`, newest first, as dicts of pyspark's Python values."""
     state_folder(paths.root)
-    try:
+    with log_required(_UNREADABLE):
         return read_runs_from_log(paths, job, limit)
-    except LogUnreadable as exc:
-        raise _unreadable(exc) from exc

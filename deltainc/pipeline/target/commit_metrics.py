@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark, local_folder
+from deltainc.pipeline.delta.delta_log import LogUnreadable, local_folder
+from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.sql import detail, latest_commit
 from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.spark_compat import session_conf
@@ -104,11 +105,17 @@ def deletion_vectors_added(spark: SparkSession, ref: TableRef, version: int) -> 
         location = None if found is None else str(found["location"])
     if location is None:
         return 0
-    try:
-        with open(os.path.join(local_folder(location), name), encoding="utf-8") as log_file:
-            actions = [json.loads(line) for line in log_file if line.strip()]
-        return sum(1 for action in actions if (action.get("add") or {}).get("deletionVector"))
-    except (LogUnreadable, OSError) as exc:
-        asking_spark(f"the deletion vectors of version {version} of {location}", exc)
-    lines = spark.read.text(f"{location.rstrip('/')}/{name}").collect()
-    return sum(1 for line in lines if (json.loads(line[0]).get("add") or {}).get("deletionVector"))
+    where = location
+
+    def from_log() -> list[str]:
+        try:
+            with open(os.path.join(local_folder(where), name), encoding="utf-8") as log_file:
+                return list(log_file)
+        except OSError as exc:  # a file this process cannot see (another machine's disk)
+            raise LogUnreadable(str(exc)) from exc
+
+    def with_spark(_why: Exception) -> list[str]:
+        return [line[0] for line in spark.read.text(f"{where.rstrip('/')}/{name}").collect()]
+
+    lines = log_else(f"the deletion vectors of version {version} of {location}", from_log, with_spark)
+    return sum(1 for line in lines if line.strip() and (json.loads(line).get("add") or {}).get("deletionVector"))

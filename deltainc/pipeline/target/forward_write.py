@@ -7,14 +7,15 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from deltainc.join.windows import Window, from_index
-from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import files_in_units
+from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.sources import ScanStats, scan_stats
 from deltainc.pipeline.delta.sql import read
 from deltainc.pipeline.target.layout import holds_open_rows_apart
 from deltainc.pipeline.target.slices import Slices, forward_slices, merge_slices, replace_slices
 from deltainc.pipeline.target.write_mode import TargetWrite, WriteInputs, WriteMode, Written, current_target
-from deltainc.spark_compat import is_connect
+from deltainc.spark_compat import session_kind
 
 __all__ = ["FORWARD"]
 
@@ -40,12 +41,16 @@ def _slices_read(inputs: WriteInputs, window: Window, slices: Slices) -> ScanSta
     """The target's files the slices from the watermark on span: from its Delta log when the target is a local
     table (the files whose RecDate range reaches the watermark), else as Spark plans the slices' scan."""
     ref = inputs.job.target
-    if ref.path is not None and not is_connect(inputs.spark):
-        try:
-            return ScanStats(*files_in_units(ref.path, inputs.rec, inputs.uom, window.start - 1, None))
-        except LogUnreadable as exc:
-            asking_spark("the target's files read", exc)
-    return scan_stats(inputs.spark, read(inputs.spark, ref).where(slices.condition()))
+
+    def from_log() -> ScanStats:
+        if ref.path is None or not session_kind(inputs.spark).sees_its_files:
+            raise LogUnreadable("the target is a catalog table, or the session's files are not this process'")
+        return ScanStats(*files_in_units(ref.path, inputs.rec, inputs.uom, window.start - 1, None))
+
+    def with_spark(_why: Exception) -> ScanStats:
+        return scan_stats(inputs.spark, read(inputs.spark, ref).where(slices.condition()))
+
+    return log_else("the target's files read", from_log, with_spark)
 
 
 FORWARD = WriteMode(

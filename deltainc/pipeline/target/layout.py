@@ -19,7 +19,7 @@ from pyspark.sql import types as T
 
 from deltainc.join.join_types import WAITING_TYPES
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE
-from deltainc.pipeline.delta.sql import detail as table_detail
+from deltainc.pipeline.delta.sources import TableShape, table_shape
 from deltainc.pipeline.delta.sql import table_exists
 from deltainc.pipeline.job.table_refs import TableRef
 
@@ -32,6 +32,7 @@ __all__ = [
     "holds_open_rows_apart",
     "lay_out",
     "read_layout",
+    "layout_of",
     "layout_warnings",
     "with_is_final",
 ]
@@ -117,14 +118,16 @@ def ensure_target(
 
 def read_layout(spark: SparkSession, ref: TableRef) -> TargetLayout:
     """The partition columns and deletion-vector setting of the existing target (from its metadata only)."""
-    detail = table_detail(spark, ref)
-    if detail is None:
-        return TargetLayout((), False)
-    properties = dict(detail["properties"] or {})
+    return layout_of(table_shape(spark, ref, "target"))
+
+
+def layout_of(shape: TableShape) -> TargetLayout:
+    """The layout a table's shape says: its partition columns, deletion vectors and change data feed."""
+    properties = shape.properties
     return TargetLayout(
-        tuple(detail["partitionColumns"] or ()),
-        properties.get(DELETION_VECTORS, "false").lower() == "true",
-        properties.get(CHANGE_DATA_FEED, "false").lower() == "true",
+        shape.partition_by,
+        properties.get(DELETION_VECTORS, "false") == "true",
+        properties.get(CHANGE_DATA_FEED, "false") == "true",
     )
 
 

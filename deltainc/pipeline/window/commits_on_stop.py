@@ -25,7 +25,7 @@ from deltainc.errors import Cancelled
 from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
-from deltainc.spark_compat import is_connect
+from deltainc.spark_compat import cancel_all_jobs
 
 __all__ = ["finish_commit", "end_stopped", "StoppedWindow", "landed_commit"]
 
@@ -34,17 +34,6 @@ T = TypeVar("T")
 log = logging.getLogger("deltainc")
 
 _CANCEL_SECONDS = 5.0  # at most this long for Spark to take the cancellation of the session's jobs
-
-
-def _cancel_jobs(spark: SparkSession) -> None:
-    """Cancel the session's running Spark jobs (best effort: the JVM may be going down with the same signal)."""
-    try:
-        if is_connect(spark):
-            spark.interruptAll()
-        else:
-            spark.sparkContext.cancelAllJobs()
-    except Exception:
-        log.debug("could not cancel the Spark jobs", exc_info=True)
 
 
 def finish_commit(spark: SparkSession, commit: Callable[[], T]) -> T:
@@ -68,7 +57,7 @@ def finish_commit(spark: SparkSession, commit: Callable[[], T]) -> T:
         worker.join()
     except (KeyboardInterrupt, Cancelled):
         log.info("stopping: cancelling the Spark jobs and waiting for the commit under way to end")
-        threading.Thread(target=_cancel_jobs, args=(spark,), daemon=True).start()
+        threading.Thread(target=cancel_all_jobs, args=(spark,), daemon=True).start()
         while worker.is_alive():
             try:
                 worker.join()
@@ -88,7 +77,7 @@ def end_stopped(spark: SparkSession) -> bool:
 
     Example: ``end_stopped(spark)`` before the cancelled row frees the lock.
     """
-    canceller = threading.Thread(target=_cancel_jobs, args=(spark,), name="deltainc-cancel", daemon=True)
+    canceller = threading.Thread(target=cancel_all_jobs, args=(spark,), name="deltainc-cancel", daemon=True)
     canceller.start()
     spark_driver.joined(canceller, _CANCEL_SECONDS)
     return spark_driver.stop()

@@ -23,13 +23,14 @@ from pyspark.sql import types as T
 from deltainc.join.output_layout import JOIN_TYPE
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import Window, from_index
-from deltainc.pipeline.delta.delta_log import LogUnreadable, asking_spark
+from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import source_location
-from deltainc.pipeline.delta.log_rows import date_range_rows, existing_table, meeting_keys, spark_schema_json
+from deltainc.pipeline.delta.log_rows import date_range_rows, existing_table, meeting_keys
+from deltainc.pipeline.delta.snapshot import log_else, look
 from deltainc.pipeline.job.kinds import LateSearch
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.too_late import FINAL_A_TYPES, a_side
-from deltainc.spark_compat import is_connect, spark_major
+from deltainc.spark_compat import session_kind
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -56,23 +57,23 @@ def late_inputs_from_logs(prepared: PreparedJob, search: LateSearch, window: Win
     E.g. `late_inputs_from_logs(prepared, prepared.join.late_search, Window(s, s, TimeUnit.DAY))`.
     """
     job, spark, spec = prepared.job, prepared.spark, search.spec
-    if is_connect(spark) or spark_major() < 4 or prepared.uom is not TimeUnit.DAY or spec.join_cond is not None:
-        return None
     b_ref, target = dict(job.sources)[search.role], job.target
-    if b_ref.where is not None or target.path is None:
-        return None
-    try:
+
+    def from_log() -> LateInputs:
+        if not session_kind(spark).reads_parquet_as_delta or prepared.uom is not TimeUnit.DAY:
+            raise LogUnreadable("a day job on a classic Spark 4 session reads them through the logs")
+        if spec.join_cond is not None or b_ref.where is not None or target.path is None:
+            raise LogUnreadable("a join_cond, a where or a catalog target is resolved by Spark")
         return _read(prepared, search, window, source_location(b_ref, search.role), str(target.path))
-    except (LogUnreadable, FileNotFoundError) as exc:
-        asking_spark(f"{window}'s too-late search", exc)
-        return None
+
+    return log_else(f"{window}'s too-late search", from_log, lambda _why: None)
 
 
 def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location: str, target: str) -> LateInputs:
     job, spec, rec = prepared.job, search.spec, prepared.rec
     inc, join_cols = job.join.inc_col, list(spec.join_cols)
-    target_table = existing_table(target)
-    target_schema = T.StructType.fromJson(json.loads(spark_schema_json(target_table, target)))
+    target_look = look(target)
+    target_schema = T.StructType.fromJson(json.loads(target_look.schema_json))
     needed = list(dict.fromkeys([*join_cols, *job.target.keys, inc]))
     side = a_side(job.outcome_kind, spec.layout, target_schema.fieldNames(), needed)
     if not side.from_target:
@@ -82,7 +83,7 @@ def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location:
     # e - mw - 1, output in [s - horizon, s - 1]; the exact bounds are Spark's again (`window_a_rows`).
     first, last_a = window.start - search.horizon, window.end - spec.max_waiting_time - 1
     a_names = [*columns.values(), JOIN_TYPE, rec]
-    a = date_range_rows(target_table, target, a_names, rec, _day(first), _day(window.start - 1))
+    a = date_range_rows(target_look.table, target, a_names, rec, _day(first), _day(window.start - 1))
     a = _final_up_to(a, columns[inc], _day(last_a))
     b_names = list(dict.fromkeys([*join_cols, *job.target.b_keys, inc]))
     unnamed = [name for name in b_names if name not in search.rows.columns]

@@ -116,6 +116,11 @@ class PreparedJoin(Protocol):
         """What the too-late search reads; None when the job looks for no too-late rows."""
         ...
 
+    @property
+    def rows(self) -> WindowRows:
+        """Each source's rows of a window's units where they are read apart from its table (`window_reads`)."""
+        ...
+
     def join(self, first: int, last: int) -> WindowJoin:
         """The output rows of the window [first, last] and each source's pruned scan."""
         ...

@@ -43,9 +43,7 @@ def test_the_harness_starts_no_process() -> None:
             for node in ast.walk(trees[name])
             if isinstance(node, (ast.Import, ast.ImportFrom))
             for alias in node.names
-        } | {
-            (node.module or "").split(".")[0] for node in ast.walk(trees[name]) if isinstance(node, ast.ImportFrom)
-        }
+        } | {(node.module or "").split(".")[0] for node in ast.walk(trees[name]) if isinstance(node, ast.ImportFrom)}
         assert "subprocess" not in imported, f"benchmarks/{name}.py imports subprocess"
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LogUnreadable",
+    "TIME_TYPES",
     "Row",
     "reading",
     "plain_location",
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 _EPOCH_UTC = EPOCH.replace(tzinfo=dt.timezone.utc)
 _MICROSECOND = dt.timedelta(microseconds=1)
 # Delta types whose values arrow hands back as pyspark would (timestamps are converted apart).
+TIME_TYPES = frozenset({"date", "timestamp", "timestamp_ntz"})  # the types an inc_col may have
 _PLAIN_TYPES = {"string", "long", "integer", "short", "byte", "double", "float", "boolean", "date"}
 _SAFE_LITERAL = re.compile(r"[A-Za-z0-9_.:@/ -]*")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # s3a:, abfss:, dbfs:, ...

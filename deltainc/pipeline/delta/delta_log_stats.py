@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from deltainc.join.windows import to_index
-from deltainc.pipeline.delta.delta_log import LogUnreadable, reading, spark_value
+from deltainc.pipeline.delta.delta_log import TIME_TYPES, LogUnreadable, reading, spark_value
 from deltainc.pipeline.delta.snapshot import Snapshot, look
 from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.storage import is_s3
@@ -24,8 +24,6 @@ __all__ = [
     "files_in_units",
     "null_keys_in_units",
 ]
-
-_TIME_TYPES = {"date", "timestamp", "timestamp_ntz"}
 
 
 def _has_log(location: str) -> bool:
@@ -70,7 +68,7 @@ def _latest_value(snapshot: Snapshot, column: str, partitioned: bool) -> Any:
 def _time_column(snapshot: Snapshot, inc_col: str, partitioned: bool = False) -> str:
     """The DATE or TIMESTAMP column `inc_col` names (partitioning the table when `partitioned`)."""
     column = snapshot.column(inc_col)
-    if snapshot.types[column] not in _TIME_TYPES:
+    if snapshot.types[column] not in TIME_TYPES:
         raise LogUnreadable(f"{snapshot.location}: {column} is {snapshot.types[column]}, not a date or timestamp")
     if partitioned and column not in snapshot.partition_columns:
         raise LogUnreadable(f"{snapshot.location} is not partitioned by {column}: Spark prunes its files")
@@ -121,7 +119,7 @@ def null_count_from_log(location: str, inc_col: str) -> int:
         key = f"partition.{column}" if partitioned else f"null_count.{column}"
         if snapshot.actions.num_rows == 0:
             return 0
-        if key not in set(snapshot.actions.column_names) or "num_records" not in set(snapshot.actions.column_names):
+        if not {key, "num_records"} <= set(snapshot.actions.column_names):
             raise LogUnreadable(f"{location}: the log has no {key} for its files")
         records, values = snapshot.values("num_records"), snapshot.values(key)
     total = 0

@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -134,14 +134,14 @@ class Snapshot:
         return list(actions.column(name).to_pylist())
 
 
+@dataclass
 class _Looks:
     """The snapshots of the command under way (none outside one) and the hooks told of each log opened."""
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.depth = 0
-        self.taken: dict[str, Snapshot] = {}
-        self.hooks: list[Callable[[str], None]] = []
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    depth: int = 0  # nested one_look() blocks: the same command
+    taken: dict[str, Snapshot] = field(default_factory=dict)
+    hooks: list[Callable[[str], None]] = field(default_factory=list)
 
 
 _LOOKS = _Looks()

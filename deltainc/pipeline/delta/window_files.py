@@ -18,14 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from deltainc.join.windows import to_index
-from deltainc.pipeline.delta.delta_log import LogUnreadable, plain_location, reading, spark_value
+from deltainc.pipeline.delta.delta_log import TIME_TYPES, LogUnreadable, plain_location, reading, spark_value
 from deltainc.pipeline.delta.snapshot import Snapshot, look
 
 __all__ = ["WindowFiles", "window_files"]
 
 # Partition column types whose path value Spark parses back to exactly the log's value.
 _PATH_TYPES = {"date", "string", "long", "integer", "short", "byte", "boolean"}
-_TIME_TYPES = {"date", "timestamp", "timestamp_ntz"}
 _NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 _BELOW_NEXT_MILLISECOND = dt.timedelta(microseconds=999)
 
@@ -49,7 +48,7 @@ def window_files(location: str, inc_col: str, time_uom: str, first: int, last: i
     with reading(location):
         column, types, partitions = snapshot.column(inc_col), snapshot.types, snapshot.partition_columns
         partitioned = column in partitions
-        if types[column] not in (_PATH_TYPES & _TIME_TYPES if partitioned else _TIME_TYPES):
+        if types[column] not in (_PATH_TYPES & TIME_TYPES if partitioned else TIME_TYPES):
             raise LogUnreadable(f"{location}: {column} is not a DATE partition column nor a date or timestamp column")
         odd = [name for name in partitions if types[name] not in _PATH_TYPES]
         if odd:

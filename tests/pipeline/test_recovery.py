@@ -109,7 +109,8 @@ KILLED_AT = textwrap.dedent(
     from deltainc.pipeline.window import run as window_run
 
     def kill():
-        Path("drivers.json").write_text(encode(spark_drivers()))
+        Path("drivers.tmp").write_text(encode(spark_drivers()))
+        os.replace("drivers.tmp", "drivers.json")  # whole, never seen half-written by the watcher
         os.kill(os.getpid(), signal.SIGKILL)
 
     def on_call(module, name, act):
@@ -152,7 +153,8 @@ TERMINATED_IN_JOIN = textwrap.dedent(
     real = window_run.null_keys
 
     def terminate():
-        Path("drivers.json").write_text(encode(spark_drivers()))
+        Path("drivers.tmp").write_text(encode(spark_drivers()))
+        os.replace("drivers.tmp", "drivers.json")  # whole, never seen half-written by the watcher
         os.kill(os.getpid(), signal.SIGTERM)
 
     def null_keys(*args, **kwargs):  # as the window's reads begin
@@ -175,7 +177,7 @@ def watch_ends(root: Path, command: subprocess.Popen[str] | None = None) -> tupl
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             if drivers is None and (root / "drivers.json").exists():
-                drivers = decode((root / "drivers.json").read_text() or "[]")
+                drivers = decode((root / "drivers.json").read_text())
             for process in drivers or ():
                 if process.pid not in gone and not process.alive():
                     gone[process.pid] = time.time()

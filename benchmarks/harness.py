@@ -49,6 +49,7 @@ from benchmarks.report import (
 from benchmarks.report_time import report_time
 from benchmarks.scenarios import Bench, daily_phase, reload_phase, stream_phase
 from benchmarks.session_ab import run_pairs
+from benchmarks.source_kinds import source_kinds
 from benchmarks.window_profile import window_phases
 from deltainc.demo.sample_data import SampleSpec
 from deltainc.settings import Settings
@@ -184,6 +185,14 @@ def _new_days(ctx: Context) -> list[str]:
     return new_days(ctx.spark, ctx.folder, min(200, args.rows_per_day), days, min(4, days - 2))
 
 
+def _source_kinds(ctx: Context) -> list[str]:
+    """The last 6 days of the command line's history (the first a warm-up), or fewer when it is shorter; the samples
+    beside the report in the scenario's folder (samples.json)."""
+    last = max(2, min(6, ctx.args.days - 1))
+    ctx.folder.mkdir(parents=True, exist_ok=True)
+    return source_kinds(ctx.bench, last, ctx.folder / "samples.json")
+
+
 def _demo(ctx: Context) -> list[str]:
     """The demo's 30 days of 200 rows (or fewer), a run a repetition."""
     return demo_time(ctx.folder, min(30, ctx.args.days), min(200, ctx.args.rows_per_day), ctx.args.repeat)
@@ -232,6 +241,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("too-late", _report(lambda ctx: too_late.render(too_late.measure(ctx.small())))),
     _scenario("report", _report(_report_time)),
     _scenario("new-days", _report(_new_days)),
+    _scenario("source-kinds", _report(_source_kinds), sources=True),
     _scenario("demo", _report(_demo)),
     _scenario("hourly", _report(_hourly)),
     _scenario("stream", _stream, stream_section, stream_check, sources=True),

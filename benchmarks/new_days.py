@@ -30,7 +30,7 @@ from deltainc.demo.demo_jobs import DEMO_START, demo_job
 from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.pipeline.job.job_config import JobConfig
 
-__all__ = ["Day", "measure", "render", "new_days"]
+__all__ = ["Day", "append_floor", "measure", "render", "new_days"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def _append(frame: DataFrame, day: dt.date, path: Path) -> None:
     ).save(str(path))
 
 
-def _floor(spark: SparkSession, job: JobConfig, day: dt.date, path: Path) -> None:
+def append_floor(spark: SparkSession, job: JobConfig, day: dt.date, path: Path) -> None:
     """The day's window joined over the Delta sources with inc_join and appended to the Delta table at `path`."""
     inc_join_window(spark, job, day).write.format("delta").mode("append").save(str(path))
 
@@ -78,7 +78,7 @@ def measure(spark: SparkSession, root: Path, rows_per_day: int, days: int, warm:
             run_first = offset % 2 == 0
             steps: list[tuple[str, Callable[[], object]]] = [
                 ("run", partial(pipeline.run, job, spark=spark)),
-                ("floor", partial(_floor, spark, job, day, root / "floor")),
+                ("floor", partial(append_floor, spark, job, day, root / "floor")),
             ]
             timed = {name: _timed(jobs, work) for name, work in (steps if run_first else steps[::-1])}
             if offset >= warm:

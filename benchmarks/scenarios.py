@@ -50,6 +50,9 @@ __all__ = [
     "PHASES",
     "PIPELINE_GROUPS",
     "SparkJobs",
+    "job_tables",
+    "restore",
+    "snapshot",
     "profiled_daily",
     "daily_phase",
     "reload_phase",
@@ -207,7 +210,7 @@ def _read(spark: SparkSession, path: str) -> DataFrame:
 # --- restoring a job to an earlier state, so that a first-time run can be repeated ---------------------
 
 
-def _job_tables(bench: Bench, job: JobConfig) -> list[str]:
+def job_tables(bench: Bench, job: JobConfig) -> list[str]:
     """The tables a run changes and a repetition must find as before: the target, the run log (which holds
     the watermark) and the lock table."""
     paths = state_paths(job.state_path(bench.settings.state_dir))
@@ -216,7 +219,7 @@ def _job_tables(bench: Bench, job: JobConfig) -> list[str]:
 
 def snapshot(bench: Bench, job: JobConfig) -> dict[str, int]:
     """The current version of every table a run of `job` changes."""
-    return {path: table_version(bench.spark, path) for path in _job_tables(bench, job)}
+    return {path: table_version(bench.spark, path) for path in job_tables(bench, job)}
 
 
 def restore(bench: Bench, versions: dict[str, int]) -> None:
@@ -430,7 +433,7 @@ def daily_phase(bench: Bench, sizes: list[int], naive: bool, floor: bool, check_
         point = DailyPoint(number, build_s, daily, rerun, phases=phases)
         # One more first-time run, untimed, to count its Delta commits per table; then runs with nothing pending.
         restore(bench, before)
-        tables = _job_tables(bench, job)
+        tables = job_tables(bench, job)
         versions = [table_version(spark, p) for p in tables]
         bench.daily(job, number)
         point.commits = [table_version(spark, p) - v for p, v in zip(tables, versions, strict=True)]

@@ -1,0 +1,160 @@
+"""Daily runs at the end of a long history on the two kinds of sources (issue 62): sources that got the day's
+partitions just before the run, as in production, and sources that did not change since the last run, as in the
+`floor` scenario (whose target and state are RESTOREd between repetitions).
+
+On a working copy of the command line's sources (days 1..N-k, one file per RecDate partition), the job is brought
+to day N-k by one untimed run. Then, for each of the last k days: both sources get the day's partitions (one file
+each, untimed); the daily run and the floor run in alternating order ("new day"); the job's tables are RESTOREd to
+before that run and the two run again in the other order ("unchanged": the sources are as the previous run saw
+them). The floor is what any incremental job must do: the day's window joined by `inc_join` over the two Delta
+sources, read as a user would, appended to a Delta table. The first day is a warm-up and not recorded. Each sample
+keeps its seconds, Spark jobs (every thread's), Delta commits and, for the run, its run-log phases and files read.
+The `source-kinds` scenario of `python -m benchmarks.run`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+
+from benchmarks.data import append_day, copy_days, table_version
+from benchmarks.new_days import append_floor
+from benchmarks.report import load_average
+from benchmarks.scenarios import Bench, SparkJobs, job_tables, restore, snapshot
+
+__all__ = ["Sample", "measure", "render", "source_kinds"]
+
+KINDS = ("new day", "unchanged")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One timed call: which kind of sources, which day, the daily run or the floor, and what it cost."""
+
+    kind: str
+    day: str
+    what: str  # "run" or "floor"
+    first: bool  # ran first of its day's pair
+    seconds: float
+    jobs: int
+    commits: int  # Delta commits: the run's on the target, run log and lock; the floor's on its table
+    phases: dict[str, float] = field(default_factory=dict)  # the run's: outside the window, join, write, bookkeeping
+    files: dict[str, int] = field(default_factory=dict)  # the run's files read of A, B and the target
+
+
+def _versions(bench: Bench, paths: list[str]) -> int:
+    """The sum of the tables' latest versions, a table not made yet counting -1: its first commit is version 0."""
+    return sum(table_version(bench.spark, p) if (Path(p) / "_delta_log").is_dir() else -1 for p in paths)
+
+
+def _timed(jobs: SparkJobs, work: Callable[[], object]) -> tuple[float, int, object]:
+    jobs.begin()
+    started = time.perf_counter()
+    result = work()
+    return time.perf_counter() - started, jobs.end(), result
+
+
+def measure(bench: Bench, last_days: int) -> list[Sample]:
+    """The samples of the last `last_days` days of the bench's history (the first a warm-up, not kept)."""
+    spark, sources, echo = bench.spark, bench.sources, bench.echo
+    folder = bench.work / "source-kinds"
+    path_a, path_b, floor = str(folder / "A"), str(folder / "B"), str(folder / "floor")
+    first = sources.spec.days - last_days + 1
+    echo(f"  copying days 1..{first - 1} of A and B, and bringing the job to day {first - 1} (untimed)")
+    copy_days(spark, sources.path_a, path_a, sources.day(first - 1))
+    copy_days(spark, sources.path_b, path_b, sources.day(first - 1))
+    job = bench.job("source-kinds", max_window=0, path_a=path_a, path_b=path_b)
+    bench.run(job, first - 1)
+    tables, jobs, samples = job_tables(bench, job), SparkJobs(spark), []
+    for offset, number in enumerate(range(first, sources.spec.days + 1)):
+        day = sources.day(number)
+        append_day(spark, sources.path_a, path_a, day)
+        append_day(spark, sources.path_b, path_b, day)
+        before = snapshot(bench, job)
+        for k, kind in enumerate(KINDS):
+            if kind == "unchanged":
+                restore(bench, before)
+            order = ("run", "floor") if (offset + k) % 2 == 0 else ("floor", "run")
+            for position, what in enumerate(order):
+                watched = tables if what == "run" else [floor]
+                versions = _versions(bench, watched)
+                work = (
+                    partial(bench.daily, job, number)
+                    if what == "run"
+                    else partial(append_floor, spark, job, day, Path(floor))
+                )
+                seconds, count, report = _timed(jobs, work)
+                commits = _versions(bench, watched) - versions
+                phases: dict[str, float] = {}
+                files: dict[str, int] = {}
+                if what == "run":
+                    record = report.record  # type: ignore[attr-defined]
+                    phases = {
+                        "outside the window": seconds - record.duration_s,
+                        "spark start": record.spark_start_s or 0.0,
+                        "join": record.join_s or 0.0,
+                        "write": record.write_s or 0.0,
+                        "bookkeeping": record.bookkeeping_s or 0.0,
+                    }
+                    files = {"A": record.files_read_a, "B": record.files_read_b, "target": record.files_read_target}
+                echo(f"    {day} {kind:9} {what:5} {seconds:6.2f} s {count:3} jobs {commits} commits")
+                if offset > 0:
+                    samples.append(Sample(kind, day.isoformat(), what, position == 0, seconds, count, commits,
+                                          phases, files))  # fmt: skip
+    return samples
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def render(samples: list[Sample], rows_per_day: int, days: int, load: str) -> list[str]:
+    """The report: per kind of sources, the run's and the floor's medians, their ratio, Spark jobs, commits, and
+    where the run's time goes."""
+    lines = [
+        f"# Daily runs on sources that get a new day and on sources that do not change ({rows_per_day:,} rows a day, "
+        f"{days} days of history)",
+        "",
+        f"{len({s.day for s in samples})} days measured, each on both kinds, run and floor alternating; "
+        f"load average {load}.",
+        "",
+        "| sources | run s, median [min-max] | floor s, median [min-max] | run / floor | Spark jobs run / floor "
+        "| Delta commits run | run: outside the window / join / write / bookkeeping s | files read A / B / target |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for kind in KINDS:
+        runs = [s for s in samples if s.kind == kind and s.what == "run"]
+        floors = [s for s in samples if s.kind == kind and s.what == "floor"]
+        if not runs or not floors:
+            continue
+        r, f = [s.seconds for s in runs], [s.seconds for s in floors]
+        phase = " / ".join(f"{_median([s.phases[p] for s in runs]):.2f}"
+                           for p in ("outside the window", "join", "write", "bookkeeping"))  # fmt: skip
+        files = " / ".join(f"{_median([s.files[t] for s in runs]):.0f}" for t in ("A", "B", "target"))
+        lines.append(
+            f"| {kind} | {_median(r):.2f} [{min(r):.2f}-{max(r):.2f}] | {_median(f):.2f} [{min(f):.2f}-{max(f):.2f}] "
+            f"| **{_median(r) / _median(f):.2f}x** | {_median([s.jobs for s in runs]):.0f} / "
+            f"{_median([s.jobs for s in floors]):.0f} | {_median([s.commits for s in runs]):.0f} | {phase} | {files} |"
+        )
+    first = [s.seconds for s in samples if s.what == "floor" and s.first]
+    second = [s.seconds for s in samples if s.what == "floor" and not s.first]
+    lines += ["", f"The floor when it ran first of its pair: {_median(first):.2f} s; second: {_median(second):.2f} s."]
+    return lines
+
+
+def source_kinds(bench: Bench, last_days: int, raw: Path | None = None) -> list[str]:
+    """The report of `measure` over the bench's sources, the samples written as JSON to `raw` when given.
+
+    Example: `lines = source_kinds(bench, 6)` measures days N-4..N after one warm-up day.
+    """
+    if last_days < 2 or last_days >= bench.sources.spec.days:
+        raise ValueError(f"source-kinds: last days ({last_days}) must be at least 2 and fewer than the history's days")
+    samples = measure(bench, last_days)
+    if raw is not None:
+        raw.write_text(json.dumps([asdict(s) for s in samples], indent=1))
+    return render(samples, bench.sources.spec.rows_per_day, bench.sources.spec.days, load_average())

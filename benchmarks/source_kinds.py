@@ -15,10 +15,11 @@ The `source-kinds` scenario of `python -m benchmarks.run`.
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from benchmarks.data import append_day, copy_days, table_version
 from benchmarks.new_days import append_floor
 from benchmarks.report import load_average
 from benchmarks.scenarios import Bench, SparkJobs, job_tables, restore, snapshot
+from deltainc.pipeline.job.job_config import JobConfig
 
 __all__ = ["Sample", "measure", "render", "source_kinds"]
 
@@ -59,17 +61,36 @@ def _timed(jobs: SparkJobs, work: Callable[[], object]) -> tuple[float, int, obj
     return time.perf_counter() - started, jobs.end(), result
 
 
-def measure(bench: Bench, last_days: int) -> list[Sample]:
-    """The samples of the last `last_days` days of the bench's history (the first a warm-up, not kept)."""
-    spark, sources, echo = bench.spark, bench.sources, bench.echo
-    folder = bench.work / "source-kinds"
-    path_a, path_b, floor = str(folder / "A"), str(folder / "B"), str(folder / "floor")
+def prepared(bench: Bench, last_days: int) -> tuple[Bench, JobConfig]:
+    """The bench working in `--data`/source-kinds-<N-k> (kept between runs, beside the sources) and its job over
+    copies of days 1..N-k of A and B, brought to day N-k by one run, untimed; a later run with the same sources and
+    `last_days` finds it there and RESTOREs its five tables to the versions they had when it was made."""
+    spark, sources = bench.spark, bench.sources
     first = sources.spec.days - last_days + 1
-    echo(f"  copying days 1..{first - 1} of A and B, and bringing the job to day {first - 1} (untimed)")
+    home = replace(bench, work=Path(sources.path_a).parent.parent / f"source-kinds-{first - 1}")
+    path_a, path_b = str(home.work / "A"), str(home.work / "B")
+    job = home.job("source-kinds", max_window=0, path_a=path_a, path_b=path_b)
+    marker, key = home.work / "_prepared.json", {"spec": sources.spec.days, "rows": sources.spec.rows_per_day}
+    if marker.is_file() and json.loads(marker.read_text())["key"] == key:
+        restore(home, json.loads(marker.read_text())["versions"])
+        return home, job
+    shutil.rmtree(home.work, ignore_errors=True)
+    bench.echo(f"  copying days 1..{first - 1} of A and B, and bringing the job to day {first - 1} (untimed, kept)")
     copy_days(spark, sources.path_a, path_a, sources.day(first - 1))
     copy_days(spark, sources.path_b, path_b, sources.day(first - 1))
-    job = bench.job("source-kinds", max_window=0, path_a=path_a, path_b=path_b)
-    bench.run(job, first - 1)
+    home.run(job, first - 1)
+    versions = {**snapshot(home, job), path_a: table_version(spark, path_a), path_b: table_version(spark, path_b)}
+    marker.write_text(json.dumps({"key": key, "versions": versions}))
+    return home, job
+
+
+def measure(bench: Bench, last_days: int) -> list[Sample]:
+    """The samples of the last `last_days` days of the bench's history (the first a warm-up, not kept)."""
+    bench, job = prepared(bench, last_days)
+    spark, sources = bench.spark, bench.sources
+    path_a, path_b, floor = str(job.source_a.path), str(job.source_b.path), str(bench.work / "floor")  # type: ignore[union-attr]
+    shutil.rmtree(floor, ignore_errors=True)
+    first = sources.spec.days - last_days + 1
     tables, jobs, samples = job_tables(bench, job), SparkJobs(spark), []
     for offset, number in enumerate(range(first, sources.spec.days + 1)):
         day = sources.day(number)
@@ -102,7 +123,7 @@ def measure(bench: Bench, last_days: int) -> list[Sample]:
                         "bookkeeping": record.bookkeeping_s or 0.0,
                     }
                     files = {"A": record.files_read_a, "B": record.files_read_b, "target": record.files_read_target}
-                echo(f"    {day} {kind:9} {what:5} {seconds:6.2f} s {count:3} jobs {commits} commits")
+                bench.echo(f"    {day} {kind:9} {what:5} {seconds:6.2f} s {count:3} jobs {commits} commits")
                 if offset > 0:
                     samples.append(Sample(kind, day.isoformat(), what, position == 0, seconds, count, commits,
                                           phases, files))  # fmt: skip

@@ -57,6 +57,12 @@ _HEAVY_FIRST = (
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """matplotlib builds its font cache on its first import on a machine, starting `fc-list`: built here, before any
+    test, so that a `spark` test drawing a chart on a fresh machine starts no process while it runs (tests/tiers.py)."""
+    import matplotlib.font_manager  # noqa: F401
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The heavy files first (`_HEAVY_FIRST`), each file's tests together and in their order."""
 

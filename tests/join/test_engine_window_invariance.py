@@ -21,14 +21,22 @@ from deltainc import IncJoinSettings, JoinType, inc_join
 pytestmark = pytest.mark.spark
 
 DAY0 = dt.date(2025, 1, 1)
-DAYS = 8
-_DAYS_PER_QUERY = 4  # the daily windows' outputs collected together (`_daily`)
+DAYS = 8  # the one-window test's A rows: on days 0 .. DAYS - 1
+# The daily-window tests' A rows: on days 0 .. DAILY_DAYS - 1, their windows from day 0 to DAILY_DAYS + 3. Five days
+# still give every case (B up to 4 days early and 6 late against look_back_time <= 3 and max_waiting_time <= 4: rows
+# too early, late, too late, waiting, timed out in the span) in 9 daily windows, where 8 days took 12.
+DAILY_DAYS = 5
+_JOINS_PER_QUERY = 4  # the spanning window's and the daily windows' outputs collected together (`_daily`)
 
-rows = st.lists(
-    st.tuples(st.integers(0, 5), st.integers(0, DAYS - 1), st.integers(-4, 6)),  # key, A day, B delay
-    min_size=1,
-    max_size=14,
-)
+
+def _pairs(days: int) -> st.SearchStrategy[list[tuple[int, int, int]]]:
+    """Lists of (key, A day in 0 .. days - 1, B delay)."""
+    return st.lists(st.tuples(st.integers(0, 5), st.integers(0, days - 1), st.integers(-4, 6)), min_size=1, max_size=14)
+
+
+def _orphans(days: int) -> st.SearchStrategy[list[tuple[int, int]]]:
+    """Lists of (key, B day) of B rows no A row was made for."""
+    return st.lists(st.tuples(st.integers(0, 5), st.integers(-3, days - 1)), max_size=4)
 
 
 Rows = list[tuple[int, int, int]]  # (key, row id, day offset from DAY0)
@@ -52,40 +60,35 @@ def _frames(
     )
 
 
-def _bag(df: DataFrame) -> Counter[tuple]:
-    return Counter(tuple(r) for r in df.collect())
-
-
 def _daily(
     df_a: DataFrame, df_b: DataFrame, how: str, lb: int, mw: int, options: IncJoinSettings
 ) -> tuple[Counter[tuple], Counter[tuple]]:
-    """Rows of one window spanning DAY0 .. DAY0 + DAYS + 3, and of the daily windows: their final rows (JoinType
-    0-4) and the last day's waiting rows (5, 6), which is what the spanning window's waiting rows are."""
-    first, last = DAY0, DAY0 + dt.timedelta(days=DAYS + 3)
-    whole = inc_join(df_a, df_b, how, ["k"], None, lb, mw, first, last, options)
-    days: list[DataFrame] = []
+    """Rows of one window spanning DAY0 .. DAY0 + DAILY_DAYS + 3, and of the daily windows: their final rows
+    (JoinType 0-4) and the last day's waiting rows (5, 6), which is what the spanning window's waiting rows are."""
+    first, last = DAY0, DAY0 + dt.timedelta(days=DAILY_DAYS + 3)
+    joins = [inc_join(df_a, df_b, how, ["k"], None, lb, mw, first, last, options).withColumn("_whole", F.lit(True))]
     day = first
     while day <= last:
         out = inc_join(df_a, df_b, how, ["k"], None, lb, mw, day, day, options)
-        days.append(out.where(F.col("JoinType") <= int(JoinType.A_TIMED_OUT)) if day < last else out)
+        out = out.where(F.col("JoinType") <= int(JoinType.A_TIMED_OUT)) if day < last else out
+        joins.append(out.withColumn("_whole", F.lit(False)))
         day += dt.timedelta(days=1)
-    # Four days' windows per query: a Spark job per query costs more than the rows (the examples of both tests took
-    # 57-65 s with one query a day, 45-54 s with four: two rounds alternated in one session). Not all twelve in one
-    # plan: their small sides are broadcast at once, and that peak once filled the suite's driver heap.
+    # Four joins per query, the spanning window's among them (a column tells its rows): a Spark job per query costs
+    # more than the rows (the examples of both tests took 57-65 s with one query a day, 45-54 s with four: two rounds
+    # alternated in one session). Not all in one plan: their small sides are broadcast at once, and that peak once
+    # filled the suite's driver heap.
+    whole: Counter[tuple] = Counter()
     daily: Counter[tuple] = Counter()
-    for i in range(0, len(days), _DAYS_PER_QUERY):
-        daily += _bag(reduce(DataFrame.unionAll, days[i : i + _DAYS_PER_QUERY]))
-    return _bag(whole), daily
+    for i in range(0, len(joins), _JOINS_PER_QUERY):
+        for row in reduce(DataFrame.unionAll, joins[i : i + _JOINS_PER_QUERY]).collect():
+            (whole if row["_whole"] else daily)[tuple(row)[:-1]] += 1
+    return whole, daily
 
 
 def daily_histories(test: Callable[..., None]) -> Callable[..., None]:
-    """Both daily-window tests draw the same histories: 8 examples each (a query per four days
-    per example)."""
+    """Both daily-window tests draw the same histories: 8 examples each (a query per four joins per example)."""
     histories = given(
-        pairs=rows,
-        orphans=st.lists(st.tuples(st.integers(0, 5), st.integers(-3, DAYS - 1)), max_size=4),
-        lb=st.integers(0, 3),
-        mw=st.integers(0, 4),
+        pairs=_pairs(DAILY_DAYS), orphans=_orphans(DAILY_DAYS), lb=st.integers(0, 3), mw=st.integers(0, 4)
     )
     return settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])(
         histories(test)
@@ -162,8 +165,8 @@ _COLUMNS = {
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    pairs=rows,
-    orphans=st.lists(st.tuples(st.integers(0, 5), st.integers(-3, DAYS - 1)), max_size=4),
+    pairs=_pairs(DAYS),
+    orphans=_orphans(DAYS),
     lb=st.integers(0, 3),
     mw=st.integers(0, 4),
     start=st.integers(0, DAYS - 1),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from functools import reduce
 from itertools import product
 
 import pytest
@@ -13,6 +14,7 @@ from frames import frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.feature_source import FeatureSource
@@ -98,11 +100,26 @@ def _features(spark: SparkSession, left: Rows, asof: Rows, lbs: tuple[int, int],
     ]
 
 
+_JOINS_PER_QUERY = 4  # as in test_engine_window_invariance.py: fewer Spark jobs, no peak of many broadcasts
+
+
+def _windows(spine: DataFrame, features: list, windows: list[tuple[int, int]]) -> list[Counter]:
+    """The rows of each window (s, e), as day offsets; the windows' outputs collected a few per query, told apart
+    by a column of the window's index."""
+    outs = []
+    for i, (s, e) in enumerate(windows):
+        out = feature_join(spine, features, ["ia"], DAY0 + dt.timedelta(days=s), DAY0 + dt.timedelta(days=e), SETTINGS)
+        columns = ("ia", "RecDate", "L_ib", "L_JoinType", "S_ib", "S_JoinType", "WaitingTime", "JoinType")
+        outs.append(out.select(*columns, F.lit(i).alias("_window")))
+    got: list[Counter] = [Counter() for _ in windows]
+    for i in range(0, len(outs), _JOINS_PER_QUERY):
+        for row in reduce(DataFrame.unionAll, outs[i : i + _JOINS_PER_QUERY]).collect():
+            got[row["_window"]][tuple((v - DAY0).days if isinstance(v, dt.date) else v for v in row[:-1])] += 1
+    return got
+
+
 def _window(spine: DataFrame, features: list, s: int, e: int) -> Counter:
-    first, last = DAY0 + dt.timedelta(days=s), DAY0 + dt.timedelta(days=e)
-    out = feature_join(spine, features, ["ia"], first, last, SETTINGS)
-    days = out.select("ia", "RecDate", "L_ib", "L_JoinType", "S_ib", "S_JoinType", "WaitingTime", "JoinType")
-    return Counter(tuple((v - DAY0).days if isinstance(v, dt.date) else v for v in row) for row in days.collect())
+    return _windows(spine, features, [(s, e)])[0]
 
 
 histories = given(
@@ -125,13 +142,15 @@ def test_any_split_into_windows_gives_the_rows_of_the_rules(
     a, b_left, b_asof = _numbered(spine, 0), _numbered(left, 100), _numbered(asof, 200)
     df_a, features = _frame(spark, a, "ia"), _features(spark, b_left, b_asof, lbs, mws)
     expected = _model(a, b_left, b_asof, lbs, mws, 0, DAYS - 1)
-    assert _window(df_a, features, 0, DAYS - 1) == expected
+    bounds = [0, *sorted(cuts), DAYS]
+    cut_windows = [(s, e - 1) for s, e in zip(bounds, bounds[1:], strict=False)]
+    whole, *cut = _windows(df_a, features, [(0, DAYS - 1), *cut_windows])
+    assert whole == expected
 
     target: Counter[tuple] = Counter()
-    bounds = [0, *sorted(cuts), DAYS]
-    for s, e in zip(bounds, bounds[1:], strict=False):
+    for window in cut:
         target = Counter({row: n for row, n in target.items() if row[-1] not in (WAITING, PROVISIONAL)})
-        target += _window(df_a, features, s, e - 1)
+        target += window
     assert target == expected, (lbs, mws, bounds)
 
 

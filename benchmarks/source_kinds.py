@@ -162,9 +162,16 @@ def render(samples: list[Sample], rows_per_day: int, days: int, load: str) -> li
             f"| **{_median(r) / _median(f):.2f}x** | {_median([s.jobs for s in runs]):.0f} / "
             f"{_median([s.jobs for s in floors]):.0f} | {_median([s.commits for s in runs]):.0f} | {phase} | {files} |"
         )
-    first = [s.seconds for s in samples if s.what == "floor" and s.first]
-    second = [s.seconds for s in samples if s.what == "floor" and not s.first]
-    lines += ["", f"The floor when it ran first of its pair: {_median(first):.2f} s; second: {_median(second):.2f} s."]
+    lines += ["", "By which ran first of its pair (medians, seconds; Spark jobs in brackets):", ""]
+    lines += ["| sources | run first: run | then floor | floor first: floor | then run |", "|---|---|---|---|---|"]
+    for kind in KINDS:
+
+        def cell(what: str, first: bool, kind: str = kind) -> str:
+            chosen = [s for s in samples if s.kind == kind and s.what == what and s.first == first]
+            return f"{_median([s.seconds for s in chosen]):.2f} ({_median([s.jobs for s in chosen]):.0f})"
+
+        lines.append(f"| {kind} | {cell('run', True)} | {cell('floor', False)} | {cell('floor', True)} "
+                     f"| {cell('run', False)} |")  # fmt: skip
     return lines
 
 

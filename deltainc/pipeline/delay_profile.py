@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError
 from deltainc.join.join_spec import check_join
-from deltainc.join.match_condition import match_condition
+from deltainc.join.matches import match_condition
 from deltainc.join.time_units import day_units
 from deltainc.join.unit_columns import source_filter, unit_index
 from deltainc.pipeline.delay_histogram import DelayProfile, profile_from_histogram

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from deltainc.errors import ConfigError, DeltaincError
 from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.delta_log_stats import latest_in_both
 from deltainc.pipeline.delta.snapshot import log_else, log_required
-from deltainc.pipeline.from_delta_logs.status import latest_in_both
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
 from deltainc.pipeline.state.job_status import utc

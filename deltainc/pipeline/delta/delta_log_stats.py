@@ -9,7 +9,7 @@ mapping, another reader feature), they raise LogUnreadable and the caller asks S
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import TIME_TYPES, LogUnreadable, reading, spark_value
@@ -17,9 +17,13 @@ from deltainc.pipeline.delta.snapshot import Snapshot, look
 from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.storage import is_s3
 
+if TYPE_CHECKING:
+    from deltainc.pipeline.job.job_config import JobConfig
+
 __all__ = [
     "source_location",
     "latest_unit_from_log",
+    "latest_in_both",
     "null_count_from_log",
     "files_in_units",
     "null_keys_in_units",
@@ -105,6 +109,15 @@ def latest_unit_from_log(location: str, inc_col: str, time_uom: str) -> int | No
     if latest is None:
         return None
     return to_index(spark_value(latest, snapshot.types[column], column), time_uom)
+
+
+def latest_in_both(job: JobConfig) -> int | None:
+    """The latest unit present in every source of `job`, from their Delta logs (LogUnreadable, FileNotFoundError)."""
+    units = [
+        latest_unit_from_log(source_location(ref, role), job.join.inc_col, job.join.time_uom)
+        for role, ref in job.sources
+    ]
+    return None if None in units else min(u for u in units if u is not None)
 
 
 def null_count_from_log(location: str, inc_col: str) -> int:

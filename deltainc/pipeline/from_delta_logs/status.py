@@ -10,28 +10,16 @@ the state tables still say.
 from __future__ import annotations
 
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.delta_log_stats import latest_unit_from_log, source_location
+from deltainc.pipeline.delta.delta_log_stats import latest_in_both
 from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
 from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.pipeline.state.model import JobState
 from deltainc.settings import Settings
 from deltainc.storage import is_s3
 
-__all__ = ["latest_in_both", "status_from_log", "status_with_problem"]
-
-
-def _latest(ref: TableRef, role: str, job: JobConfig) -> int | None:
-    """The latest unit of a source given by a local path; raises LogUnreadable for anything else."""
-    return latest_unit_from_log(source_location(ref, role), job.join.inc_col, job.join.time_uom)
-
-
-def latest_in_both(job: JobConfig) -> int | None:
-    """The latest unit present in every source, from their Delta logs (LogUnreadable, FileNotFoundError)."""
-    units = [_latest(ref, role, job) for role, ref in job.sources]
-    return None if None in units else min(u for u in units if u is not None)
+__all__ = ["status_from_log", "status_with_problem"]
 
 
 def _state_from_log(job: JobConfig, settings: Settings, runs: int) -> tuple[JobState, list[dict[str, object]]]:

@@ -18,8 +18,7 @@ from deltainc.pipeline.delta.delta_log import (
     require,
     spark_row,
 )
-from deltainc.pipeline.state.lock_model import LockHolder
-from deltainc.pipeline.state.model import JobState, StatePaths
+from deltainc.pipeline.state.model import JobState, LockHolder, StatePaths
 from deltainc.pipeline.state.processes import decode
 from deltainc.pipeline.state.run_record import RunStatus
 

@@ -3,7 +3,7 @@
 A run takes the lock with one compare and swap (`commits.swap`): it replaces the job's row only if the
 row is still the one the run saw, and its commit goes in only if nothing else committed to the table since
 the run read it. The run judged that row's run over before (it wrote its last run-log row, every process the
-row names on this host is gone, or, on another host, its heartbeat is older than the lease: `lock_model.judge`).
+row names on this host is gone, or, on another host, its heartbeat is older than the lease: `model.judge`).
 Of two runs racing for it, one commit wins; the loser reads the lock again and finds it held. A live run is
 never taken over: its heartbeat thread renews `heartbeat_at` every quarter of the lease while it works. Every
 commit here is delta-rs's (no Spark).
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from deltainc.errors import ConfigError
 from deltainc.pipeline.delta.delta_log import column_types, job_rows, spark_row
 from deltainc.pipeline.state.commits import SwapLost, retrying, swap
-from deltainc.pipeline.state.lock_model import Liveness, LockHolder, judge, locked_message, owner_id
+from deltainc.pipeline.state.model import Liveness, LockHolder, judge, locked_message, owner_id
 from deltainc.pipeline.state.processes import Process, encode, spark_drivers, this_process
 
 if TYPE_CHECKING:

@@ -13,6 +13,7 @@ from deltainc.join.windows import Window
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import (
     files_in_units,
+    latest_in_both,
     latest_unit_from_log,
     null_count_from_log,
     null_keys_in_units,
@@ -20,7 +21,6 @@ from deltainc.pipeline.delta.delta_log_stats import (
 )
 from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.sources import ScanStats, count_null_inc, count_null_keys, latest_unit, scan_stats
-from deltainc.pipeline.from_delta_logs.status import latest_in_both
 from deltainc.pipeline.job.kinds import SourceScan
 from deltainc.pipeline.job.kinds.job_kind import window_rows_of
 from deltainc.pipeline.job.table_refs import SourceRef

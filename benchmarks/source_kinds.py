@@ -2,13 +2,14 @@
 partitions just before the run, as in production, and sources that did not change since the last run, as in the
 `floor` scenario (whose target and state are RESTOREd between repetitions).
 
-On a working copy of the command line's sources (days 1..N-k, one file per RecDate partition), the job is brought
-to day N-k by one untimed run (kept beside the sources, RESTOREd when a later run reuses it). Then, for each of the last k days: both sources get the day's partitions (one file
-each, untimed); the daily run and the floor run in alternating order ("new day"); the job's tables are RESTOREd to
-before that run and the two run again in the other order ("unchanged": the sources are as the previous run saw
-them). The floor is what any incremental job must do: the day's window joined by `inc_join` over the two Delta
-sources, read as a user would, appended to a Delta table. The first day is a warm-up and not recorded. Each sample
-keeps its seconds, Spark jobs (every thread's), Delta commits and, for the run, its run-log phases and files read.
+On a working copy of the command line's sources (days 1..N-k, one file per RecDate partition), the job is brought to
+day N-k by one untimed run (kept beside the sources, RESTOREd when a later run reuses it). Then, for each of the
+last k days: both sources get the day's partitions (one file each, untimed); the daily run and the floor run in
+alternating order ("new day"); the job's tables are RESTOREd to before that run and the two run again in the other
+order ("unchanged": the sources are as the previous run saw them). The floor is what any incremental job must do:
+the day's window joined by `inc_join` over the two Delta sources, read as a user would, appended to a Delta table.
+The first day is a warm-up and not recorded. Each sample keeps its seconds, Spark jobs (every thread's), Delta
+commits and, for the run, its run-log phases and files read.
 The `source-kinds` scenario of `python -m benchmarks.run`.
 """
 

@@ -45,9 +45,10 @@ $(VENV)/.jars-s3: $(VENV)/.jars
 # A developer's loop: the tests that need nothing or the worker's one Spark session for the engine or one window of a
 # job (the tiers `pure` and `spark`, tests/README.md), on two workers as below; a job run over many windows or by many
 # commands, and what starts processes or a service (Connect, the cluster, S3), are left to `make test`. No lint and no
-# Spark 3.5 smoke here.
+# Spark 3.5 smoke here. Its JVMs start from the suite's class-data archive too (`archive`, below: made once per pyspark
+# release, then found in ~/.cache/deltainc).
 .PHONY: check
-check: $(VENV)/.jars-s3
+check: archive
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not windows and not processes and not service" $(ARGS)
 
 # Two workers, one SparkSession each; a test file stays on one worker (its module fixtures are built once).

@@ -72,8 +72,9 @@ def prepared(bench: Bench, last_days: int) -> tuple[Bench, JobConfig]:
     path_a, path_b = str(home.work / "A"), str(home.work / "B")
     job = home.job("source-kinds", max_window=0, path_a=path_a, path_b=path_b)
     marker, key = home.work / "_prepared.json", {"spec": sources.spec.days, "rows": sources.spec.rows_per_day}
-    if marker.is_file() and json.loads(marker.read_text())["key"] == key:
-        restore(home, json.loads(marker.read_text())["versions"])
+    kept = json.loads(marker.read_text()) if marker.is_file() else {}
+    if kept.get("key") == key:
+        restore(home, kept["versions"])
         return home, job
     shutil.rmtree(home.work, ignore_errors=True)
     bench.echo(f"  copying days 1..{first - 1} of A and B, and bringing the job to day {first - 1} (untimed, kept)")

@@ -5,8 +5,9 @@ partitions just before the run, as in production, and sources that did not chang
 On a working copy of the command line's sources (days 1..N-k, one file per RecDate partition), the job is brought to
 day N-k by one untimed run (kept beside the sources, RESTOREd when a later run reuses it). Then, for each of the
 last k days: both sources get the day's partitions (one file each, untimed); the daily run and the floor run in
-alternating order ("new day"); the job's tables are RESTOREd to before that run and the two run again in the other
-order ("unchanged": the sources are as the previous run saw them). The floor is what any incremental job must do:
+alternating order ("new day"); the job's tables and the floor's are RESTOREd to before those runs and the two run
+again in the other order ("unchanged": the sources are as the previous run saw them; both sides start from a table
+just RESTOREd). The floor is what any incremental job must do:
 the day's window joined by `inc_join` over the two Delta sources, read as a user would, appended to a Delta table.
 The first day is a warm-up and not recorded. Each sample keeps its seconds, Spark jobs (every thread's), Delta
 commits and, for the run, its run-log phases and files read.
@@ -98,7 +99,9 @@ def measure(bench: Bench, last_days: int) -> list[Sample]:
         day = sources.day(number)
         append_day(spark, sources.path_a, path_a, day)
         append_day(spark, sources.path_b, path_b, day)
-        before = snapshot(bench, job)
+        # Both sides repeat on the same restored state: the job's tables and the floor's (a table RESTOREd in this
+        # session has its Delta snapshot rebuilt on its next use; restoring one side only would charge that to it).
+        before = {**snapshot(bench, job), **({floor: table_version(spark, floor)} if Path(floor).exists() else {})}
         for k, kind in enumerate(KINDS):
             if kind == "unchanged":
                 restore(bench, before)

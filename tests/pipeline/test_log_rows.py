@@ -10,12 +10,18 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
+from deltainc.join.time_units import TimeUnit, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.log_rows import date_range_rows, existing_table, meeting_keys
+from deltainc.pipeline.delta.log_rows import existing_table, meeting_keys, unit_range_rows
 
 pytestmark = pytest.mark.pure
 
 D = [dt.date(2025, 3, 1) + dt.timedelta(days=i) for i in range(5)]
+H0 = dt.datetime(2025, 3, 1, 22, tzinfo=dt.timezone.utc)  # hours across midnight UTC
+
+
+def _days(first: dt.date, last: dt.date) -> tuple[int, int, TimeUnit]:
+    return to_index(first), to_index(last), TimeUnit.DAY
 
 
 def _table(rows: list[tuple[int | None, dt.date]]) -> pa.Table:
@@ -26,15 +32,37 @@ def _table(rows: list[tuple[int | None, dt.date]]) -> pa.Table:
 def test_a_date_range_read_gives_the_rows_of_those_days_only(tmp_path: Path, partitioned: bool) -> None:
     write_deltalake(str(tmp_path), _table([(i, day) for i, day in enumerate(D)]),
                     partition_by=["RecDate"] if partitioned else None)  # fmt: skip
-    rows = date_range_rows(existing_table(str(tmp_path)), str(tmp_path), ["k"], "RecDate", D[1], D[3])
+    rows = unit_range_rows(existing_table(str(tmp_path)), str(tmp_path), ["k"], "RecDate", *_days(D[1], D[3]))
     assert rows.column_names == ["k"]
     assert sorted(rows.column("k").to_pylist()) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_an_hour_range_read_gives_the_rows_of_those_hours_only(tmp_path: Path, partitioned: bool) -> None:
+    # Two rows an hour (its first and last microsecond) over six hours, the day's DATE beside them.
+    instants = [H0 + dt.timedelta(hours=h) + offset for h in range(6)
+                for offset in (dt.timedelta(0), dt.timedelta(hours=1, microseconds=-1))]  # fmt: skip
+    table = pa.table({"k": list(range(len(instants))), "RecDate": pa.array(instants, pa.timestamp("us", tz="UTC")),
+                      "Day": [t.date() for t in instants]})  # fmt: skip
+    write_deltalake(str(tmp_path), table, partition_by=["Day"] if partitioned else None)
+    first = to_index(H0 + dt.timedelta(hours=1), TimeUnit.HOUR)
+    rows = unit_range_rows(existing_table(str(tmp_path)), str(tmp_path), ["k"], "RecDate", first, first + 2,
+                           TimeUnit.HOUR)  # fmt: skip
+    assert sorted(rows.column("k").to_pylist()) == [2, 3, 4, 5, 6, 7]  # hours 23:00, 00:00 and 01:00, both rows each
+
+
+def test_an_hour_range_read_of_a_timestamp_without_time_zone_is_left_to_spark(tmp_path: Path) -> None:
+    write_deltalake(
+        str(tmp_path), pa.table({"k": [1], "RecDate": pa.array([dt.datetime(2025, 3, 1)], pa.timestamp("us"))})
+    )
+    with pytest.raises(LogUnreadable, match="not a TIMESTAMP column"):
+        unit_range_rows(existing_table(str(tmp_path)), str(tmp_path), ["k"], "RecDate", 0, 10**6, TimeUnit.HOUR)
 
 
 def test_a_date_range_read_of_a_column_that_is_not_a_date_is_left_to_spark(tmp_path: Path) -> None:
     write_deltalake(str(tmp_path), pa.table({"k": [1], "RecDate": ["2025-03-01"]}))
     with pytest.raises(LogUnreadable, match="not a DATE column"):
-        date_range_rows(existing_table(str(tmp_path)), str(tmp_path), ["k"], "RecDate", D[0], D[1])
+        unit_range_rows(existing_table(str(tmp_path)), str(tmp_path), ["k"], "RecDate", *_days(D[0], D[1]))
 
 
 def test_rows_meet_on_equal_keys_and_a_null_key_meets_nothing() -> None:

@@ -12,9 +12,10 @@ import pytest
 from frames import frame
 from pyspark.sql import SparkSession
 
+from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import Window, to_index
 from deltainc.pipeline.controller import run
-from deltainc.pipeline.delta.log_rows import date_range_rows, existing_table
+from deltainc.pipeline.delta.log_rows import existing_table, unit_range_rows
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.window.too_late_from_logs import late_inputs_from_logs
@@ -84,5 +85,34 @@ def test_the_rows_a_deletion_vector_deletes_are_not_read(spark: SparkSession, tm
         "delta.enableDeletionVectors", "true"
     ).save(path)
     spark.sql(f"DELETE FROM delta.`{path}` WHERE k = 2")
-    rows = date_range_rows(existing_table(path), path, ["k"], "RecDate", D[0], D[1])
+    rows = unit_range_rows(existing_table(path), path, ["k"], "RecDate", to_index(D[0]), to_index(D[1]), TimeUnit.DAY)
     assert sorted(rows.column("k").to_pylist()) == [1, 3]
+
+
+@pytest.mark.windows
+def test_an_hour_jobs_search_goes_through_the_logs_and_finds_what_spark_finds(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # The day test's rows an hour apart instead of a day, from the job's first hour (00:00 UTC of its start_date).
+    t0 = dt.datetime(2025, 3, 1)
+    hours = {day: t0 + dt.timedelta(hours=i) for i, day in enumerate(D)}
+    for name, rows, schema in (("a", A, "TrxId long, Amount long, RecDate timestamp"),
+                               ("b", B, "TrxId long, SepaId long, RecDate timestamp")):  # fmt: skip
+        frame(spark, [(*row[:2], hours[row[2]]) for row in rows], schema).write.format("delta").save(
+            str(tmp_path / name)
+        )
+    hourly = {"join": {"how": "left", "join_cols": ["TrxId"], "look_back_time": 1, "max_waiting_time": 1,
+                       "late_horizon": 4, "time_uom": "hour"}}  # fmt: skip
+    job = _job(tmp_path, "logs", **hourly)
+    through_spark = _job(tmp_path, "spark", source_b={"path": str(tmp_path / "b"), "where": "SepaId > 0"}, **hourly)
+    found = [w.record.rows_too_late for w in run(job, until=hours[D[5]].isoformat(), spark=spark).windows]
+    assert found == [0, 0, 0, 1, 3, 1]  # the day test's too-late rows, hour for day
+    assert found == [
+        w.record.rows_too_late for w in run(through_spark, until=hours[D[5]].isoformat(), spark=spark).windows
+    ]
+    prepared = prepare_job(job, spark, load_settings())
+    assert prepared.join.late_search is not None
+    hour = to_index(hours[D[4]], prepared.uom)
+    read = late_inputs_from_logs(prepared, prepared.join.late_search, Window(hour, hour, prepared.uom))
+    assert read is not None and sorted(r.SepaId for r in read.b_rows.collect()) == [101, 201]
+    assert sorted(r.Amount for r in read.target_rows.collect()) == [10, 11, 20]

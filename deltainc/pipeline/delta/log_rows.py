@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from deltainc.join.time_units import TimeUnit, from_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
 from deltainc.pipeline.delta.snapshot import look
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from deltalake import DeltaTable
 
-__all__ = ["existing_table", "date_range_rows", "meeting_keys"]
+__all__ = ["existing_table", "unit_range_rows", "in_units", "meeting_keys"]
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -32,30 +33,68 @@ def existing_table(location: str) -> DeltaTable:
     return look(location).table
 
 
-def date_range_rows(
-    table: DeltaTable, location: str, columns: Sequence[str], date: str, first: dt.date, last: dt.date
+def unit_range_rows(
+    table: DeltaTable, location: str, columns: Sequence[str], column: str, first: int, last: int, uom: TimeUnit
 ) -> pa.Table:
-    """The rows of `table` (at `location`) whose DATE column `date` is in [first, last], with only `columns`: files
-    whose partition value or statistics fall outside are not opened.
+    """The rows of `table` (at `location`) whose incremental `column` is in units [first, last] of `uom`, with only
+    `columns`: files whose partition value or statistics fall outside are not opened. A day's column is a DATE; an
+    hour's or a minute's a TIMESTAMP, whose unit Spark counts from the epoch in UTC whatever the session's time
+    zone (`unit_index`), so the bounds here are the same instants. Other types are LogUnreadable.
 
-    E.g. `date_range_rows(existing_table(path), path, ["TrxId", "RecDate_A", "JoinType"], "RecDate",
-    dt.date(2025, 3, 1), dt.date(2025, 3, 11))`.
+    E.g. `unit_range_rows(existing_table(path), path, ["TrxId", "RecDate_A", "JoinType"], "RecDate",
+    to_index(dt.date(2025, 3, 1)), to_index(dt.date(2025, 3, 11)), TimeUnit.DAY)`.
     """
-    if not _PLAIN_NAME.fullmatch(date) or not all(_PLAIN_NAME.fullmatch(c) for c in columns):
+    if not _PLAIN_NAME.fullmatch(column) or not all(_PLAIN_NAME.fullmatch(c) for c in columns):
         raise LogUnreadable(f"a column name of {location} is not plain enough for a delta-rs predicate")
+    import pyarrow as pa
+
+    low, high, kind = _bounds(first, last, uom)
+    with reading(location):
+        wanted = list(dict.fromkeys([*columns, column]))
+        below = "<=" if uom is TimeUnit.DAY else "<"  # a day's bound is the last day; an instant's the next unit's
+        predicate = f"{column} >= '{_literal(low)}' AND {column} {below} '{_literal(high)}'"
+        rows = pa.table(table.scan(columns=wanted, predicate=predicate).read_all())
+        values = rows.column(column)
+        if not _of_kind(values.type, uom):
+            raise LogUnreadable(f"{column} of {location} is not a {kind} column")
+        kept = in_units(values, first, last, uom)
+        return _plain_strings(rows.filter(kept).select(list(columns)))
+
+
+def in_units(values: pa.ChunkedArray, first: int | None, last: int, uom: TimeUnit) -> pa.ChunkedArray:
+    """Whether each of `values` (a DATE column for days, a TIMESTAMP one for hours and minutes) is in units
+    [first, last] (None: no lower bound)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    with reading(location):
-        wanted = list(dict.fromkeys([*columns, date]))
-        predicate = f"{date} >= '{first.isoformat()}' AND {date} <= '{last.isoformat()}'"
-        rows = pa.table(table.scan(columns=wanted, predicate=predicate).read_all())
-        dates = rows.column(date)
-        if not pa.types.is_date32(dates.type):
-            raise LogUnreadable(f"{date} of {location} is not a DATE column")
-        kept = pc.and_(pc.greater_equal(dates, pa.scalar(first, pa.date32())),
-                       pc.less_equal(dates, pa.scalar(last, pa.date32())))  # fmt: skip
-        return _plain_strings(rows.filter(kept).select(list(columns)))
+    low, high, _ = _bounds(first if first is not None else last, last, uom)
+    kind = values.type
+    below = pc.less_equal if uom is TimeUnit.DAY else pc.less
+    upper = below(values, pa.scalar(high, kind))
+    return upper if first is None else pc.and_(pc.greater_equal(values, pa.scalar(low, kind)), upper)
+
+
+def _bounds(first: int, last: int, uom: TimeUnit) -> tuple[dt.date | dt.datetime, dt.date | dt.datetime, str]:
+    """Units [first, last] as a DATE range (both ends in), or as UTC instants [first's start, the next unit's)."""
+    if uom is TimeUnit.DAY:
+        return from_index(first, uom), from_index(last, uom), "DATE"
+    low, high = from_index(first, uom), from_index(last + 1, uom)
+    assert isinstance(low, dt.datetime) and isinstance(high, dt.datetime)  # an hour's or a minute's first instant
+    return low.replace(tzinfo=dt.timezone.utc), high.replace(tzinfo=dt.timezone.utc), "TIMESTAMP"
+
+
+def _of_kind(kind: pa.DataType, uom: TimeUnit) -> bool:
+    """Whether arrow type `kind` is what a column of `uom` units is read through the logs as."""
+    import pyarrow as pa
+
+    if uom is TimeUnit.DAY:
+        return bool(pa.types.is_date32(kind))
+    return bool(pa.types.is_timestamp(kind)) and kind.tz is not None  # Delta's TIMESTAMP, not TIMESTAMP_NTZ
+
+
+def _literal(value: dt.date | dt.datetime) -> str:
+    """A bound as a delta-rs predicate's literal: a date, or a UTC instant."""
+    return value.isoformat() if not isinstance(value, dt.datetime) else value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def meeting_keys(left: pa.Table, right: pa.Table, keys: Sequence[tuple[str, str]]) -> tuple[pa.Table, pa.Table]:

@@ -5,13 +5,13 @@ row of the other side go to Spark, which joins them under the one match conditio
 A too-late B row's keys equal its A row's, so the rows left out can match nothing: the search's result is the
 same as over the whole tables, while Spark no longer loads the target's snapshot, lists its files and checks
 its deletion vectors for weeks of rows, and a window whose keys meet none runs no Spark job at all. Where the
-logs cannot answer (a catalog table, S3 through Spark Connect, an hour or minute job, a `where` or `join_cond`,
-keys Spark would cast), None: the search reads the tables with Spark, as before.
+logs cannot answer (a catalog table, S3 through Spark Connect, a `where` or `join_cond`, keys Spark would cast, an
+incremental column other than a day job's DATE or an hour or minute job's TIMESTAMP), None: the search reads the
+tables with Spark, as before.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,10 +22,10 @@ from pyspark.sql import types as T
 
 from deltainc.join.output_layout import JOIN_TYPE
 from deltainc.join.time_units import TimeUnit
-from deltainc.join.windows import Window, from_index
+from deltainc.join.windows import Window
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import source_location
-from deltainc.pipeline.delta.log_rows import date_range_rows, existing_table, meeting_keys
+from deltainc.pipeline.delta.log_rows import existing_table, in_units, meeting_keys, unit_range_rows
 from deltainc.pipeline.delta.snapshot import log_else, look
 from deltainc.pipeline.job.kinds import LateSearch
 from deltainc.pipeline.prepared_job import PreparedJob
@@ -60,8 +60,8 @@ def late_inputs_from_logs(prepared: PreparedJob, search: LateSearch, window: Win
     b_ref, target = dict(job.sources)[search.role], job.target
 
     def from_log() -> LateInputs:
-        if not session_kind(spark).reads_parquet_as_delta or prepared.uom is not TimeUnit.DAY:
-            raise LogUnreadable("a day job on a classic Spark 4 session reads them through the logs")
+        if not session_kind(spark).reads_parquet_as_delta:
+            raise LogUnreadable("a job on a classic Spark 4 session reads them through the logs")
         if spec.join_cond is not None or b_ref.where is not None or target.path is None:
             raise LogUnreadable("a join_cond, a where or a catalog target is resolved by Spark")
         return _read(prepared, search, window, source_location(b_ref, search.role), str(target.path))
@@ -83,13 +83,13 @@ def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location:
     # e - mw - 1, output in [s - horizon, s - 1]; the exact bounds are Spark's again (`window_a_rows`).
     first, last_a = window.start - search.horizon, window.end - spec.max_waiting_time - 1
     a_names = [*columns.values(), JOIN_TYPE, rec]
-    a = date_range_rows(target_look.table, target, a_names, rec, _day(first), _day(window.start - 1))
-    a = _final_up_to(a, columns[inc], _day(last_a))
+    a = unit_range_rows(target_look.table, target, a_names, rec, first, window.start - 1, prepared.uom)
+    a = _final_up_to(a, columns[inc], last_a, prepared.uom)
     b_names = list(dict.fromkeys([*join_cols, *job.target.b_keys, inc]))
     unnamed = [name for name in b_names if name not in search.rows.columns]
     if unnamed:  # Spark resolves names in any case; delta-rs and the types below take them as the table has them
         raise LogUnreadable(f"{search.role} has no column spelled {', '.join(unnamed)}")
-    b = date_range_rows(existing_table(b_location), b_location, b_names, inc, _day(window.start), _day(window.end))
+    b = unit_range_rows(existing_table(b_location), b_location, b_names, inc, window.start, window.end, prepared.uom)
     a, b = meeting_keys(a, b, [(columns[key], key) for key in join_cols])
     spark = prepared.spark
     return LateInputs(
@@ -100,24 +100,14 @@ def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location:
     )
 
 
-def _day(unit: int) -> dt.date:
-    """The date of day `unit`."""
-    day = from_index(unit, TimeUnit.DAY)
-    assert not isinstance(day, dt.datetime)  # a day's first instant is a date
-    return day
-
-
-def _final_up_to(rows: pa.Table, a_date: str, last: dt.date) -> pa.Table:
-    """The rows of `rows` that carry a final A row (FINAL_A_TYPES) dated `last` or earlier."""
+def _final_up_to(rows: pa.Table, a_inc: str, last: int, uom: TimeUnit) -> pa.Table:
+    """The rows of `rows` that carry a final A row (FINAL_A_TYPES) of unit `last` or earlier."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     codes = rows.column(JOIN_TYPE)
     final = pc.is_in(codes, value_set=pa.array([int(code) for code in FINAL_A_TYPES]).cast(codes.type))
-    dates = rows.column(a_date)
-    if not pa.types.is_date32(dates.type):
-        raise LogUnreadable(f"the target's {a_date} is not a DATE column")
-    return rows.filter(pc.and_(final, pc.less_equal(dates, pa.scalar(last, pa.date32()))))
+    return rows.filter(pc.and_(final, in_units(rows.column(a_inc), None, last, uom)))
 
 
 def _frame(spark: SparkSession, rows: pa.Table, schema: T.StructType) -> DataFrame:

@@ -157,7 +157,7 @@ def test_a_window_labels_its_spark_jobs_the_too_late_search_its_own_and_gives_th
     job, _ = late_job
     context, groups = spark.sparkContext, ("deltainc", "deltainc-too-late")
     tracker = context.statusTracker()
-    before = {group: set(tracker.getJobIdsForGroup(group)) for group in groups}
+    before = {group: set(tracker.getJobIdsForGroup(group)) for group in (*groups, None)}
     context.setJobGroup("caller", "the caller's own jobs")
     try:
         rerun(job, D[3], spark=spark)  # its window searches for too-late rows
@@ -167,6 +167,8 @@ def test_a_window_labels_its_spark_jobs_the_too_late_search_its_own_and_gives_th
             context.setLocalProperty(key, None)  # type: ignore[arg-type]  # None removes it
     for group in groups:
         assert set(tracker.getJobIdsForGroup(group)) - before[group], f"no Spark job of the rerun in group {group}"
+    # The window's commit runs in a thread of its own: its jobs are labelled as the window's too.
+    assert set(tracker.getJobIdsForGroup(None)) == before[None], "a Spark job of the rerun ran without a label"
 
 
 def _corrected(spark: SparkSession, root: Path, corrections: str) -> tuple[JobConfig, list[tuple[Any, ...]]]:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from pyspark import InheritableThread
 from pyspark.sql import SparkSession
 
 from deltainc import spark_driver
@@ -51,7 +52,9 @@ def finish_commit(spark: SparkSession, commit: Callable[[], T]) -> T:
         except BaseException as exc:  # handed to the waiting thread
             outcome["error"] = exc
 
-    worker = threading.Thread(target=call, name="deltainc-commit", daemon=True)
+    # An InheritableThread: the commit's Spark jobs carry the caller's labels (the window's job group), as a plain
+    # thread's would not (pinned threads start with no JVM local properties).
+    worker = InheritableThread(call, name="deltainc-commit", daemon=True, session=spark)
     worker.start()
     try:
         worker.join()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -164,6 +165,16 @@ def labelled_jobs(spark: SparkSession, group: str, description: str) -> Iterator
         with suppress(Exception):
             for key, value in zip(_JOB_LABELS, before, strict=True):
                 context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None removes it
+
+
+def job_thread(spark: SparkSession, target: Callable[[], None], name: str) -> threading.Thread:
+    """A daemon thread running `target` whose Spark jobs carry the starting thread's labels (`labelled_jobs`): pyspark's
+    InheritableThread on a classic session; a plain thread on Connect, whose labels are left as they are."""
+    if is_connect(spark):
+        return threading.Thread(target=target, name=name, daemon=True)
+    from pyspark import InheritableThread
+
+    return InheritableThread(target, name=name, daemon=True)  # no `session`: Spark 3.5's takes none
 
 
 @contextmanager

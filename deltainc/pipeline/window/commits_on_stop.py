@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from pyspark import InheritableThread
 from pyspark.sql import SparkSession
 
 from deltainc import spark_driver
@@ -26,7 +25,7 @@ from deltainc.errors import Cancelled
 from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.job.table_refs import TableRef
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
-from deltainc.spark_compat import cancel_all_jobs
+from deltainc.spark_compat import cancel_all_jobs, job_thread
 
 __all__ = ["finish_commit", "end_stopped", "StoppedWindow", "landed_commit"]
 
@@ -52,9 +51,9 @@ def finish_commit(spark: SparkSession, commit: Callable[[], T]) -> T:
         except BaseException as exc:  # handed to the waiting thread
             outcome["error"] = exc
 
-    # An InheritableThread: the commit's Spark jobs carry the caller's labels (the window's job group), as a plain
-    # thread's would not (pinned threads start with no JVM local properties).
-    worker = InheritableThread(call, name="deltainc-commit", daemon=True, session=spark)
+    # The commit's Spark jobs carry the caller's labels (the window's job group), as a plain thread's would not
+    # (pinned threads start with no JVM local properties).
+    worker = job_thread(spark, call, "deltainc-commit")
     worker.start()
     try:
         worker.join()

@@ -168,7 +168,8 @@ def test_a_window_labels_its_spark_jobs_the_too_late_search_its_own_and_gives_th
     for group in groups:
         assert set(tracker.getJobIdsForGroup(group)) - before[group], f"no Spark job of the rerun in group {group}"
     # The window's commit runs in a thread of its own: its jobs are labelled as the window's too.
-    assert set(tracker.getJobIdsForGroup(None)) == before[None], "a Spark job of the rerun ran without a label"
+    # (Spark's status store forgets its oldest jobs past spark.ui.retainedJobs: only new ones count.)
+    assert not set(tracker.getJobIdsForGroup(None)) - before[None], "a Spark job of the rerun ran without a label"
 
 
 def _corrected(spark: SparkSession, root: Path, corrections: str) -> tuple[JobConfig, list[tuple[Any, ...]]]:

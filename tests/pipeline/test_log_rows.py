@@ -12,7 +12,7 @@ from deltalake import write_deltalake
 
 from deltainc.join.time_units import TimeUnit, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.log_rows import existing_table, meeting_keys, unit_range_rows
+from deltainc.pipeline.delta.log_rows import existing_table, in_units, meeting_keys, unit_range_rows
 
 pytestmark = pytest.mark.pure
 
@@ -57,6 +57,13 @@ def test_an_hour_range_read_of_a_timestamp_without_time_zone_is_left_to_spark(tm
     )
     with pytest.raises(LogUnreadable, match="not a TIMESTAMP column"):
         unit_range_rows(existing_table(str(tmp_path)), str(tmp_path), ["k"], "RecDate", 0, 10**6, TimeUnit.HOUR)
+
+
+def test_a_day_bound_on_a_timestamp_column_is_left_to_spark() -> None:
+    # A day job's A RecDate kept in the target as a TIMESTAMP (its inc_col): the day's bound is not compared to it.
+    values = pa.chunked_array([pa.array([H0], pa.timestamp("us", tz="UTC"))])
+    with pytest.raises(LogUnreadable, match="RecDate_A is not a DATE column"):
+        in_units(values, None, to_index(D[0]), TimeUnit.DAY, "RecDate_A")
 
 
 def test_a_date_range_read_of_a_column_that_is_not_a_date_is_left_to_spark(tmp_path: Path) -> None:

@@ -48,27 +48,26 @@ def unit_range_rows(
         raise LogUnreadable(f"a column name of {location} is not plain enough for a delta-rs predicate")
     import pyarrow as pa
 
-    low, high, kind = _bounds(first, last, uom)
+    low, high, _ = _bounds(first, last, uom)
     with reading(location):
         wanted = list(dict.fromkeys([*columns, column]))
         below = "<=" if uom is TimeUnit.DAY else "<"  # a day's bound is the last day; an instant's the next unit's
         predicate = f"{column} >= '{_literal(low)}' AND {column} {below} '{_literal(high)}'"
         rows = pa.table(table.scan(columns=wanted, predicate=predicate).read_all())
-        values = rows.column(column)
-        if not _of_kind(values.type, uom):
-            raise LogUnreadable(f"{column} of {location} is not a {kind} column")
-        kept = in_units(values, first, last, uom)
+        kept = in_units(rows.column(column), first, last, uom, f"{column} of {location}")
         return _plain_strings(rows.filter(kept).select(list(columns)))
 
 
-def in_units(values: pa.ChunkedArray, first: int | None, last: int, uom: TimeUnit) -> pa.ChunkedArray:
-    """Whether each of `values` (a DATE column for days, a TIMESTAMP one for hours and minutes) is in units
-    [first, last] (None: no lower bound)."""
+def in_units(values: pa.ChunkedArray, first: int | None, last: int, uom: TimeUnit, what: str) -> pa.ChunkedArray:
+    """Whether each of `values` (`what`: a DATE column for days, a TIMESTAMP one for hours and minutes) is in units
+    [first, last] (None: no lower bound); LogUnreadable for a column of another type."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    low, high, _ = _bounds(first if first is not None else last, last, uom)
+    low, high, name = _bounds(first if first is not None else last, last, uom)
     kind = values.type
+    if not _of_kind(kind, uom):
+        raise LogUnreadable(f"{what} is not a {name} column")
     below = pc.less_equal if uom is TimeUnit.DAY else pc.less
     upper = below(values, pa.scalar(high, kind))
     return upper if first is None else pc.and_(pc.greater_equal(values, pa.scalar(low, kind)), upper)

@@ -107,7 +107,7 @@ def _final_up_to(rows: pa.Table, a_inc: str, last: int, uom: TimeUnit) -> pa.Tab
 
     codes = rows.column(JOIN_TYPE)
     final = pc.is_in(codes, value_set=pa.array([int(code) for code in FINAL_A_TYPES]).cast(codes.type))
-    return rows.filter(pc.and_(final, in_units(rows.column(a_inc), None, last, uom)))
+    return rows.filter(pc.and_(final, in_units(rows.column(a_inc), None, last, uom, f"the target's {a_inc}")))
 
 
 def _frame(spark: SparkSession, rows: pa.Table, schema: T.StructType) -> DataFrame:

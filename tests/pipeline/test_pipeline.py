@@ -46,6 +46,24 @@ def generated(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> 
     return path_a, path_b
 
 
+SMALL_LAST = START + dt.timedelta(days=2)
+
+
+@pytest.fixture(scope="module")
+def small(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """Three days of rows written inline, for the rules of a run's start and end that need no history (one window
+    over them is one run): an A row a day, the first matched on its day, the second a day late, the third waiting."""
+    root = tmp_path_factory.mktemp("small")
+    path_a, path_b = str(root / "a"), str(root / "b")
+    days = [START + dt.timedelta(days=i) for i in range(3)]
+    frame(spark, [(1, days[0]), (2, days[1]), (3, days[2])], "TrxId long, RecDate date").write.format("delta").save(
+        path_a
+    )
+    b_rows = [(1, 11, days[0]), (2, 12, days[2])]
+    frame(spark, b_rows, "TrxId long, SepaId long, RecDate date").write.format("delta").save(path_b)
+    return path_a, path_b
+
+
 def make_job(root: Path, path_a: str, path_b: str, name: str = "trx", **overrides: Any) -> JobConfig:
     config: dict[str, Any] = {
         "name": name,
@@ -210,9 +228,9 @@ def test_waiting_rows_move_forward_and_resolve_never_back(spark: SparkSession, t
 
 
 def test_nothing_pending_returns_cleanly_and_writes_nothing(
-    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+    spark: SparkSession, tmp_path: Path, small: tuple[str, str]
 ) -> None:
-    job = make_job(tmp_path, *generated)
+    job = make_job(tmp_path, *small)
     run(job, spark=spark)
     versions = {
         p: DeltaTable.forPath(spark, p).history(1).first()["version"]
@@ -224,9 +242,9 @@ def test_nothing_pending_returns_cleanly_and_writes_nothing(
 
 
 def test_a_locked_job_fails_fast_and_writes_no_target(
-    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+    spark: SparkSession, tmp_path: Path, small: tuple[str, str]
 ) -> None:
-    job = make_job(tmp_path, *generated)
+    job = make_job(tmp_path, *small)
     paths = state_paths(job.state.path or "")
     ensure_state_tables(paths)
     acquire(paths, job.name, "other-run", 120)
@@ -544,30 +562,30 @@ def test_status_reports_watermark_the_whole_pending_range_its_windows_and_runs(
 
 
 def test_status_of_a_job_whose_source_is_missing_names_the_problem_and_still_shows_its_state(
-    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+    spark: SparkSession, tmp_path: Path, small: tuple[str, str]
 ) -> None:
-    job = make_job(tmp_path, *generated)
+    job = make_job(tmp_path, *small)
     run(job, spark=spark)
-    gone = make_job(tmp_path, str(tmp_path / "no_such_a"), generated[1])
+    gone = make_job(tmp_path, str(tmp_path / "no_such_a"), small[1])
     shown = status(gone, spark=spark)
     assert shown.problem == f"source_a: no Delta table at path {tmp_path / 'no_such_a'}"
-    assert (shown.watermark, shown.pending, len(shown.runs)) == (LAST.isoformat(), None, 1)
+    assert (shown.watermark, shown.pending, len(shown.runs)) == (SMALL_LAST.isoformat(), None, 1)
 
 
 def test_a_changed_setting_is_refused_naming_old_and_new_value_and_nothing_is_written(
-    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+    spark: SparkSession, tmp_path: Path, small: tuple[str, str]
 ) -> None:
-    job = make_job(tmp_path, *generated)
-    run(job, until=LAST - dt.timedelta(days=1), spark=spark)
+    job = make_job(tmp_path, *small)
+    run(job, until=SMALL_LAST - dt.timedelta(days=1), spark=spark)
     versions = {
         p: DeltaTable.forPath(spark, p).history(1).first()["version"]
         for p in (job.target.path, f"{job.state.path}/runs", f"{job.state.path}/locks")
     }
-    changed = make_job(tmp_path, *generated, join={"max_waiting_time": 2}, start_date=START + dt.timedelta(days=1))
+    changed = make_job(tmp_path, *small, join={"max_waiting_time": 2}, start_date=START + dt.timedelta(days=1))
     for attempt in (
         lambda: run(changed, spark=spark),
-        lambda: rerun(changed, START + dt.timedelta(days=2), spark=spark),
-        lambda: backfill(changed, LAST, LAST, spark=spark),
+        lambda: rerun(changed, START + dt.timedelta(days=1), spark=spark),  # a processed day
+        lambda: backfill(changed, SMALL_LAST, SMALL_LAST, spark=spark),
     ):
         with pytest.raises(SettingsChangedError) as refused:
             attempt()
@@ -599,21 +617,21 @@ def test_a_rebuild_recomputes_the_target_under_the_new_settings_in_one_commit_an
 
 
 def test_nothing_pending_names_a_start_date_after_the_sources_latest_recdate(
-    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+    spark: SparkSession, tmp_path: Path, small: tuple[str, str]
 ) -> None:
-    job = make_job(tmp_path, *generated, start_date=LAST + dt.timedelta(days=5))
+    job = make_job(tmp_path, *small, start_date=SMALL_LAST + dt.timedelta(days=5))
     result = run(job, spark=spark)
     assert result.nothing_pending
     assert result.message == (
-        f"nothing pending for trx: start_date {LAST + dt.timedelta(days=5)} is after the latest RecDate in both "
-        f"sources {LAST}"
+        f"nothing pending for trx: start_date {SMALL_LAST + dt.timedelta(days=5)} is after the latest RecDate in "
+        f"both sources {SMALL_LAST}"
     )
 
 
 def test_settings_state_dir_is_the_default_state_location(
-    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+    spark: SparkSession, tmp_path: Path, small: tuple[str, str]
 ) -> None:
-    job = make_job(tmp_path, *generated, state={"path": None})
+    job = make_job(tmp_path, *small, state={"path": None})
     settings = Settings(state_dir=tmp_path / "global_state")
     run(job, spark=spark, settings=settings)
     assert DeltaTable.isDeltaTable(spark, str(tmp_path / "global_state" / "runs"))

@@ -259,18 +259,25 @@ path = "{folder / "state"}"
 
 
 def test_a_source_name_used_twice_exits_2_naming_the_field_and_writes_nothing(
-    sources: tuple[Path, tuple[Any, ...]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    job = three_source_job_file(sources[0], tmp_path, "twice", risk_name="pay")
+    job = three_source_job_file(tmp_path, tmp_path, "twice", risk_name="pay")  # refused before any source is read
     assert main(["run", str(job)]) == 2
     assert "features[1].name: 'pay' is used twice" in capsys.readouterr().err
     assert not (tmp_path / "target").exists() and not (tmp_path / "state").exists()
 
 
 def test_validate_of_a_three_source_job_names_all_three_sources(
-    sources: tuple[Path, tuple[Any, ...]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    job = three_source_job_file(sources[0], tmp_path, "three")
+    # A row each, the spine's the earliest: the latest RecDate in all three is the spine's.
+    for rows, schema, name in (
+        ([(1, 7, at(LAST, 60), day(LAST))], TRX, "trx"),
+        ([(100, 1, 5.0, day(LAST + 1))], PAY, "pay"),
+        ([(500, 7, 0.5, at(LAST, 30), day(LAST + 2))], SCORE, "scores"),
+    ):
+        frame(spark, rows, schema).write.format("delta").partitionBy("RecDate").save(str(tmp_path / name))
+    job = three_source_job_file(tmp_path, tmp_path, "three")
     assert main(["validate", str(job)]) == 0
     out = capsys.readouterr().out
     assert f"latest RecDate in all 3 sources {day(LAST)}" in out and "both" not in out

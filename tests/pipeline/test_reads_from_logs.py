@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from frames import frame
-from pyspark.sql import SparkSession
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.join.unit_columns import source_filter
@@ -64,21 +64,20 @@ def run(
 
 def assert_same_state(spark: SparkSession, paths: StatePaths, *jobs: str) -> None:
     """What the log reader gives equals what Spark reads from the same tables, for each job (and one that never
-    ran): the watermark, the lock's holder, and the run log's rows with their column order and Python types."""
+    ran): the watermark, the lock's holder, and the run log's rows with their column order and Python types. Spark
+    reads each table once, all jobs' rows, in the order the run log is read (newest first)."""
+    runs, legacy, locks = (
+        spark_rows(spark, paths.runs, F.col("started_at").desc()),
+        spark_rows(spark, paths.legacy_watermarks),
+        spark_rows(spark, paths.locks),
+    )
     for job in (*jobs, "never-ran"):
         state = read_state_from_log(paths, job)
-        spark_runs: list[dict[str, object]] = []
-        if (Path(paths.runs) / "_delta_log").is_dir():
-            frame = spark.read.format("delta").load(paths.runs).where(F.col("job") == job)
-            spark_runs = [row.asDict() for row in frame.orderBy(F.col("started_at").desc()).collect()]
+        spark_runs = [row for row in runs if row["job"] == job]
         units = [row.get("watermark_unit") for row in spark_runs if row.get("watermark_unit") is not None]
-        if (Path(paths.legacy_watermarks) / "_delta_log").is_dir():
-            legacy_frame = spark.read.format("delta").load(paths.legacy_watermarks).where(F.col("job") == job)
-            units += [row["watermark_unit"] for row in legacy_frame.collect()]
+        units += [row["watermark_unit"] for row in legacy if row["job"] == job]
         assert state.watermark == (max(units) if units else None)
-        held = []
-        if (Path(paths.locks) / "_delta_log").is_dir():
-            held = spark.read.format("delta").load(paths.locks).where(F.col("job") == job).collect()
+        held = [row for row in locks if row["job"] == job]
         assert (state.holder.run_id if state.holder else None) == (held[0]["run_id"] if held else None)
         for limit in (0, 2, 100):
             log_runs = read_runs_from_log(paths, job, limit)
@@ -87,6 +86,14 @@ def assert_same_state(spark: SparkSession, paths: StatePaths, *jobs: str) -> Non
             assert [[type(v) for v in row.values()] for row in log_runs] == [
                 [type(v) for v in row.values()] for row in spark_runs[:limit]
             ]  # same Python types (1 == 1.0 == True would hide a difference)
+
+
+def spark_rows(spark: SparkSession, location: str, *order: Column) -> list[dict[str, object]]:
+    """Every row of the Delta table at `location` as Spark reads it (in `order`), none if there is no table."""
+    if not (Path(location) / "_delta_log").is_dir():
+        return []
+    table = spark.read.format("delta").load(location)
+    return [row.asDict() for row in (table.orderBy(*order) if order else table).collect()]
 
 
 def assert_same_latest(spark: SparkSession, location: str, inc_col: str = "RecDate") -> None:

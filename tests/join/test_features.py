@@ -125,7 +125,9 @@ def _window(spine: DataFrame, features: list, s: int, e: int) -> Counter:
 # Histories checked by one example: rows of different histories never meet (their keys are KEY_STRIDE apart), so
 # one set of queries joins them all and each history is checked as if alone, as in
 # test_engine_window_invariance.py: a query costs more than its rows. Three examples of two to four histories check
-# at least as many histories as six examples of one did, in fewer queries.
+# as many histories as six examples of one did in half the queries (20.5 s against 40.8 s alone, one run each), but
+# draw three (look_back, max_wait, cuts) settings where six were drawn. A spine read bound narrowed by one unit
+# (features.py) still fails it: seeds 0-3 with shrinking off, 2026-11-28.
 BATCH = (2, 4)
 KEY_STRIDE, ID_STRIDE = 10, 1000  # keys 0 .. 3 and row ids below 300 of each history
 History = tuple[list[tuple[int, int]], list[tuple[int, int]], list[tuple[int, int]]]  # (spine, left, asof)

@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from deltainc.errors import ConfigError
+from deltainc.pipeline.job.field_types import known_keys
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.section_keys import known_keys
 from deltainc.pipeline.job.toml_reader import TOMLDecodeError, read_toml
 from deltainc.settings import Settings, load_settings
 from deltainc.suggestions import did_you_mean

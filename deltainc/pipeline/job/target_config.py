@@ -5,8 +5,17 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from deltainc.join.options import Text
-from deltainc.pipeline.job.choices import Corrections, ForwardWrite, SchemaEvolution
-from deltainc.pipeline.job.field_types import Columns, Location, Section, StrictBool, absolute_location, looks_like_path
+from deltainc.pipeline.job.field_types import (
+    Columns,
+    Corrections,
+    ForwardWrite,
+    Location,
+    SchemaEvolution,
+    Section,
+    StrictBool,
+    absolute_location,
+    looks_like_path,
+)
 from deltainc.pipeline.job.table_refs import TableRef
 
 __all__ = ["TargetConfig", "StateConfig"]

@@ -17,11 +17,8 @@ from pyspark.sql import SparkSession
 
 import deltainc.spark
 from deltainc.cli.app import build_parser
-from deltainc.pipeline.job.feature_config import FeatureConfig
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.join_config import JoinConfig
-from deltainc.pipeline.job.table_refs import TableRef
-from deltainc.pipeline.job.target_config import StateConfig, TargetConfig
+from deltainc.pipeline.job.sections import FeatureConfig, JoinConfig, StateConfig, TableRef, TargetConfig
 from deltainc.pipeline.target.write_mode import TargetWrite
 from deltainc.settings import Settings, SparkSettings, StorageSettings
 

@@ -1,5 +1,5 @@
 """The options of a join, validated once: `JoinOptions`, shared by the engine's `IncJoinSettings` (the seed library's
-`other_settings`) and the job file's `[join]` (`deltainc.pipeline.job.join_config.JoinConfig`)."""
+`other_settings`) and the job file's `[join]` (`deltainc.pipeline.job.sections.JoinConfig`)."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import JobKind, JoinPlan
 from deltainc.pipeline.job.kinds.feature_job import FeatureJob
 from deltainc.pipeline.job.kinds.two_source import TwoSourceJob
-from deltainc.pipeline.job.target_config import StateConfig
+from deltainc.pipeline.job.sections import StateConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.pipeline.validation import validate_from_logs

@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 
 from deltainc.cli.app import main
 from deltainc.pipeline.delta.sql import latest_commit, table_name
-from deltainc.pipeline.job.table_refs import TableRef
+from deltainc.pipeline.job.sections import TableRef
 
 pytestmark = pytest.mark.spark
 

@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.delta.window_reads import window_rows
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.table_refs import SourceRef
+from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.settings import load_settings
 from jobs import feature_job_config, job_config

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import TIME_TYPES, LogUnreadable, reading, spark_value
 from deltainc.pipeline.delta.snapshot import Snapshot, look
-from deltainc.pipeline.job.table_refs import TableRef
+from deltainc.pipeline.job.sections import TableRef
 from deltainc.storage import is_s3
 
 if TYPE_CHECKING:

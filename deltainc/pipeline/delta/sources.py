@@ -21,7 +21,7 @@ from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.snapshot import log_else, look
 from deltainc.pipeline.delta.sql import detail, local_file_path, read, table_exists
-from deltainc.pipeline.job.table_refs import SourceRef, TableRef
+from deltainc.pipeline.job.sections import SourceRef, TableRef
 
 __all__ = [
     "ScanStats",

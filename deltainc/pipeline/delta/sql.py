@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.snapshot import log_else, look, retake
-from deltainc.pipeline.job.table_refs import TableRef
+from deltainc.pipeline.job.sections import TableRef
 from deltainc.spark_compat import session_conf, session_kind
 
 __all__ = [

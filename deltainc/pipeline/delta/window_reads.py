@@ -20,7 +20,7 @@ from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.window_files import WindowFiles, window_files
 from deltainc.pipeline.job.kinds.job_kind import WindowRows, whole_tables
-from deltainc.pipeline.job.table_refs import SourceRef
+from deltainc.pipeline.job.sections import SourceRef
 from deltainc.spark_compat import session_kind
 
 __all__ = ["window_rows", "read_files"]

@@ -18,7 +18,7 @@ from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.delta.sources import shape_from_log
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import JoinPlan, kind_of
-from deltainc.pipeline.job.table_refs import TableRef
+from deltainc.pipeline.job.sections import TableRef
 
 __all__ = ["source_schema", "check_from_logs"]
 

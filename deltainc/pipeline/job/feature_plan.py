@@ -17,10 +17,10 @@ from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.feature_checks import check_features, resolve_feature_conds
 from deltainc.join.feature_source import FeatureSource, feature_columns, spine_rec
 from deltainc.join.output_layout import IS_FINAL
-from deltainc.pipeline.job.feature_config import FeatureConfig
 from deltainc.pipeline.job.field_types import FeatureHow
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.job.sections import FeatureConfig
 
 __all__ = ["feature_sources", "feature_identity", "feature_origins", "check_feature_job"]
 

@@ -10,11 +10,8 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from deltainc.join.join_types import How
-from deltainc.pipeline.job.feature_config import FeatureConfig
 from deltainc.pipeline.job.field_types import Corrections, Name, NonNegativeInt, Section, absolute_location
-from deltainc.pipeline.job.join_config import JoinConfig
-from deltainc.pipeline.job.table_refs import SourceRef
-from deltainc.pipeline.job.target_config import StateConfig, TargetConfig
+from deltainc.pipeline.job.sections import FeatureConfig, JoinConfig, SourceRef, StateConfig, TargetConfig
 from deltainc.storage import uses_s3
 
 __all__ = ["JobConfig"]

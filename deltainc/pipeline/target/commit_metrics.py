@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from deltainc.pipeline.delta.delta_log import LogUnreadable, local_folder
 from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.sql import detail, latest_commit
-from deltainc.pipeline.job.table_refs import TableRef
+from deltainc.pipeline.job.sections import TableRef
 from deltainc.spark_compat import session_conf
 
 __all__ = ["CommitResult", "NO_COMMIT", "deletion_vectors_added", "last_commit", "user_metadata"]

@@ -21,7 +21,7 @@ from deltainc.join.join_types import WAITING_TYPES
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE
 from deltainc.pipeline.delta.sources import TableShape, table_shape
 from deltainc.pipeline.delta.sql import table_exists
-from deltainc.pipeline.job.table_refs import TableRef
+from deltainc.pipeline.job.sections import TableRef
 
 __all__ = [
     "IS_FINAL",

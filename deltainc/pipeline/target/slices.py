@@ -22,7 +22,7 @@ from pyspark.sql import types as T
 from deltainc.join.join_types import WAITING_TYPES
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
-from deltainc.pipeline.job.table_refs import TableRef
+from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
 from deltainc.pipeline.target.layout import IS_FINAL

@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 from deltainc import spark_driver
 from deltainc.errors import Cancelled
 from deltainc.pipeline.delta.sql import latest_commit
-from deltainc.pipeline.job.table_refs import TableRef
+from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
 from deltainc.spark_compat import cancel_all_jobs, job_thread
 

@@ -23,7 +23,7 @@ from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.sources import ScanStats, count_null_inc, count_null_keys, latest_unit, scan_stats
 from deltainc.pipeline.job.kinds import SourceScan
 from deltainc.pipeline.job.kinds.job_kind import window_rows_of
-from deltainc.pipeline.job.table_refs import SourceRef
+from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.prepared_job import PreparedJob
 
 __all__ = ["latest_available", "latest_labels", "null_inc", "null_keys", "scanned"]

@@ -43,7 +43,7 @@ FLOOR = """
 import datetime, json, sys, time
 from pathlib import Path
 from benchmarks.scenarios import inc_join_window
-from deltainc.pipeline.job.job_file import load_job
+from deltainc.pipeline.job.job_config import load_job
 from deltainc.spark import get_spark
 clock = time.perf_counter()
 spark = get_spark()

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.demo.sample_job import left_job_toml
 from deltainc.pipeline.controller import run
-from deltainc.pipeline.job.job_file import load_job
+from deltainc.pipeline.job.job_config import load_job
 from deltainc.settings import Settings, SparkSettings
 
 __all__ = ["START", "job_file", "bench_env", "prepare", "delta_commits"]

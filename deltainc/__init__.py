@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from deltainc.join.feature_source import FeatureSource
     from deltainc.join.features import feature_join
     from deltainc.pipeline import backfill, rerun, run, status
-    from deltainc.pipeline.job.job_file import load_job
+    from deltainc.pipeline.job.job_config import load_job
 
 __all__ = [
     "inc_join",
@@ -56,7 +56,7 @@ __getattr__ = lazy_exports(
         "inc_join": "deltainc.join.engine",
         "feature_join": "deltainc.join.features",
         "FeatureSource": "deltainc.join.feature_source",
-        "load_job": "deltainc.pipeline.job.job_file",
+        "load_job": "deltainc.pipeline.job.job_config",
         **{name: "deltainc.pipeline" for name in ("run", "rerun", "backfill", "status")},
     },
 )

@@ -96,7 +96,7 @@ import datetime as dt, sys, tempfile
 from pathlib import Path
 from pyspark import SparkContext
 from deltainc.pipeline.controller import run
-from deltainc.pipeline.job.job_file import load_job
+from deltainc.pipeline.job.job_config import load_job
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 from deltainc.demo.sample_data import SampleSpec, write_sources

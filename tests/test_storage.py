@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from deltainc.pipeline.job.job_file import load_job
+from deltainc.pipeline.job.job_config import load_job
 from deltainc.settings import StorageSettings, load_settings
 from deltainc.storage import (
     commit_warnings,

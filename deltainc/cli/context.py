@@ -17,7 +17,7 @@ from deltainc.cli import spark_start
 from deltainc.cli.exit_codes import PROG, validation_message
 from deltainc.errors import ConfigError
 from deltainc.pipeline import JobConfig, load_job, resolve_job
-from deltainc.pipeline.job.toml_reader import TOMLDecodeError
+from deltainc.pipeline.job.job_config import TOMLDecodeError
 from deltainc.settings import Settings, load_settings, settings_file
 from deltainc.storage import use as use_storage
 

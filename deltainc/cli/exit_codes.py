@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from deltainc.errors import AmbiguousRowsError, ConfigError, JobLockedError, SchemaError
-from deltainc.pipeline.job.toml_reader import TOMLDecodeError
+from deltainc.pipeline.job.job_config import TOMLDecodeError
 
 __all__ = [
     "PROG",

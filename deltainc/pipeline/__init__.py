@@ -15,8 +15,7 @@ if TYPE_CHECKING:
     from deltainc.pipeline.controller import backfill, rerun, run
     from deltainc.pipeline.from_delta_logs.commands import from_logs_else_spark, unlock
     from deltainc.pipeline.from_delta_logs.status import status_from_log, status_with_problem
-    from deltainc.pipeline.job.job_config import JobConfig
-    from deltainc.pipeline.job.job_file import load_job, resolve_job
+    from deltainc.pipeline.job.job_config import JobConfig, load_job, resolve_job
     from deltainc.pipeline.prepared_job import prepare_job
     from deltainc.pipeline.results import PipelineResult, WindowReport
     from deltainc.pipeline.spark_status import status
@@ -54,7 +53,7 @@ __getattr__ = lazy_exports(
     "deltainc.pipeline",
     {
         "JobConfig": "deltainc.pipeline.job.job_config",
-        **{name: "deltainc.pipeline.job.job_file" for name in ("load_job", "resolve_job")},
+        **{name: "deltainc.pipeline.job.job_config" for name in ("load_job", "resolve_job")},
         **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run")},
         "status": "deltainc.pipeline.spark_status",
         **{name: "deltainc.pipeline.from_delta_logs.commands" for name in ("from_logs_else_spark", "unlock")},

@@ -20,8 +20,7 @@ from deltainc.errors import Cancelled, ConfigError
 from deltainc.join.windows import Window, chunk_windows, parse_point
 from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.from_delta_logs.commands import BeforeSpark, before_spark, nothing_pending
-from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.job_file import load
+from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.plan import (
     Planned,
     backfill_plan,

@@ -10,8 +10,7 @@ from pyspark.sql import SparkSession
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.delta.sources import latest_unit, read_table
-from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.job_file import load
+from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.state import JobStatus, describe, read_runs, read_state, state_paths
 from deltainc.settings import Settings
 from deltainc.spark import job_session

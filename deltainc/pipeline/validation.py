@@ -14,8 +14,7 @@ from deltainc.pipeline.delta.snapshot import look, one_look
 from deltainc.pipeline.delta.sources import shape_from_log, table_exists
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import status_from_log
-from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.job_file import load
+from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds import kind_of
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.spark_status import status

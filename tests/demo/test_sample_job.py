@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from deltainc.demo.sample_job import left_job_toml
-from deltainc.pipeline.job.job_file import load_job
+from deltainc.pipeline.job.job_config import load_job
 
 pytestmark = pytest.mark.pure
 

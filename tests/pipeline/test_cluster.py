@@ -23,7 +23,7 @@ from spark_home import spark_home
 from test_pipeline import target
 
 from deltainc.demo.sample_data import SampleSpec, write_sources
-from deltainc.pipeline.job.job_file import load_job
+from deltainc.pipeline.job.job_config import load_job
 from deltainc.spark import delta_packages
 
 pytestmark = [pytest.mark.service, pytest.mark.cluster]

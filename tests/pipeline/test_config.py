@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.job_file import load_job, resolve_job
+from deltainc.pipeline.job.job_config import JobConfig, load_job, resolve_job
 from deltainc.pipeline.job.sections import SourceRef, StateConfig, TableRef
 from deltainc.pipeline.state.remembered_settings import built_with, changes
 

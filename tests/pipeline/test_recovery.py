@@ -26,7 +26,7 @@ from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.delta_log import open_table
 from deltainc.pipeline.from_delta_logs.status import status_from_log
-from deltainc.pipeline.job.job_file import load_job
+from deltainc.pipeline.job.job_config import load_job
 from deltainc.pipeline.state.processes import COMMAND, Process, decode
 from deltainc.pipeline.state.store import read_state, state_paths
 from deltainc.settings import Settings

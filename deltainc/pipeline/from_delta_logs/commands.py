@@ -23,8 +23,7 @@ from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import latest_in_both
 from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs
-from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.job_file import load
+from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds import JoinPlan
 from deltainc.pipeline.results import PipelineResult
 from deltainc.pipeline.state import (

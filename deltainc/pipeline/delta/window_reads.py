@@ -1,4 +1,4 @@
-"""A source's rows of a window's units, read as the Parquet files its Delta log names (`window_files`), so that
+"""A source's rows of a window's units, read as the Parquet files its Delta log names (`delta_log_stats`), so that
 Spark does not load the source's new snapshot state and filter its files inside every window's write.
 
 Where the log cannot answer (a catalog table, Spark Connect or Spark 3.5, a table not partitioned by its DATE
@@ -16,9 +16,8 @@ from pyspark.sql import types as T
 
 from deltainc.join.unit_columns import source_filter
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.delta_log_stats import source_location
+from deltainc.pipeline.delta.delta_log_stats import WindowFiles, source_location, window_files
 from deltainc.pipeline.delta.snapshot import log_else
-from deltainc.pipeline.delta.window_files import WindowFiles, window_files
 from deltainc.pipeline.job.kinds.job_kind import WindowRows, whole_tables
 from deltainc.pipeline.job.table_refs import SourceRef
 from deltainc.spark_compat import session_kind

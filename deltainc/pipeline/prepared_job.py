@@ -14,8 +14,7 @@ from pyspark.sql import SparkSession
 
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import from_index, to_index
-from deltainc.pipeline.delta.sources import read_source
-from deltainc.pipeline.delta.window_reads import window_rows
+from deltainc.pipeline.delta.sources import read_source, window_rows
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.job_file import load
 from deltainc.pipeline.job.join_plan import Identity

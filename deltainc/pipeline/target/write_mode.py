@@ -21,7 +21,7 @@ from deltainc.pipeline.delta.sources import ScanStats, TableShape, table_shape
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.target.commit_metrics import CommitResult
-from deltainc.pipeline.target.schema import new_columns
+from deltainc.pipeline.target.layout import new_columns
 from deltainc.pipeline.target.slices import Destination
 from deltainc.text_enum import TextEnum
 
@@ -91,7 +91,7 @@ class WriteMode:
 
 def current_target(inputs: WriteInputs, output: DataFrame, metadata: dict[str, str]) -> tuple[TableShape, Destination]:
     """The target's columns and partition columns as its Delta log records them (no Spark read), and where the
-    window's commit goes; the output is checked against those columns (`schema.new_columns`), and the sources'
+    window's commit goes; the output is checked against those columns (`layout.new_columns`), and the sources'
     new columns, where the job allows them, are added."""
     spark, job = inputs.spark, inputs.job
     shape = table_shape(spark, job.target, "target")

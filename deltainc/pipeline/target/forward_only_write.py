@@ -11,9 +11,8 @@ from pyspark.sql import functions as F
 from deltainc.join.windows import Window, from_index, read_bounds
 from deltainc.pipeline.delta.sources import scan_stats
 from deltainc.pipeline.delta.sql import read as read_target
-from deltainc.pipeline.target.commit_metrics import NO_COMMIT
 from deltainc.pipeline.target.merge import ACTION, merge_window, plan_actions
-from deltainc.pipeline.target.write_mode import TargetWrite, WriteInputs, WriteMode, Written, current_target
+from deltainc.pipeline.target.write_mode import NO_COMMIT, TargetWrite, WriteInputs, WriteMode, Written, current_target
 
 __all__ = ["FORWARD_ONLY", "RERUN"]
 

@@ -20,10 +20,10 @@ from deltainc.join.join_types import JoinType
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
 from deltainc.pipeline.job.join_plan import Identity
-from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
-from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity, shown_samples
-from deltainc.pipeline.target.slices import Destination, sql_literal
+from deltainc.pipeline.target.slices import sql_literal
+from deltainc.pipeline.target.write_mode import CommitResult, Destination, last_commit
+from deltainc.pipeline.target.write_mode import user_metadata as commit_metadata
 
 __all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
 

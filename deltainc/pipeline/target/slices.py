@@ -15,20 +15,18 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
+from pyspark.sql import DataFrame, DataFrameWriter
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from deltainc.join.join_types import WAITING_TYPES
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
-from deltainc.pipeline.job.table_refs import TableRef
-from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
-from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
 from deltainc.pipeline.target.layout import IS_FINAL
+from deltainc.pipeline.target.write_mode import CommitResult, Destination, last_commit
+from deltainc.pipeline.target.write_mode import user_metadata as commit_metadata
 
 __all__ = [
-    "Destination",
     "sql_literal",
     "Slices",
     "forward_slices",
@@ -41,17 +39,6 @@ __all__ = [
 _ACTION = f"{RESERVED_PREFIX}action"
 _SEEN = f"{RESERVED_PREFIX}seen_"
 _OVERWRITES = ("WRITE", "CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT")  # by path; by name
-
-
-@dataclass(frozen=True)
-class Destination:
-    """Where a write commits and what the commit carries: the table, its userMetadata (job, run, window),
-    and whether the output's new columns are added to the table (Delta's schema evolution)."""
-
-    spark: SparkSession
-    ref: TableRef
-    user_metadata: dict[str, str]
-    add_columns: bool = False
 
 
 def sql_literal(value: dt.date | dt.datetime, data_type: T.DataType) -> str:

@@ -21,7 +21,7 @@ from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WA
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity, shown_samples
-from deltainc.pipeline.target.slices import sql_literal
+from deltainc.pipeline.target.forward_write import sql_literal
 from deltainc.pipeline.target.write_mode import CommitResult, Destination, last_commit
 from deltainc.pipeline.target.write_mode import user_metadata as commit_metadata
 

@@ -7,7 +7,7 @@ from pyspark.sql import DataFrame
 
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import ScanStats
-from deltainc.pipeline.target.slices import overwrite_target
+from deltainc.pipeline.target.forward_write import overwrite_target
 from deltainc.pipeline.target.write_mode import Destination, TargetWrite, WriteInputs, WriteMode, Written
 
 __all__ = ["REBUILD"]

@@ -16,7 +16,7 @@ from deltainc.join.output_layout import RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.delta.sources import scan_stats
 from deltainc.pipeline.delta.sql import read as read_target
-from deltainc.pipeline.target.slices import replace_where, sql_literal
+from deltainc.pipeline.target.forward_write import replace_where, sql_literal
 from deltainc.pipeline.target.write_mode import NO_COMMIT, TargetWrite, WriteInputs, WriteMode, Written, current_target
 
 __all__ = ["RECOMPUTE"]

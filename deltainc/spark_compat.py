@@ -80,7 +80,7 @@ class SessionKind:
 
     @property
     def reads_parquet_as_delta(self) -> bool:
-        """Whether a window may read a source's files as Parquet, named by its Delta log (`window_reads`), and
+        """Whether a window may read a source's files as Parquet, named by its Delta log (`sources.window_rows`), and
         build frames of rows read here: a classic Spark 4 session (Connect's client may not see the files)."""
         return not self.connect and self.major >= 4
 

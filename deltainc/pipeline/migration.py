@@ -23,8 +23,9 @@ from deltainc.pipeline.delta.sql import read
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.prepared_job import open_job
 from deltainc.pipeline.state import locked
+from deltainc.pipeline.target.forward_write import overwrite_target
 from deltainc.pipeline.target.layout import holds_open_rows_apart, lay_out, with_is_final
-from deltainc.pipeline.target.slices import Destination, overwrite_target
+from deltainc.pipeline.target.write_mode import Destination
 from deltainc.pipeline.too_late_recompute import LateRowsRecompute, recompute_late_rows
 from deltainc.settings import Settings
 

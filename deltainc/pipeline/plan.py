@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from deltainc.errors import ConfigError
 from deltainc.join.windows import Window, chunk_windows, from_index, next_window, to_index
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.target.forward_only_write import FORWARD_ONLY, RERUN
 from deltainc.pipeline.target.forward_write import FORWARD
-from deltainc.pipeline.target.rebuild_write import REBUILD
-from deltainc.pipeline.target.recompute_write import RECOMPUTE
+from deltainc.pipeline.target.merge import FORWARD_ONLY, RERUN
+from deltainc.pipeline.target.recompute_write import REBUILD, RECOMPUTE
 from deltainc.pipeline.target.write_mode import WriteMode
 
 __all__ = [

@@ -26,7 +26,7 @@ from deltainc.pipeline.delta.sources import read_table, scan_stats
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.plan import check_start
 from deltainc.pipeline.prepared_job import open_job
-from deltainc.pipeline.target.slices import sql_literal
+from deltainc.pipeline.target.forward_write import sql_literal
 from deltainc.settings import Settings
 
 __all__ = ["Verification", "verify"]

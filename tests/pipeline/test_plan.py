@@ -13,10 +13,9 @@ from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import to_index
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.plan import backfill_plan, rebuild_plan, rerun_plan, run_plan, to_do
-from deltainc.pipeline.target.forward_only_write import FORWARD_ONLY, RERUN
 from deltainc.pipeline.target.forward_write import FORWARD
-from deltainc.pipeline.target.rebuild_write import REBUILD
-from deltainc.pipeline.target.recompute_write import RECOMPUTE
+from deltainc.pipeline.target.merge import FORWARD_ONLY, RERUN
+from deltainc.pipeline.target.recompute_write import REBUILD, RECOMPUTE
 
 pytestmark = pytest.mark.pure
 

@@ -1,4 +1,4 @@
-"""The data files of some units of a source, from its Delta log (deltainc/pipeline/delta/window_files.py): the
+"""The data files of some units of a source, from its Delta log (deltainc/pipeline/delta/delta_log_stats.py): the
 files of those partitions, and LogUnreadable wherever a read of them as Parquet files may differ from Delta's.
 Tables written with delta-rs; no JVM."""
 
@@ -13,7 +13,7 @@ from deltalake import write_deltalake
 
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.window_files import window_files
+from deltainc.pipeline.delta.delta_log_stats import window_files
 
 pytestmark = pytest.mark.pure
 

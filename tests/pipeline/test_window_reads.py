@@ -1,4 +1,4 @@
-"""A window's source rows read as the Parquet files its Delta log names (deltainc/pipeline/delta/window_reads.py):
+"""A window's source rows read as the Parquet files its Delta log names (deltainc/pipeline/delta/sources.py):
 the rows the Delta read gives for those units, and the Delta read wherever the log cannot answer exactly."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.join.windows import from_index, to_index
-from deltainc.pipeline.delta.window_reads import window_rows
+from deltainc.pipeline.delta.sources import window_rows
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.prepared_job import prepare_job

@@ -7,10 +7,9 @@ import pytest
 
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.plan import forward_mode
-from deltainc.pipeline.target.forward_only_write import FORWARD_ONLY, RERUN
 from deltainc.pipeline.target.forward_write import FORWARD
-from deltainc.pipeline.target.rebuild_write import REBUILD
-from deltainc.pipeline.target.recompute_write import RECOMPUTE
+from deltainc.pipeline.target.merge import FORWARD_ONLY, RERUN
+from deltainc.pipeline.target.recompute_write import REBUILD, RECOMPUTE
 from deltainc.pipeline.target.write_mode import WriteMode
 
 pytestmark = pytest.mark.pure

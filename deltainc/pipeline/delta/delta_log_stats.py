@@ -1,18 +1,22 @@
 """What a source's Delta log says without reading its data, through delta-rs: its latest RecDate, its NULL
-counts, the files a window's units span. No Spark, no JVM; deltalake is imported on first use.
+counts, the files a window's units span and read (docs/design.md#what-a-window-reads). No Spark, no JVM;
+deltalake is imported on first use.
 
 Each function means exactly what its Spark counterpart means (`sources.latest_unit`, `sources.count_null_inc`,
-`sources.scan_stats`). Where the log cannot answer exactly (deletion vectors, a file without statistics, column
-mapping, another reader feature), they raise LogUnreadable and the caller asks Spark.
+`sources.scan_stats`, a Delta read of a window's units). Where the log cannot answer exactly (deletion vectors,
+a file without statistics, column mapping, another reader feature), they raise LogUnreadable and the caller asks
+Spark.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from deltainc.join.windows import to_index
-from deltainc.pipeline.delta.delta_log import TIME_TYPES, LogUnreadable, reading, spark_value
+from deltainc.pipeline.delta.delta_log import TIME_TYPES, LogUnreadable, plain_location, reading, spark_value
 from deltainc.pipeline.delta.snapshot import Snapshot, look
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.storage import is_s3
@@ -27,6 +31,8 @@ __all__ = [
     "null_count_from_log",
     "files_in_units",
     "null_keys_in_units",
+    "WindowFiles",
+    "window_files",
 ]
 
 
@@ -87,10 +93,7 @@ def _no_deletion_vectors(snapshot: Snapshot, why: str) -> None:
 def _units(snapshot: Snapshot, column: str, time_uom: str) -> list[int | None]:
     """Each live file's unit of the partition column `column` (None for a NULL partition)."""
     kind = snapshot.types[column]
-    return [
-        None if value is None else to_index(spark_value(value, kind, column), time_uom)
-        for value in snapshot.values(f"partition.{column}")
-    ]
+    return [None if v is None else _unit(v, kind, column, time_uom) for v in snapshot.values(f"partition.{column}")]
 
 
 def latest_unit_from_log(location: str, inc_col: str, time_uom: str) -> int | None:
@@ -182,3 +185,97 @@ def null_keys_in_units(location: str, key: str, inc_col: str, time_uom: str, fir
             raise LogUnreadable(f"{location}: a file has no null count of {key_column} in the log")
         total += int(count)
     return total
+
+
+# Partition column types whose path value Spark parses back to exactly the log's value.
+_PATH_TYPES = {"date", "string", "long", "integer", "short", "byte", "boolean"}
+_NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+_BELOW_NEXT_MILLISECOND = dt.timedelta(microseconds=999)
+
+
+@dataclass(frozen=True)
+class WindowFiles:
+    """The files a scan of some units reads: the table's folder (Spark's `basePath`) and each file's path in it."""
+
+    root: str
+    paths: tuple[str, ...]
+
+
+def window_files(location: str, inc_col: str, time_uom: str, first: int, last: int) -> WindowFiles:
+    """The live data files of units [first, last] of `inc_col` in the Delta table at `location` (partition
+    pruning as Delta's), for a read as Parquet files of the table's folder (partition values from the paths), so
+    that Spark does not load the source's snapshot state inside every window's write. LogUnreadable where such a
+    read may differ from Delta's: other than plain partition types, deletion vectors, column mapping or another
+    reader feature, a file outside the folder of its partition values or with a name Hadoop reads otherwise.
+
+    E.g. `window_files("/data/ledger", "RecDate", "day", to_index(d1, "day"), to_index(d2, "day")).paths` ->
+    `("/data/ledger/RecDate=2025-03-10/part-0.parquet", ...)`.
+    """
+    snapshot = look(location).statistics()
+    with reading(location):
+        column, types, partitions = snapshot.column(inc_col), snapshot.types, snapshot.partition_columns
+        partitioned = column in partitions
+        if types[column] not in (_PATH_TYPES & TIME_TYPES if partitioned else TIME_TYPES):
+            raise LogUnreadable(f"{location}: {column} is not a DATE partition column nor a date or timestamp column")
+        odd = [name for name in partitions if types[name] not in _PATH_TYPES]
+        if odd:
+            raise LogUnreadable(f"{location}: partition columns {odd} are not read back from a path exactly")
+        if snapshot.deletion_vectors:
+            raise LogUnreadable(f"{location} has deletion vectors: a file's rows are not all live")
+        paths = snapshot.values("path")
+        values = {name: snapshot.values(f"partition.{name}") for name in partitions}
+        spans = _spans(snapshot, column, time_uom) if not partitioned else []
+    root = location.rstrip("/")
+    chosen: list[str] = []
+    for number, path in enumerate(paths):
+        if partitioned:
+            day = values[column][number]
+            if day is None or not first <= _unit(day, "date", column, time_uom) <= last:
+                continue
+        else:
+            span = spans[number]
+            if span is not None and not (span[0] <= last and first <= span[1]):
+                continue
+        folder = "/".join(f"{name}={_path_value(values[name][number])}" for name in partitions)
+        name = path[len(folder) + 1 :] if path.startswith(folder + "/") else path if not folder else ""
+        if not name or "/" in name:
+            raise LogUnreadable(f"{location}: file {path} is not in the folder of its partition values")
+        full = f"{root}/{path}"
+        if ":" in path or not plain_location(full):
+            raise LogUnreadable(f"{location}: file {path} has a name Hadoop would not read literally")
+        chosen.append(full)
+    return WindowFiles(root, tuple(chosen))
+
+
+def _spans(snapshot: Snapshot, column: str, time_uom: str) -> list[tuple[int, int] | None]:
+    """Each file's units of `column` from its min and max statistics: None where the file may hold any unit (no
+    statistics), an empty span (1, 0) where it holds no row with a value. Delta truncates a timestamp's max to the
+    millisecond: the unit of the greatest value below the next millisecond is taken."""
+    kind = snapshot.types[column]
+    records, nulls = snapshot.values("num_records"), snapshot.values(f"null_count.{column}")
+    lows, highs = snapshot.values(f"min.{column}"), snapshot.values(f"max.{column}")
+    spans: list[tuple[int, int] | None] = []
+    for count, null_count, low, high in zip(records, nulls, lows, highs, strict=True):
+        if count == 0 or (count is not None and null_count == count):
+            spans.append((1, 0))  # no row, or only NULLs, which no window reads
+        elif low is None or high is None:
+            spans.append(None)
+        else:
+            top = high if kind == "date" else high + _BELOW_NEXT_MILLISECOND
+            spans.append((_unit(low, kind, column, time_uom), _unit(top, kind, column, time_uom)))
+    return spans
+
+
+def _unit(value: Any, kind: str, column: str, time_uom: str) -> int:
+    return to_index(spark_value(value, kind, column), time_uom)
+
+
+def _path_value(value: Any) -> str:
+    """A partition value as Spark writes it in a folder name (the plain types only: no character is escaped)."""
+    if value is None:
+        return _NULL_PARTITION
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)

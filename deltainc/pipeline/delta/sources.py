@@ -1,4 +1,6 @@
-"""Reading the job's Delta tables: by path or catalog name, their latest RecDate, the files a scan reads."""
+"""Reading the job's Delta tables: by path or catalog name, their latest RecDate, the files a scan reads, and a
+window's source rows read as the Parquet files the source's Delta log names (docs/design.md#what-a-window-reads).
+"""
 
 from __future__ import annotations
 
@@ -19,9 +21,12 @@ from deltainc.join.time_units import TimeUnit
 from deltainc.join.unit_columns import source_filter
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.delta_log_stats import WindowFiles, source_location, window_files
 from deltainc.pipeline.delta.snapshot import log_else, look
 from deltainc.pipeline.delta.sql import detail, local_file_path, read, table_exists
+from deltainc.pipeline.job.kinds.job_kind import WindowRows, whole_tables
 from deltainc.pipeline.job.sections import SourceRef, TableRef
+from deltainc.spark_compat import session_kind
 
 __all__ = [
     "ScanStats",
@@ -36,6 +41,8 @@ __all__ = [
     "count_null_keys",
     "scan_stats",
     "local_file_path",
+    "window_rows",
+    "read_files",
 ]
 
 
@@ -166,3 +173,53 @@ def scan_stats(spark: SparkSession, scan: DataFrame) -> ScanStats:
     sizes = spark.read.format("binaryFile").load(literal).agg(F.sum("length").alias("bytes")).first()
     total = 0 if sizes is None or sizes["bytes"] is None else int(sizes["bytes"])
     return ScanStats(len(files), total)
+
+
+def window_rows(
+    spark: SparkSession, refs: Mapping[str, SourceRef], frames: Mapping[str, DataFrame], inc_col: str, time_uom: str
+) -> WindowRows:
+    """The job's `WindowRows`: for a role and units [first, last], that source's rows in those units' files (its
+    `where` applied), or None where the window reads the Delta table (`frames[role]`), pruned by Spark: a catalog
+    table, Spark Connect or Spark 3.5, a NOT NULL column (a Parquet read makes it nullable), or whatever
+    `window_files` leaves to Delta (said at info, `--verbose`).
+
+    E.g. `window_rows(spark, dict(job.sources), frames, "RecDate", "day")("source_b", d - 12, d)`.
+    """
+    if not session_kind(spark).reads_parquet_as_delta:  # Connect's client may not see the server's files
+        return whole_tables
+    nullable = {role: _nullable(frame.schema) for role, frame in frames.items()}
+
+    def rows(role: str, first: int, last: int) -> DataFrame | None:
+        ref, frame = refs[role], frames[role]
+
+        def from_log() -> DataFrame:
+            if not nullable[role]:
+                raise LogUnreadable(f"{role} has a NOT NULL column, which a read of its files makes nullable")
+            files = window_files(source_location(ref, role), inc_col, time_uom, first, last)
+            read = read_files(spark, frame.schema, files)
+            read = read.where(source_filter(read, inc_col, time_uom, first, last))  # a file may reach past them
+            return read if ref.where is None else read.where(ref.where)
+
+        return log_else(f"{role}'s rows of units {first}..{last}", from_log, lambda _why: None)
+
+    return rows
+
+
+def read_files(spark: SparkSession, schema: T.StructType, files: WindowFiles) -> DataFrame:
+    """The rows of `files` as Spark reads Parquet files of a table's folder: the partition columns' values from
+    the folder names, the columns in `schema`'s order (a column a file lacks is NULL, as Delta reads it)."""
+    if not files.paths:
+        return spark.createDataFrame([], schema)
+    read = spark.read.schema(schema).option("basePath", files.root).parquet(*files.paths)
+    return read.select(*[F.col("`" + name.replace("`", "``") + "`") for name in schema.fieldNames()])
+
+
+def _nullable(kind: T.DataType) -> bool:
+    """Whether every field of `kind`, nested ones included, may be NULL."""
+    if isinstance(kind, T.StructType):
+        return all(field.nullable and _nullable(field.dataType) for field in kind.fields)
+    if isinstance(kind, T.ArrayType):
+        return kind.containsNull and _nullable(kind.elementType)
+    if isinstance(kind, T.MapType):
+        return kind.valueContainsNull and _nullable(kind.keyType) and _nullable(kind.valueType)
+    return True

@@ -1,22 +1,27 @@
-"""The target's physical layout: how a new target is created, how a window's rows are laid out on write,
-and whether an existing target lets a forward run touch only its two slices
-(docs/design.md#the-two-slices-and-the-forward-write).
+"""The target's shape: how a new target is created, how a window's rows are laid out on write, whether an existing
+target lets a forward run touch only its two slices (docs/design.md#the-two-slices-and-the-forward-write), and
+whether a window's output fits its columns.
 
 A target created by this version holds its open rows apart: the boolean column `IsFinal` (false for the rows a
 later window may still change, JoinType 5, 6 and 7) is a partition column, after the output RecDate in a day job
 and alone in an hour or minute job. A forward window's slices are then whole files. A target created before keeps
 its own layout, read from its Delta log: the layout is never assumed.
+
+Sources evolve: a column added to A or B reaches the join output. With `[target] schema_evolution = "add_columns"`
+the write adds it through Delta's own schema evolution (rows already there read it as NULL; no file is rewritten).
+A column that disappeared or changed type cannot be applied in place: an error naming it, before any write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from deltainc.errors import SchemaError
 from deltainc.join.join_types import WAITING_TYPES
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE
 from deltainc.pipeline.delta.sources import TableShape, table_shape
@@ -35,6 +40,7 @@ __all__ = [
     "layout_of",
     "layout_warnings",
     "with_is_final",
+    "new_columns",
 ]
 
 
@@ -190,3 +196,48 @@ def layout_warnings(
             f"it replaces; turn them on with ALTER TABLE ... SET TBLPROPERTIES ('{DELETION_VECTORS}' = 'true')"
         )
     return warnings
+
+
+def _origin(origins: Mapping[str, tuple[str, str]], column: str) -> str:
+    """Where an output column comes from, for messages."""
+    if column not in origins:
+        return "the join"
+    role, source = origins[column]
+    return f"{role} column {source!r}" if source == column else f"{role} column {source!r} as {column!r}"
+
+
+def new_columns(
+    target: T.StructType, output: T.StructType, origins: Mapping[str, tuple[str, str]], label: str, evolution: str
+) -> list[str]:
+    """The output's columns the target lacks, when `evolution` allows adding them; raises SchemaError for a
+    column the target has but the output no longer produces, for a changed type, and for new columns that
+    `evolution` does not allow."""
+    target_types = {f.name: f.dataType for f in target.fields}
+    output_types = {f.name: f.dataType for f in output.fields}
+    gone = [name for name in target_types if name not in output_types]
+    if gone:
+        raise SchemaError(
+            f"target: {label} has column(s) {gone} that the join no longer produces (dropped from a source, or "
+            "from output_select); a target cannot lose columns in place: restore them in the source, or recompute "
+            "the target without them with `deltainc run JOB --rebuild`, or write to a new target"
+        )
+    retyped = [
+        f"{name!r} is {target_types[name].simpleString()} in the target but {kind.simpleString()} in the join "
+        f"output ({_origin(origins, name)})"
+        for name, kind in output_types.items()
+        if name in target_types and target_types[name].simpleString() != kind.simpleString()  # nullability aside
+    ]
+    if retyped:
+        raise SchemaError(
+            f"target: {label}: a column changed type: {'; '.join(retyped)}; cast it back in the source, or "
+            "recompute the target with `deltainc run JOB --rebuild`"
+        )
+    added = [name for name in output_types if name not in target_types]
+    if added and evolution != "add_columns":
+        named = ", ".join(f"{name!r} ({_origin(origins, name)})" for name in added)
+        raise SchemaError(
+            f"target: the join output has new column(s) the target {label} lacks: {named}; set [target] "
+            'schema_evolution = "add_columns" to add them (rows already in the target read them as NULL), or '
+            "recompute the target with `deltainc run JOB --rebuild`"
+        )
+    return added

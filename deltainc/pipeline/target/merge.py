@@ -1,4 +1,7 @@
-"""The MERGE writer: applies one window's join output to the Delta target, forward-only, in one commit.
+"""The forward-only MERGE (docs/design.md#run-modes): applies one window's join output to the Delta target in one
+commit, writing only what moves a target row forward. A re-run (with `corrections = "keep"`) uses it, and so does
+every window of a job without the sliding join window, whose output depends on the window's size and so cannot
+replace slices.
 
 Row identity (docs/design.md#rows-of-the-target): a matched row is (A keys, A's RecDate, B keys,
 B's RecDate); an unmatched row is (A keys, A's RecDate). Per A row the target moves only forward:
@@ -12,20 +15,33 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from deltainc.errors import AmbiguousRowsError
 from deltainc.join.join_types import JoinType
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
+from deltainc.join.windows import Window, from_index, read_bounds
+from deltainc.pipeline.delta.sources import scan_stats
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
 from deltainc.pipeline.job.join_plan import Identity
-from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
-from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity, shown_samples
-from deltainc.pipeline.target.slices import Destination, sql_literal
+from deltainc.pipeline.target.forward_write import sql_literal
+from deltainc.pipeline.target.write_mode import (
+    NO_COMMIT,
+    CommitResult,
+    Destination,
+    TargetWrite,
+    WriteInputs,
+    WriteMode,
+    Written,
+    current_target,
+    last_commit,
+)
+from deltainc.pipeline.target.write_mode import user_metadata as commit_metadata
 
-__all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window"]
+__all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window", "FORWARD_ONLY", "RERUN"]
 
 ACTION = f"{RESERVED_PREFIX}action"
 _MATCHED = [int(JoinType.SAME_TIME), int(JoinType.A_LATE), int(JoinType.B_LATE)]
@@ -186,3 +202,29 @@ def merge_window(
             schema_evolution=to.add_columns,  # the output's new columns join the table
         )
     return last_commit(to.spark, to.ref, ("MERGE",))
+
+
+def write_forward_only(inputs: WriteInputs, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
+    """MERGE the window's output into the target's rows of the A rows it can change, forward only."""
+    _, to = current_target(inputs, output, metadata)
+    target = read(inputs.spark, inputs.job.target)
+    identity = inputs.identity
+    bounds = read_bounds(window, *inputs.spine_reach)
+    a_first, a_after = from_index(bounds.a_start, inputs.uom), from_index(bounds.a_end + 1, inputs.uom)
+    a_rec = F.col(f"`{identity.a_rec}`")
+    target_rows = target.where((a_rec >= F.lit(a_first)) & (a_rec < F.lit(a_after)))
+    scanned = scan_stats(inputs.spark, target_rows)
+    actions = plan_actions(output, target_rows, identity).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        planned = {row[ACTION]: int(row["count"]) for row in actions.groupBy(ACTION).count().collect()}
+        ignored = planned.pop("ignore", 0)
+        commit = merge_window(to, actions, identity, a_first, a_after) if planned else NO_COMMIT
+    finally:
+        actions.unpersist()
+    return Written(TargetWrite.FORWARD_ONLY_MERGE, commit, scanned, too_late=ignored)
+
+
+# A run's window of a job without the sliding join window: it moves the watermark.
+FORWARD_ONLY = WriteMode("forward_only", write_forward_only, moves_watermark=True, forward=True, lays_out=False)
+# A re-run of processed windows: the watermark stays where it is.
+RERUN = WriteMode("rerun", write_forward_only, moves_watermark=False, forward=False, lays_out=False)

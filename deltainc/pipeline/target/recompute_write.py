@@ -1,5 +1,7 @@
-"""The recompute (docs/design.md#run-modes): a re-run that applies the sources' corrections runs from --start to
-the watermark and replaces the target's rows from --start on by its output, so the target equals a reload.
+"""The recompute and the rebuild (docs/design.md#run-modes): a window's output replaces the target's rows from a
+unit on, or the whole target. A re-run that applies the sources' corrections runs from --start to the watermark
+and replaces the target's rows from --start on by its output, so the target equals a reload; `run --rebuild`
+runs one window from start_date whose output replaces the whole target, its columns included, in one commit.
 
 Rows before --start are final and cannot depend on the window; rows from --start on are exactly the window's
 output (window-size invariance), whatever the corrections changed in between. No commit when nothing changed.
@@ -14,13 +16,20 @@ from pyspark.sql import functions as F
 
 from deltainc.join.output_layout import RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index
-from deltainc.pipeline.delta.sources import scan_stats
+from deltainc.pipeline.delta.sources import ScanStats, scan_stats
 from deltainc.pipeline.delta.sql import read as read_target
-from deltainc.pipeline.target.commit_metrics import NO_COMMIT
-from deltainc.pipeline.target.slices import replace_where, sql_literal
-from deltainc.pipeline.target.write_mode import TargetWrite, WriteInputs, WriteMode, Written, current_target
+from deltainc.pipeline.target.forward_write import overwrite_target, replace_where, sql_literal
+from deltainc.pipeline.target.write_mode import (
+    NO_COMMIT,
+    Destination,
+    TargetWrite,
+    WriteInputs,
+    WriteMode,
+    Written,
+    current_target,
+)
 
-__all__ = ["RECOMPUTE"]
+__all__ = ["RECOMPUTE", "REBUILD"]
 
 
 def write_recompute(inputs: WriteInputs, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
@@ -49,3 +58,12 @@ def write_recompute(inputs: WriteInputs, window: Window, output: DataFrame, meta
 
 
 RECOMPUTE = WriteMode("recompute", write_recompute, moves_watermark=False, forward=False, lays_out=True)
+
+
+def write_rebuild(inputs: WriteInputs, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
+    """Overwrite the target with the window's output (it reads none of the target)."""
+    to = Destination(inputs.spark, inputs.job.target, metadata)
+    return Written(TargetWrite.REBUILD, overwrite_target(to, output, inputs.partition_by), ScanStats(0, 0))
+
+
+REBUILD = WriteMode("rebuild", write_rebuild, moves_watermark=True, forward=False, lays_out=True, replaces_columns=True)

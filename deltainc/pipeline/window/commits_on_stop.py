@@ -24,7 +24,7 @@ from deltainc import spark_driver
 from deltainc.errors import Cancelled
 from deltainc.pipeline.delta.sql import latest_commit
 from deltainc.pipeline.job.sections import TableRef
-from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
+from deltainc.pipeline.target.write_mode import CommitResult, last_commit
 from deltainc.spark_compat import cancel_all_jobs, job_thread
 
 __all__ = ["finish_commit", "end_stopped", "StoppedWindow", "landed_commit"]

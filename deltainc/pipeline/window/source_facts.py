@@ -73,7 +73,7 @@ def null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int | 
     """The window's rows of A and of B (of the feature sources together) with a NULL join key, which never match
     (None when no source is joined on keys): from the Delta logs' statistics where they are exact (one key
     column, no `where`), the others in one Spark job over the window's rows (read from their files where the
-    window reads them so, `window_reads`)."""
+    window reads them so, `sources.window_rows`)."""
     inc, uom, join = prepared.job.join.inc_col, prepared.uom, prepared.join
     refs, first, last = dict(prepared.job.sources), window.start, window.end
     sources = prepared.kind.key_columns()

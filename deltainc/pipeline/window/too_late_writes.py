@@ -25,10 +25,10 @@ from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.delta.sql import read, table_exists
 from deltainc.pipeline.job.kinds import LateSearch
 from deltainc.pipeline.prepared_job import PreparedJob
+from deltainc.pipeline.target.forward_write import replace_where, sql_literal
 from deltainc.pipeline.target.layout import default_partitioning, ensure_target, lay_out
-from deltainc.pipeline.target.slices import Destination, replace_where, sql_literal
 from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_rows
-from deltainc.pipeline.target.write_mode import WriteMode
+from deltainc.pipeline.target.write_mode import Destination, WriteMode
 from deltainc.pipeline.window.too_late_from_logs import late_inputs_from_logs
 from deltainc.spark_compat import labelled_jobs
 

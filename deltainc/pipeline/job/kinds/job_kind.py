@@ -38,7 +38,7 @@ __all__ = [
 
 
 # A source's rows of a window's units, by role and units [first, last]: its Delta files read directly where the
-# log names them (deltainc.pipeline.delta.window_reads), or None: the window reads the whole table, pruned.
+# log names them (deltainc.pipeline.delta.sources.window_rows), or None: the window reads the whole table, pruned.
 WindowRows = Callable[[str, int, int], "DataFrame | None"]
 
 
@@ -118,7 +118,7 @@ class PreparedJoin(Protocol):
 
     @property
     def rows(self) -> WindowRows:
-        """Each source's rows of a window's units where they are read apart from its table (`window_reads`)."""
+        """Each source's rows of a window's units where they are read apart from its table (`sources.window_rows`)."""
         ...
 
     def join(self, first: int, last: int) -> WindowJoin:

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from deltainc.pipeline.from_delta_logs.status import status_from_log, status_with_problem
     from deltainc.pipeline.job.job_config import JobConfig
     from deltainc.pipeline.job.job_file import load_job, resolve_job
+    from deltainc.pipeline.plan import PipelineResult, WindowReport
     from deltainc.pipeline.prepared_job import prepare_job
-    from deltainc.pipeline.results import PipelineResult, WindowReport
     from deltainc.pipeline.spark_status import status
     from deltainc.pipeline.state.job_status import JobStatus, status_document
     from deltainc.pipeline.validation import JobValidation, validate_from_logs, validate_job
@@ -62,7 +62,7 @@ __getattr__ = lazy_exports(
         **{name: "deltainc.pipeline.from_delta_logs.status" for name in ("status_from_log", "status_with_problem")},
         "prepare_job": "deltainc.pipeline.prepared_job",
         "migrate": "deltainc.pipeline.migration",
-        **{name: "deltainc.pipeline.results" for name in ("PipelineResult", "WindowReport")},
+        **{name: "deltainc.pipeline.plan" for name in ("PipelineResult", "WindowReport")},
         **{name: "deltainc.pipeline.validation" for name in ("JobValidation", "validate_from_logs", "validate_job")},
         **{name: "deltainc.pipeline.verification" for name in ("Verification", "verify")},
     },

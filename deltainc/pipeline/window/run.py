@@ -17,8 +17,8 @@ from pyspark.sql import DataFrame
 
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sql import table_exists
+from deltainc.pipeline.plan import WindowReport
 from deltainc.pipeline.prepared_job import PreparedJob
-from deltainc.pipeline.results import WindowReport
 from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run
 from deltainc.pipeline.state.window_row import Clock, started, timed, with_reads, with_writes
 from deltainc.pipeline.target.merge import count_and_check

@@ -8,12 +8,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deltainc.errors import ConfigError
+from deltainc.errors import ConfigError, did_you_mean
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.section_keys import known_keys
 from deltainc.pipeline.job.toml_reader import TOMLDecodeError, read_toml
 from deltainc.settings import Settings, load_settings
-from deltainc.suggestions import did_you_mean
 
 __all__ = ["load", "load_job", "resolve_job"]
 

@@ -35,7 +35,7 @@ from deltainc.join.output_layout import plan_layout
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.sources import ScanStats, scan_stats
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.results import WindowReport
+from deltainc.pipeline.plan import WindowReport
 from deltainc.pipeline.state.store import state_paths
 from deltainc.settings import Settings
 

@@ -7,7 +7,8 @@ else may move.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from deltainc._version import __version__ as __version__  # `deltainc.__version__`; not in __all__: not an API object
 from deltainc.errors import (
@@ -21,7 +22,6 @@ from deltainc.errors import (
 from deltainc.join.join_types import JoinType
 from deltainc.join.options import IncJoinSettings
 from deltainc.join.time_units import TimeUnit
-from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from deltainc.join.engine import inc_join
@@ -50,13 +50,18 @@ __all__ = [
     "SchemaError",
 ]
 
-__getattr__ = lazy_exports(
-    "deltainc",
-    {
-        "inc_join": "deltainc.join.engine",
-        "feature_join": "deltainc.join.features",
-        "FeatureSource": "deltainc.join.feature_source",
-        "load_job": "deltainc.pipeline.job.job_config",
-        **{name: "deltainc.pipeline" for name in ("run", "rerun", "backfill", "status")},
-    },
-)
+# Each name's module, imported on first use: importing pyspark costs ~0.5 s that `status` never needs.
+_HOMES = {
+    "inc_join": "deltainc.join.engine",
+    "feature_join": "deltainc.join.features",
+    "FeatureSource": "deltainc.join.feature_source",
+    "load_job": "deltainc.pipeline.job.job_config",
+    **{name: "deltainc.pipeline" for name in ("run", "rerun", "backfill", "status")},
+}
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported from its module (`_HOMES`) on first use."""
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

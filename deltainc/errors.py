@@ -1,6 +1,10 @@
-"""The package's exception types: user mistakes (config, schema, input) apart from internal bugs."""
+"""The package's exception types: user mistakes (config, schema, input) apart from internal bugs; and the 'did you
+mean' of a message about an unknown column or key (pure Python: the job file's loader suggests without Spark)."""
 
 from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
 
 __all__ = [
     "DeltaincError",
@@ -10,6 +14,7 @@ __all__ = [
     "JobLockedError",
     "InternalError",
     "Cancelled",
+    "did_you_mean",
 ]
 
 
@@ -45,3 +50,17 @@ class Cancelled(BaseException):
         super().__init__(f"stopped by signal {signal_number}")
         self.signal_number = signal_number
         self.summary: str | None = None  # what was stopped and what the last commit was, once the run knows
+
+
+def did_you_mean(name: str, names: Iterable[str]) -> str:
+    """'; did you mean 'X'?' when one of `names` (the names that exist) is close to `name` (a case or a letter off),
+    else ''.
+
+    Example:
+        >>> did_you_mean("max_wating_time", ["look_back_time", "max_waiting_time"])
+        "; did you mean 'max_waiting_time'?"
+    """
+    known = list(names)
+    same_case = [n for n in known if n.lower() == name.lower()]
+    close = same_case or difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""

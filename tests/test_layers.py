@@ -19,11 +19,11 @@ LAYERS = {"job": set(), "delta": {"job"}, "state": {"job", "delta"}, "target": {
 # The sub-package of one window's run (window/), above the layers and below the controller, and what it may
 # import: every layer, what the Delta logs answer (the sources' latest RecDate), and the top-level modules the
 # controller hands it (the prepared job, the window's report); never the controller.
-WINDOW = {"window": {*LAYERS, "from_delta_logs", "prepared_job", "results"}}
+WINDOW = {"window": {*LAYERS, "from_delta_logs", "prepared_job", "plan"}}
 # What the Delta logs answer without a JVM (from_delta_logs/): it reads the layers and returns the command's result;
 # where the logs cannot answer, the caller's Spark does, passed in: it never imports the controller (or the
 # prepared job, or a window's run) that would start Spark.
-FROM_DELTA_LOGS = {"from_delta_logs": {*LAYERS, "results"}}
+FROM_DELTA_LOGS = {"from_delta_logs": {*LAYERS, "plan"}}
 # The package's lazy public fronts: they import a name on first use, so an import of a name through them hides
 # where it comes from, from a reader and from the tests here. Only the command line and the demo, which call the
 # public API as a user does, import through them.

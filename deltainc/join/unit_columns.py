@@ -11,10 +11,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc.errors import SchemaError
+from deltainc.errors import SchemaError, did_you_mean
 from deltainc.join.output_layout import RESERVED_PREFIX
 from deltainc.join.time_units import EPOCH_DAY, TimeUnit, from_index
-from deltainc.suggestions import did_you_mean
 
 __all__ = ["UNIT", "TIME_TYPES", "column_type", "did_you_mean", "unit_index", "unit_time", "source_filter"]
 

@@ -7,17 +7,17 @@ What this module exports is the layer's API, the one the command line calls."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from deltainc.lazy_exports import lazy_exports
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from deltainc.pipeline.controller import backfill, rerun, run
     from deltainc.pipeline.from_delta_logs.commands import from_logs_else_spark, unlock
     from deltainc.pipeline.from_delta_logs.status import status_from_log, status_with_problem
-    from deltainc.pipeline.job.job_config import JobConfig, load_job, resolve_job
+    from deltainc.pipeline.job.job_config import JobConfig
+    from deltainc.pipeline.job.job_config import load_job, resolve_job
+    from deltainc.pipeline.plan import PipelineResult, WindowReport
     from deltainc.pipeline.prepared_job import prepare_job
-    from deltainc.pipeline.results import PipelineResult, WindowReport
     from deltainc.pipeline.spark_status import status
     from deltainc.pipeline.state.job_status import JobStatus, status_document
     from deltainc.pipeline.validation import JobValidation, validate_from_logs, validate_job
@@ -48,21 +48,25 @@ __all__ = [
     "verify",
 ]
 
-# Imported on first use: `deltainc status` reads job files and Delta logs here without pyspark.
-__getattr__ = lazy_exports(
-    "deltainc.pipeline",
-    {
-        "JobConfig": "deltainc.pipeline.job.job_config",
-        **{name: "deltainc.pipeline.job.job_config" for name in ("load_job", "resolve_job")},
-        **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run")},
-        "status": "deltainc.pipeline.spark_status",
-        **{name: "deltainc.pipeline.from_delta_logs.commands" for name in ("from_logs_else_spark", "unlock")},
-        **{name: "deltainc.pipeline.state.job_status" for name in ("JobStatus", "status_document")},
-        **{name: "deltainc.pipeline.from_delta_logs.status" for name in ("status_from_log", "status_with_problem")},
-        "prepare_job": "deltainc.pipeline.prepared_job",
-        "migrate": "deltainc.pipeline.migration",
-        **{name: "deltainc.pipeline.results" for name in ("PipelineResult", "WindowReport")},
-        **{name: "deltainc.pipeline.validation" for name in ("JobValidation", "validate_from_logs", "validate_job")},
-        **{name: "deltainc.pipeline.verification" for name in ("Verification", "verify")},
-    },
-)
+# Each name's module, imported on first use: `deltainc status` reads job files and Delta logs here without pyspark.
+_HOMES = {
+    "JobConfig": "deltainc.pipeline.job.job_config",
+    **{name: "deltainc.pipeline.job.job_config" for name in ("load_job", "resolve_job")},
+    **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run")},
+    "status": "deltainc.pipeline.spark_status",
+    **{name: "deltainc.pipeline.from_delta_logs.commands" for name in ("from_logs_else_spark", "unlock")},
+    **{name: "deltainc.pipeline.state.job_status" for name in ("JobStatus", "status_document")},
+    **{name: "deltainc.pipeline.from_delta_logs.status" for name in ("status_from_log", "status_with_problem")},
+    "prepare_job": "deltainc.pipeline.prepared_job",
+    "migrate": "deltainc.pipeline.migration",
+    **{name: "deltainc.pipeline.plan" for name in ("PipelineResult", "WindowReport")},
+    **{name: "deltainc.pipeline.validation" for name in ("JobValidation", "validate_from_logs", "validate_job")},
+    **{name: "deltainc.pipeline.verification" for name in ("Verification", "verify")},
+}
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported from its module (`_HOMES`) on first use."""
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

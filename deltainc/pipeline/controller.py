@@ -22,7 +22,9 @@ from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.from_delta_logs.commands import BeforeSpark, before_spark, nothing_pending
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.plan import (
+    PipelineResult,
     Planned,
+    WindowReport,
     backfill_plan,
     check_backfill_start,
     rebuild_plan,
@@ -31,7 +33,6 @@ from deltainc.pipeline.plan import (
     to_do,
 )
 from deltainc.pipeline.prepared_job import PreparedJob, open_job
-from deltainc.pipeline.results import PipelineResult, WindowReport
 from deltainc.pipeline.state import Command, JobState, Lease, check_unchanged, locked
 from deltainc.pipeline.window.run import StepHook, begin, process_window, record_stop
 from deltainc.pipeline.window.source_facts import latest_available

@@ -1,6 +1,7 @@
 """The controller's plan, without Spark (docs/design.md#run-modes): which windows a command processes, in what
-order, under which write mode; and the refusals that need no data (a re-run past the watermark, a backfill
-that would leave a gap, a rebuild that would lose rows).
+order, under which write mode; the refusals that need no data (a re-run past the watermark, a backfill that would
+leave a gap, a rebuild that would lose rows); and what the command returns, its windows each with the run-log row it
+committed (`PipelineResult`, `WindowReport`).
 
 The controller asks for a plan before taking the lock (to refuse early, or to find nothing pending) and again
 under it, from the watermark as of holding the lock; then it executes the plan window by window.
@@ -9,10 +10,13 @@ under it, from the watermark as of holding the lock; then it executes the plan w
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from deltainc.errors import ConfigError
+from deltainc.join.join_types import counted_types
 from deltainc.join.windows import Window, chunk_windows, from_index, next_window, to_index
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.state import RunRecord
 from deltainc.pipeline.target.forward_write import FORWARD
 from deltainc.pipeline.target.merge import FORWARD_ONLY, RERUN
 from deltainc.pipeline.target.recompute_write import REBUILD, RECOMPUTE
@@ -28,6 +32,8 @@ __all__ = [
     "check_backfill_start",
     "backfill_plan",
     "to_do",
+    "WindowReport",
+    "PipelineResult",
 ]
 
 
@@ -146,3 +152,49 @@ def backfill_plan(
         else:
             plan.append(Planned(piece, mode, number))
     return tuple(plan)
+
+
+@dataclass(frozen=True)
+class WindowReport:
+    """One processed window and the run-log row that committed it (rows, files read, the target's commit)."""
+
+    window: Window
+    record: RunRecord
+    how: str  # the job's join kind: which JoinTypes its windows count
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Output rows by JoinType name, of the types a job of this kind outputs, in counting order."""
+        return {code.outcome: self.record.rows(code.outcome) for code in counted_types(self.how)}
+
+    def document(self) -> dict[str, object]:
+        """The window as JSON: its label, then its run-log row (`RunRecord.document`)."""
+        return {"window": str(self.window), **self.record.document()}
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    """The outcome of one command: the windows processed and where the watermark stands."""
+
+    job: str
+    command: str
+    run_id: str | None
+    windows: tuple[WindowReport, ...]
+    watermark: str | None
+    message: str
+
+    @property
+    def nothing_pending(self) -> bool:
+        return not self.windows
+
+    def document(self) -> dict[str, Any]:
+        """The result as one JSON-ready document (`--json`): its windows as their run-log rows."""
+        return {
+            "job": self.job,
+            "command": self.command,
+            "run_id": self.run_id,
+            "windows": [report.document() for report in self.windows],
+            "watermark": self.watermark,
+            "message": self.message,
+            "nothing_pending": self.nothing_pending,
+        }

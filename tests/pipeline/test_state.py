@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 
 from deltainc import JobLockedError
 from deltainc.join.windows import Window
-from deltainc.pipeline.results import PipelineResult, WindowReport
+from deltainc.pipeline.plan import PipelineResult, WindowReport
 from deltainc.pipeline.state.lock import judge, release_lock, remove_lock, start_heartbeat, take_lock
 from deltainc.pipeline.state.processes import COMMAND, DRIVER, Process, encode, start_ticks
 from deltainc.pipeline.state.run_record import RUN_SCHEMA, RunRecord

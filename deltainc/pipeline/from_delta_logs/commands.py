@@ -25,7 +25,7 @@ from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.from_delta_logs.checks import check_from_logs
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds import JoinPlan
-from deltainc.pipeline.results import PipelineResult
+from deltainc.pipeline.plan import PipelineResult
 from deltainc.pipeline.state import (
     Lease,
     check_unchanged,

@@ -18,7 +18,7 @@ from deltainc.pipeline.job.field_types import Corrections, Name, NonNegativeInt,
 from deltainc.pipeline.job.sections import FeatureConfig, JoinConfig, SourceRef, StateConfig, TargetConfig
 from deltainc.settings import Settings, load_settings
 from deltainc.storage import uses_s3
-from deltainc.suggestions import did_you_mean
+from deltainc.errors import did_you_mean
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -106,7 +106,7 @@ class WriteMode:
     lays_out: bool  # its rows become the target's files, in the job's layout (lay_out before the write)
     replaces_columns: bool = False  # the target takes the output's columns (no check against the target's)
     # Whether the job's write reads the output once, in one query, so that it can count and check the rows as it
-    # writes them (`window.target_writes.Counting`); a MERGE reads its source more than once.
+    # writes them (`window.commit.Counting`); a MERGE reads its source more than once.
     single_pass: Callable[[JobConfig], bool] = lambda _job: False
 
 

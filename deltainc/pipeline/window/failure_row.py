@@ -14,7 +14,7 @@ from typing import Any
 from deltainc.errors import Cancelled
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.state import Lease, RunRecord, RunStatus, append_run
-from deltainc.pipeline.window.commits_on_stop import end_stopped, landed_commit
+from deltainc.pipeline.window.commit import end_stopped, landed_commit
 
 __all__ = ["record_failure"]
 

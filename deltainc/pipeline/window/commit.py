@@ -1,0 +1,277 @@
+"""One window's commit to the target (docs/design.md#the-two-slices-and-the-forward-write), and a stop that lands
+while it is under way.
+
+The window's output is checked against the target, laid out as its write mode wants it (one module per mode under
+`target/`) and written in one commit at most. Where it can, the write counts and checks the window itself
+(`Counting`: docs/design.md#one-pass-the-write-counts-and-checks-its-rows): a window count over the target identity
+whose filter raises when a group holds two rows fails the write's query before Delta commits anything (the named
+message is then built as the two-pass check builds it); the counts by JoinType are observed above the layout's
+shuffle, each row counted once.
+
+A stop (SIGTERM, Ctrl-C) interrupts the command's main thread, not the Spark call: the JVM goes on and may still
+commit. So each commit runs in a thread of its own while the main thread waits (`finish_commit`); a stop meanwhile
+cancels the session's Spark jobs and still waits for the call to return. Then the stop ends the command's own driver
+JVM (`end_stopped`), and only then does the run record `cancelled` and free its lock
+(docs/design.md#state-tables-and-the-lock); what did land is read back from the target's history by the run id its
+userMetadata carries (`landed_commit`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.window import Window as Over
+
+from deltainc import spark_driver
+from deltainc.errors import Cancelled, ConfigError
+from deltainc.join.join_types import JoinType
+from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
+from deltainc.join.windows import Window
+from deltainc.pipeline.delta.sources import table_shape
+from deltainc.pipeline.delta.sql import latest_commit, table_exists
+from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.job.sections import TableRef
+from deltainc.pipeline.prepared_job import PreparedJob
+from deltainc.pipeline.target.write_mode import CommitResult, last_commit
+from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity
+from deltainc.pipeline.target.layout import ensure_target, holds_open_rows_apart, lay_out, with_is_final
+from deltainc.pipeline.target.merge import check_unambiguous
+from deltainc.pipeline.target.layout import new_columns
+from deltainc.pipeline.target.write_mode import WriteMode, Written
+from deltainc.pipeline.window.too_late_writes import create_late_rows_table
+from deltainc.spark_compat import cancel_all_jobs, job_thread
+
+__all__ = [
+    "Counting",
+    "fitted",
+    "partitioning",
+    "shaped",
+    "write_window",
+    "written_counted",
+    "finish_commit",
+    "end_stopped",
+    "StoppedWindow",
+    "landed_commit",
+]
+
+T = TypeVar("T")
+log = logging.getLogger("deltainc")
+
+# Raised inside the write's query when two rows share one identity; recognised here by this text.
+REFUSED = "deltainc: two output rows share one target identity"
+_GROUP = f"{RESERVED_PREFIX}identity_rows"
+_names = (f"observed_{n}" for n in itertools.count())  # an Observation's name is unique in its session
+
+
+@dataclass(frozen=True)
+class Counting:
+    """The counts and identity check one window's write makes as it writes: `check` goes below the layout's
+    shuffle, `observe` above it; `counts` is read once the write is done."""
+
+    identity: Identity
+    observation: Observation
+    sources: WindowSources | None = None  # where a duplicate identity is looked for, for the message
+
+    @staticmethod
+    def of(identity: Identity, sources: WindowSources | None = None) -> Counting:
+        """A fresh counting for one window's write."""
+        return Counting(identity, Observation(next(_names)), sources)
+
+    def check(self, output: DataFrame) -> DataFrame:
+        """`output`, which fails the query that reads it if two of its rows share the target identity."""
+        group = Over.partitionBy(*[F.col(f"`{c}`") for c in self.identity.columns])
+        rows = output.withColumn(_GROUP, F.count(F.lit(1)).over(group))
+        unique = F.when(F.col(_GROUP) > 1, F.raise_error(F.lit(REFUSED))).otherwise(F.lit(True))
+        return rows.where(unique).drop(_GROUP)
+
+    def observe(self, output: DataFrame) -> DataFrame:
+        """`output`, counting its rows by JoinType as a query reads it."""
+        counted = [F.count(F.when(F.col(JOIN_TYPE) == int(code), 1)).alias(str(int(code))) for code in JoinType]
+        return output.observe(self.observation, *counted)
+
+    def counts(self) -> dict[int, int]:
+        """The rows the write wrote by JoinType (those it has), e.g. `{1: 120, 4: 3}`."""
+        return {int(code): int(n) for code, n in self.observation.get.items() if n}
+
+
+def written_counted(counting: Counting | None, write: Callable[[], Written], unchecked: DataFrame) -> Written:
+    """Run `write`; when its query refused a duplicate identity (`counting`'s check), raise the AmbiguousRowsError
+    that names the keys, a sample and the source that holds the duplicate, found again in `unchecked` (the
+    window's output before the check). Nothing was committed then."""
+    try:
+        return write()
+    except Exception as exc:
+        if counting is None or REFUSED not in str(exc):
+            raise
+        check_unambiguous(unchecked, counting.identity, counting.sources)
+        raise ambiguous_identity(counting.identity, [], counting.sources) from exc
+
+
+def fitted(prepared: PreparedJob, output: DataFrame, scans: Mapping[str, DataFrame]) -> DataFrame:
+    """The window's output checked against the target's columns before the join runs, from its schema alone: a
+    dropped or retyped column is refused at once. A new source column the job does not add (schema_evolution
+    "none") is refused only when the window's reads (`scans`, A's and B's) hold a value of it: a window from
+    before the column appeared is written without it, so a job catching up runs to the day before the change."""
+    spark, job, origins = prepared.spark, prepared.job, prepared.origins
+    if not table_exists(spark, job.target):
+        return output
+    target = table_shape(spark, job.target, "target").schema  # from the Delta log: no Spark read
+    added = new_columns(target, output.schema, origins, job.target.label, "add_columns")
+    if not added or job.target.schema_evolution == "add_columns":
+        return output
+
+    def read(column: str) -> bool:
+        if column not in origins:
+            return True
+        role, source = origins[column]
+        return bool(scans[role].where(F.col(f"`{source}`").isNotNull()).limit(1).count())
+
+    unread = [column for column in added if not read(column)]
+    new_columns(target, output.drop(*unread).schema, origins, job.target.label, "none")  # refuses what is read
+    return output.drop(*unread)
+
+
+def partitioning(prepared: PreparedJob, mode: WriteMode) -> tuple[str, ...]:
+    """The partition columns the window's rows are written under: the existing target's own, read from its log
+    (a target created by an earlier version keeps its layout); the job's for a new target and for a rebuild,
+    which replaces the table's layout with its rows."""
+    if mode.replaces_columns:
+        return prepared.partition_by
+    try:
+        return table_shape(prepared.spark, prepared.job.target, "target").partition_by
+    except ConfigError:  # no target yet: the first write creates it in the job's layout
+        return prepared.partition_by
+
+
+def shaped(prepared: PreparedJob, mode: WriteMode, output: DataFrame, counting: Counting | None = None) -> DataFrame:
+    """The window's output as its write wants it: with `IsFinal` where the target holds its open rows apart, and
+    laid out (`lay_out`) where its rows become the target's files; checked and counted by the write's own query
+    with a `counting` (below the layout's shuffle and above it)."""
+    partition_by = partitioning(prepared, mode)
+    if counting is not None:
+        output = counting.check(output)
+    if holds_open_rows_apart(partition_by):
+        output = with_is_final(output)
+    if mode.lays_out:
+        output = lay_out(output, partition_by, prepared.rec)
+    return output if counting is None else counting.observe(output)
+
+
+def write_window(
+    prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame, metadata: dict[str, str]
+) -> Written:
+    """Write the window's output to the target (created on the job's first write, with its too-late rows' table
+    when the job keeps them), in one commit at most."""
+    made = prepared.job.target
+    if ensure_target(
+        prepared.spark, made, output.schema, prepared.partition_by, made.deletion_vectors, made.change_data_feed
+    ):
+        create_late_rows_table(prepared, window)
+    return mode.write(prepared, window, output, metadata)
+
+
+_CANCEL_SECONDS = 5.0  # at most this long for Spark to take the cancellation of the session's jobs
+
+
+def finish_commit(spark: SparkSession, commit: Callable[[], T]) -> T:
+    """`commit()`, run so that a stop waits for it: in a thread of its own, the caller waiting. A stop (Cancelled,
+    KeyboardInterrupt) that arrives meanwhile cancels the Spark jobs, waits until the call has returned (further
+    signals do not cut the wait short) and is then raised; otherwise the call's result or error is the caller's.
+
+    Example: ``written = finish_commit(spark, lambda: write_window(prepared, window, mode, output, metadata))``.
+    """
+    outcome: dict[str, object] = {}
+
+    def call() -> None:
+        try:
+            outcome["result"] = commit()
+        except BaseException as exc:  # handed to the waiting thread
+            outcome["error"] = exc
+
+    # The commit's Spark jobs carry the caller's labels (the window's job group), as a plain thread's would not
+    # (pinned threads start with no JVM local properties).
+    worker = job_thread(spark, call, "deltainc-commit")
+    worker.start()
+    try:
+        worker.join()
+    except (KeyboardInterrupt, Cancelled):
+        log.info("stopping: cancelling the Spark jobs and waiting for the commit under way to end")
+        threading.Thread(target=cancel_all_jobs, args=(spark,), daemon=True).start()
+        while worker.is_alive():
+            try:
+                worker.join()
+            except (KeyboardInterrupt, Cancelled):
+                log.info("still waiting for the commit under way to end")
+        raise
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["result"]  # type: ignore[return-value]
+
+
+def end_stopped(spark: SparkSession) -> bool:
+    """After a stop, end what can still commit for the run: cancel the session's Spark jobs (waiting at most
+    `_CANCEL_SECONDS` for the call), then end the command's own driver JVM, if it claimed one (`spark_driver.stop`),
+    and wait until it has exited. Call it once no commit is under way (`finish_commit` waited for it). True when
+    the JVM is gone, False when it was not the command's (a library caller's session stays up).
+
+    Example: ``end_stopped(spark)`` before the cancelled row frees the lock.
+    """
+    canceller = threading.Thread(target=cancel_all_jobs, args=(spark,), name="deltainc-cancel", daemon=True)
+    canceller.start()
+    spark_driver.joined(canceller, _CANCEL_SECONDS)
+    return spark_driver.stop()
+
+
+@dataclass(frozen=True)
+class StoppedWindow:
+    """What a stopped window left in the target: the commit of this run and window that landed (None: none did),
+    and the target's last commit (its version and the window its userMetadata names); `readable` False when the
+    history could not be read."""
+
+    landed: CommitResult | None
+    last_version: int | None = None
+    last_window: str | None = None
+    readable: bool = True
+
+    def summary(self, job: str, window: str) -> str:
+        """The one line a stopped command ends with: what was stopped and what the last commit was."""
+        if self.landed is not None:
+            return (
+                f"{job}: stopped in window {window} after its target commit landed (version {self.landed.version}); "
+                "the watermark stays and the next run writes the window again"
+            )
+        if not self.readable:
+            return (
+                f"{job}: stopped in window {window}; whether it committed could not be read (see the target's history)"
+            )
+        if self.last_version is None:
+            return f"{job}: stopped in window {window}, which committed nothing; the target has no commit yet"
+        of = f" (window {self.last_window})" if self.last_window else ""
+        last = f"the target's last commit is version {self.last_version}{of}"
+        return f"{job}: stopped in window {window}, which committed nothing; {last}"
+
+
+def landed_commit(spark: SparkSession, ref: TableRef, run_id: str, window: str) -> StoppedWindow:
+    """What a stopped window left: the target's latest commit, and its metrics if it is this run's for `window`
+    (its userMetadata says so). Read with delta-rs where the target is a path, so the JVM, gone with the stop, is
+    not needed; `readable` False when the history cannot be read (the reason is logged at debug level)."""
+    try:
+        latest = latest_commit(spark, ref)
+        if latest is None:
+            return StoppedWindow(None)
+        stamp = json.loads(str(latest.get("userMetadata") or "{}"))
+        version, of = int(latest["version"]), stamp.get("window")
+        if stamp.get("run_id") != run_id or of != window:
+            return StoppedWindow(None, version, of)
+        return StoppedWindow(last_commit(spark, ref), version, of)
+    except Exception:
+        log.debug("could not read whether the stopped window's commit landed in %s", ref.label, exc_info=True)
+        return StoppedWindow(None, readable=False)

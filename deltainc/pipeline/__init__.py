@@ -14,8 +14,7 @@ if TYPE_CHECKING:
     from deltainc.pipeline.controller import backfill, rerun, run
     from deltainc.pipeline.from_delta_logs.commands import from_logs_else_spark, unlock
     from deltainc.pipeline.from_delta_logs.status import status_from_log, status_with_problem
-    from deltainc.pipeline.job.job_config import JobConfig
-    from deltainc.pipeline.job.job_config import load_job, resolve_job
+    from deltainc.pipeline.job.job_config import JobConfig, load_job, resolve_job
     from deltainc.pipeline.plan import PipelineResult, WindowReport
     from deltainc.pipeline.prepared_job import prepare_job
     from deltainc.pipeline.spark_status import status

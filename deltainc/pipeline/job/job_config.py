@@ -12,13 +12,12 @@ from typing import Any
 
 from pydantic import Field, ValidationError, model_validator
 
-from deltainc.errors import ConfigError
+from deltainc.errors import ConfigError, did_you_mean
 from deltainc.join.join_types import How
 from deltainc.pipeline.job.field_types import Corrections, Name, NonNegativeInt, Section, absolute_location, known_keys
 from deltainc.pipeline.job.sections import FeatureConfig, JoinConfig, SourceRef, StateConfig, TargetConfig
 from deltainc.settings import Settings, load_settings
 from deltainc.storage import uses_s3
-from deltainc.errors import did_you_mean
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -40,12 +40,10 @@ from deltainc.pipeline.delta.sql import latest_commit, table_exists
 from deltainc.pipeline.job.join_plan import Identity
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.prepared_job import PreparedJob
-from deltainc.pipeline.target.write_mode import CommitResult, last_commit
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity
-from deltainc.pipeline.target.layout import ensure_target, holds_open_rows_apart, lay_out, with_is_final
+from deltainc.pipeline.target.layout import ensure_target, holds_open_rows_apart, lay_out, new_columns, with_is_final
 from deltainc.pipeline.target.merge import check_unambiguous
-from deltainc.pipeline.target.layout import new_columns
-from deltainc.pipeline.target.write_mode import WriteMode, Written
+from deltainc.pipeline.target.write_mode import CommitResult, WriteMode, Written, last_commit
 from deltainc.pipeline.window.too_late_writes import create_late_rows_table
 from deltainc.spark_compat import cancel_all_jobs, job_thread
 

@@ -1,7 +1,7 @@
 """`deltainc report`: a job's history read from its logs (no JVM), gathered into charts, written as one page.
 
 Each step has a module of its own: `history` reads, `series`, `marks`, `catch_up` and `target_units` gather,
-`buckets` aggregates, `health`, `page` and `svg` write the HTML, `png` the images. This module only chains them
+`charts` aggregates, `health`, `page` and `svg` write the HTML, `png` the images. This module only chains them
 and writes the files, the page last and atomically (a temporary file renamed), so that a failed report leaves
 nothing behind.
 """
@@ -18,9 +18,8 @@ from pathlib import Path
 import deltainc.report.series as series
 from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.report.buckets import aggregate
 from deltainc.report.catch_up import catch_up_cells, catch_ups
-from deltainc.report.charts import Chart
+from deltainc.report.charts import Chart, aggregate
 from deltainc.report.history import History, chosen, read_history
 from deltainc.report.marks import window_marks
 from deltainc.report.page import page_html

@@ -4,7 +4,7 @@ hover (an SVG `<title>`, which every browser shows as a tooltip). Pure: a `Chart
 Why by hand: the page must open from a file without a network and be written in well under the 2 s a report
 may take. A plotting library that writes offline HTML (Plotly, Bokeh) inlines 1-4 MB of JavaScript per page
 and takes 0.3-1 s to import; matplotlib's SVG has no hover and costs its import and a draw per chart. The
-charts here are bars and lines over a few hundred points (`buckets` aggregates more), which a hundred lines
+charts here are bars and lines over a few hundred points (`charts.aggregate` folds more), which a hundred lines
 of SVG draw; the numbers are also in a table beside each chart.
 """
 

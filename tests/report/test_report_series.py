@@ -12,9 +12,8 @@ from deltainc.join.join_types import COUNTED_ORDER
 from deltainc.join.time_units import to_index
 from deltainc.join.windows import pending_range
 from deltainc.pipeline.state import JobStatus
-from deltainc.report.buckets import aggregate
 from deltainc.report.catch_up import catch_ups
-from deltainc.report.charts import Chart, Fold, Kind, Series
+from deltainc.report.charts import Chart, Fold, Kind, Series, aggregate
 from deltainc.report.health import health_line
 from deltainc.report.marks import window_marks
 from deltainc.report.series import (

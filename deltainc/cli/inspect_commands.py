@@ -15,7 +15,7 @@ from deltainc.cli.run_commands import check_range
 from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline import JobConfig, load_job
 from deltainc.pipeline.state.job_status import UNREAD
-from deltainc.report.trend import trend_lines
+from deltainc.report.sections import trend_lines
 
 if TYPE_CHECKING:
     from deltainc.pipeline import JobStatus

@@ -16,7 +16,7 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import kind_of
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.charts import Chart
-from deltainc.report.health import health_line
+from deltainc.report.sections import health_line
 from deltainc.report.series import PHASES, Row, run_mark, window_label
 from deltainc.report.svg import MARK, chart_svg, color
 
@@ -147,7 +147,7 @@ def _runs_table(rows: Sequence[Row]) -> str:
 
 
 def _catch_up_table(cells: Sequence[Mapping[str, object]]) -> str:
-    """The catch-up windows' numbers, apart from the charts' lines (`catch_up`)."""
+    """The catch-up windows' numbers, apart from the charts' lines (`sections.catch_ups`)."""
     if not cells:
         return ""
     heads = list(cells[0])

@@ -19,10 +19,9 @@ import deltainc.report.series as series
 from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.report.charts import Chart, aggregate
-from deltainc.report.history import History, chosen, read_history
+from deltainc.report.history import History, chosen, layout_text, read_history
 from deltainc.report.page import page_html
 from deltainc.report.sections import catch_up_cells, catch_ups, window_marks
-from deltainc.report.target_layout import layout_text
 from deltainc.report.target_units import units_from_target
 from deltainc.settings import Settings
 

@@ -1,5 +1,5 @@
-"""A job's history as the report reads it: every run-log row of the job and where it stands now, through the Delta
-logs with delta-rs (no JVM), and the rows chosen by `--since` and `--last`.
+"""A job's history as the report reads it: every run-log row of the job, where it stands now and the target's layout,
+through the Delta logs with delta-rs (no JVM), and the rows chosen by `--since` and `--last`.
 
 A report only reads; what it cannot read from the logs (a state folder given by a URL delta-rs does not reach)
 is an error naming it, not a reason to start Spark.
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from deltainc.errors import ConfigError, DeltaincError
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.delta_log_stats import latest_in_both
-from deltainc.pipeline.delta.snapshot import log_else, log_required
+from deltainc.pipeline.delta.delta_log_stats import latest_in_both, source_location
+from deltainc.pipeline.delta.snapshot import log_else, log_required, look
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
 from deltainc.pipeline.state.job_status import utc
@@ -22,7 +22,7 @@ from deltainc.report.series import Row
 from deltainc.settings import Settings
 from deltainc.storage import is_s3
 
-__all__ = ["History", "NoRuns", "read_history", "chosen"]
+__all__ = ["History", "NoRuns", "read_history", "chosen", "layout_text"]
 
 ALL_RUNS = 10_000_000
 
@@ -90,3 +90,20 @@ def chosen(rows: Sequence[Row], job: str, since: dt.date | None, last: int | Non
 def _unanswered(why: Exception) -> tuple[int | None, str | None]:
     """No latest RecDate, and why (the page's header shows it)."""
     return None, str(why)
+
+
+def layout_text(job: JobConfig) -> str:
+    """The header's 'partitioned by IsFinal (the target's Delta log)', 'not partitioned (...)', or why it is unknown:
+    read from the target's log, since a target created by an older version keeps its own layout whatever the job
+    file's `target.partition_by` (or its default for the job's unit) now says."""
+
+    def from_log() -> str:
+        columns = look(source_location(job.target, "target")).partition_columns
+        shown = f"partitioned by {', '.join(columns)}" if columns else "not partitioned"
+        return f"{shown} (the target's Delta log)"
+
+    def unknown(why: Exception) -> str:
+        first = (str(why).strip().splitlines() or [type(why).__name__])[0]
+        return f"unknown: the target's Delta log cannot be read ({first})"
+
+    return log_else("the target's layout", from_log, unknown)

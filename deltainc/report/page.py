@@ -47,7 +47,7 @@ def _cell(value: object, text: bool = False) -> str:
 
 def settings_rows(job: JobConfig, status: JobStatus, layout: str) -> list[tuple[str, str]]:
     """The header's facts: the job's settings (sources, join, look back, wait, target), the target's layout as
-    its log says it (`target_layout.layout_text`) and where it stands (watermark, latest RecDate, pending, lock)."""
+    its log says it (`history.layout_text`) and where it stands (watermark, latest RecDate, pending, lock)."""
     join = job.join
     rows = [(f"source {role}", ref.label) for role, ref in job.sources]
     rows += kind_of(job).summary()
@@ -189,7 +189,7 @@ def page_html(
     catch_ups: Sequence[Mapping[str, object]] = (),
     notes: Mapping[str, str] | None = None,
 ) -> str:
-    """The whole page. `rows`: the run-log rows shown (oldest first); `layout`: the target's (`target_layout`);
+    """The whole page. `rows`: the run-log rows shown (oldest first); `layout`: the target's (`history.layout_text`);
     `catch_ups`: the catch-up windows' numbers (`catch_up.catch_up_cells`); `notes`: lines under the header."""
     header = "".join(
         f'<tr><th>{escape(k)}</th><td class="text">{escape(v)}</td></tr>' for k, v in settings_rows(job, status, layout)

@@ -1,7 +1,7 @@
 """`deltainc report`: a job's history read from its logs (no JVM), gathered into charts, written as one page.
 
 Each step has a module of its own: `history` reads, `series`, `sections` and `target_units` gather, `charts`
-aggregates, `page` and `svg` write the HTML, `png` the images. This module only chains them
+aggregates, `page` writes the HTML, `drawing` the charts in it and the images. This module only chains them
 and writes the files, the page last and atomically (a temporary file renamed), so that a failed report leaves
 nothing behind.
 """
@@ -103,7 +103,7 @@ def write_report(
     text = page_html(job, history.status, charts, rows, now, layout_text(job), catch_up_rows(job, rows))
     images: list[Path] = []
     if png is not None:
-        from deltainc.report.png import write_pngs
+        from deltainc.report.drawing import write_pngs
 
         images = write_pngs(charts, png, job.name)
     page = out or default_out(job)

@@ -1,5 +1,5 @@
 """The report as one self-contained HTML page: a header (the job's settings, where it stands), the charts (inline
-SVG, `svg.py`) each with its legend and a table of its numbers, and a table of the last runs with their
+SVG, `drawing.py`) each with its legend and a table of its numbers, and a table of the last runs with their
 messages. No script runs, no style sheet, font or image is fetched: the page opens from a file offline and
 can be attached to a ticket. The numbers are also in the page as JSON (`<script type="application/json"
 id="deltainc-report">`), the way `status --json` names them, for tools and tests. Pure: data in, text out.
@@ -16,9 +16,9 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import kind_of
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.charts import Chart
+from deltainc.report.drawing import MARK, chart_svg, color
 from deltainc.report.sections import health_line
 from deltainc.report.series import PHASES, Row, run_mark, window_label
-from deltainc.report.svg import MARK, chart_svg, color
 
 __all__ = ["LAST_RUNS", "settings_rows", "page_html", "run_cells"]
 

@@ -13,6 +13,7 @@ from deltainc.join.time_units import to_index
 from deltainc.join.windows import pending_range
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.charts import Chart, Fold, Kind, Series, aggregate
+from deltainc.report.drawing import CHAR_WIDTH, WIDTH, x_ticks
 from deltainc.report.sections import catch_ups, health_line, sparkline, trend_lines, window_marks
 from deltainc.report.series import (
     backlog_chart,
@@ -23,7 +24,6 @@ from deltainc.report.series import (
     reads_charts,
     windows_of,
 )
-from deltainc.report.svg import CHAR_WIDTH, WIDTH, x_ticks
 
 pytestmark = pytest.mark.pure
 

@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 
-from deltainc.cli.context import Context, command_settings
+from deltainc.cli.context import Context, command_settings, global_options
 from deltainc.cli.exit_codes import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -26,7 +26,6 @@ from deltainc.cli.exit_codes import (
     print_error,
     report,
 )
-from deltainc.cli.global_options import global_options
 from deltainc.cli.parser import build_parser
 from deltainc.cli.render import make_console
 from deltainc.errors import Cancelled

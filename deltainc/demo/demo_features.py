@@ -20,8 +20,8 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc import pipeline
-from deltainc.demo.demo_jobs import feature_job
 from deltainc.demo.demo_result import FeatureDay, FeatureResult, feature_table, same_rows
+from deltainc.demo.jobs import feature_job
 from deltainc.demo.sample_data import ACCOUNT_NAMES, SECONDS_PER_DAY, SampleSpec
 from deltainc.join.join_types import JoinType
 from deltainc.join.windows import to_index

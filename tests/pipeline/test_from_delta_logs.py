@@ -24,8 +24,7 @@ from deltainc.join.time_units import TimeUnit, to_index
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.sources import shape_from_log
-from deltainc.pipeline.from_delta_logs.checks import check_from_logs
-from deltainc.pipeline.from_delta_logs.commands import hold_lock
+from deltainc.pipeline.from_delta_logs.commands import check_from_logs, hold_lock
 from deltainc.pipeline.from_delta_logs.status import status_with_problem
 from deltainc.pipeline.job import join_plan
 from deltainc.pipeline.job.job_config import JobConfig

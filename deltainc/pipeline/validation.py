@@ -117,7 +117,7 @@ def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None
 def _late_rows_of_an_earlier_release(config: JobConfig, layout: TargetLayout) -> list[str]:
     """The warning for a job that keeps too-late rows in a target of the layout before `IsFinal` (which `migrate`
     can bring up to date): an earlier release built it, and its too-late rows may follow that release's rule
-    (pipeline/too_late_recompute.py). No warning otherwise."""
+    (pipeline/migration.py). No warning otherwise."""
     asked = config.target.partition_by  # None: the default layout, which holds the open rows apart
     migratable = asked is None or holds_open_rows_apart(asked)
     if config.target.late_rows is None or not config.join.horizon or not migratable:

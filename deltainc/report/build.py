@@ -1,9 +1,8 @@
 """`deltainc report`: a job's history read from its logs (no JVM), gathered into charts, written as one page.
 
-Each step has a module of its own: `history` reads, `series`, `sections` and `target_units` gather, `charts`
-aggregates, `page` writes the HTML, `drawing` the charts in it and the images. This module only chains them
-and writes the files, the page last and atomically (a temporary file renamed), so that a failed report leaves
-nothing behind.
+Each step has a module of its own: `history` reads, `series` and `sections` gather, `charts` aggregates, `page`
+writes the HTML, `drawing` the charts in it and the images. This module only chains them and writes the files,
+the page last and atomically (a temporary file renamed), so that a failed report leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -19,10 +18,9 @@ import deltainc.report.series as series
 from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.report.charts import Chart, aggregate
-from deltainc.report.history import History, chosen, layout_text, read_history
+from deltainc.report.history import History, chosen, layout_text, read_history, units_from_target
 from deltainc.report.page import page_html
 from deltainc.report.sections import catch_up_cells, catch_ups, window_marks
-from deltainc.report.target_units import units_from_target
 from deltainc.settings import Settings
 
 __all__ = ["Report", "charts_of", "catch_up_rows", "write_report", "default_out"]

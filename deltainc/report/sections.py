@@ -7,8 +7,8 @@ shown, else the first window processed after it started (the retry that caught u
 
 A catch-up window is far wider than the job's usual one (a first run on a history, a run after an outage, a
 backfill chunk): one window of four days in an hour job, on one axis with the hourly windows, draws every hourly
-point at zero. Its final rows are drawn per unit from the target (`target_units`); its other numbers, which no
-table splits per unit, are shown apart, in a table of their own.
+point at zero. Its final rows are drawn per unit from the target (`history.units_from_target`); its other
+numbers, which no table splits per unit, are shown apart, in a table of their own.
 """
 
 from __future__ import annotations

@@ -29,8 +29,9 @@ from deltainc.join.time_units import from_index, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
 from deltainc.pipeline.delta.delta_log_stats import latest_in_both, source_location
 from deltainc.pipeline.delta.snapshot import log_else, log_required, look
+from deltainc.pipeline.from_delta_logs.status import state_from_log
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
+from deltainc.pipeline.state import JobStatus, describe
 from deltainc.pipeline.state.job_status import utc
 from deltainc.report.series import Row, UnitCounts, span, window_label
 from deltainc.settings import Settings
@@ -59,14 +60,9 @@ def read_history(job: JobConfig, settings: Settings) -> History:
     """Every run-log row of `job` and its status, from the Delta logs; ConfigError naming `state_dir` when they
     cannot be read. The run log is scanned twice (the state's few columns, then every row), not three times as
     `status_from_log` and a read of all runs would."""
-    root = job.state_path(settings.state_dir)
     try:
         with log_required(f"state_dir: the run log of {job.name} cannot be read"):
-            if ("://" in root or root.startswith("file:")) and not is_s3(root):
-                raise LogUnreadable(f"the state folder is not a local path or in S3 ({root})")
-            paths = state_paths(root)
-            state = read_state_from_log(paths, job.name)
-            newest_first = read_runs_from_log(paths, job.name, ALL_RUNS)
+            state, newest_first = state_from_log(job, settings, ALL_RUNS)
     except OSError as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # delta-rs may add a backtrace
         raise ConfigError(f"state_dir: the run log of {job.name} cannot be read: {first}") from exc

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from deltainc.cli import spark_start
-from deltainc.cli.exit_codes import PROG, validation_message
+from deltainc.cli.output import PROG, validation_message
 from deltainc.errors import ConfigError
 from deltainc.pipeline import JobConfig, load_job, resolve_job
 from deltainc.pipeline.job.toml_reader import TOMLDecodeError

@@ -15,7 +15,7 @@ from typing import NoReturn
 from deltainc._version import __version__
 from deltainc.cli import inspect_commands, run_commands, tool_commands
 from deltainc.cli.context import Context, add_global_options
-from deltainc.cli.exit_codes import EXIT_INVALID, PROG
+from deltainc.cli.output import EXIT_INVALID, PROG
 from deltainc.errors import ConfigError
 from deltainc.join.windows import parse_point
 

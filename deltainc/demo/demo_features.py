@@ -26,7 +26,7 @@ from deltainc.demo.sample_data import ACCOUNT_NAMES, SECONDS_PER_DAY, SampleSpec
 from deltainc.join.join_types import JoinType
 from deltainc.join.windows import to_index
 
-__all__ = ["run_features", "SHOWN_DAYS", "RISK_SCHEMA", "risk_scores"]
+__all__ = ["run_features", "SHOWN_DAYS", "risk_scores"]
 
 SHOWN_DAYS = 5  # the last days, run one at a time (half the days of a shorter demo)
 _IDENTITY = ("TrxId", "RecDate_A")  # one ledger row (a corrected record is a new row with a later RecDate)
@@ -104,7 +104,6 @@ def run_features(root: Path, spark: SparkSession, spec: SampleSpec, echo: Callab
     return FeatureResult(tuple(days), rows, equal)
 
 
-RISK_SCHEMA = "ScoreId long, AccountName string, ValidFrom timestamp, Risk double, RecDate date"
 # How many days after it became valid a risk score is delivered (RecDate - day of ValidFrom), and how often.
 RISK_DELIVERY_DELAYS: tuple[tuple[int, float], ...] = ((0, 0.6), (1, 0.3), (2, 0.1))
 

@@ -26,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from benchmarks.data import table_version
 from benchmarks.report import load_average
 from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
-from deltainc.demo.risk_scores import risk_scores
+from deltainc.demo.demo_features import risk_scores
 from deltainc.demo.sample_data import SampleSpec
 from deltainc.pipeline.job.job_config import JobConfig
 

@@ -26,7 +26,7 @@ from benchmarks.report import load_average
 from benchmarks.scenarios import SparkJobs, inc_join_window
 from benchmarks.timing import measure as timed_once
 from deltainc import pipeline
-from deltainc.demo.demo_jobs import DEMO_START, demo_job
+from deltainc.demo.jobs import DEMO_START, demo_job
 from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.pipeline.job.job_config import JobConfig
 

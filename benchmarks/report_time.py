@@ -23,7 +23,7 @@ from pathlib import Path
 
 from benchmarks.small_job import bench_env
 from benchmarks.timing import run_process
-from deltainc.demo.sample_job import left_job_toml
+from deltainc.demo.jobs import left_job_toml
 from deltainc.pipeline.state import RunRecord, state_paths
 from deltainc.pipeline.state.commits import append, create_table
 from deltainc.pipeline.state.store import _record_rows, run_schema

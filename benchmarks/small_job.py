@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from deltainc.demo.jobs import left_job_toml
 from deltainc.demo.sample_data import SampleSpec, write_sources
-from deltainc.demo.sample_job import left_job_toml
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.job.job_config import load_job
 from deltainc.settings import Settings, SparkSettings

@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from deltainc.demo.sample_job import left_job_toml
+from deltainc.demo.jobs import left_job_toml
 
 D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
 A_SCHEMA = "TrxId long, Amount double, RecDate date"

@@ -100,7 +100,7 @@ from deltainc.pipeline.job.job_config import load_job
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark
 from deltainc.demo.sample_data import SampleSpec, write_sources
-from deltainc.demo.sample_job import left_job_toml
+from deltainc.demo.jobs import left_job_toml
 
 start = dt.date(2025, 1, 1)
 settings = Settings(spark=SparkSettings(master="local[1]", shuffle_partitions=2, log_level="ERROR"))

@@ -14,8 +14,8 @@ from pyspark.sql import functions as F
 
 from deltainc.join.time_units import TimeUnit, from_index, to_index
 from deltainc.pipeline.controller import run
+from deltainc.pipeline.inspection import validate_job
 from deltainc.pipeline.job.job_config import load_job
-from deltainc.pipeline.validation import validate_job
 from deltainc.settings import Settings
 
 pytestmark = pytest.mark.pure

@@ -1,7 +1,7 @@
 """The command line layer: `deltainc run|rerun|backfill|status|validate|verify|unlock|profile|demo`.
 
 `app.main` is the entry point; `parser` the grammar; `context` what a command gets; `*_commands` the commands;
-`render` their output; `exit_codes` how they fail; `spark_start` and `spark_log` where Spark's own output goes.
+`output` what they print and how they fail; `spark_start` where Spark's own output goes.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The `deltainc` command line's entry point: parse, load the settings, run the command, turn errors into exit codes.
 
 The SparkSession is started only by commands that need it, after the settings and the job file have been
-checked (`Context.spark`). Errors go to stderr as `deltainc: error: <message>` (exit codes: `exit_codes`).
+checked (`Context.spark`). Errors go to stderr as `deltainc: error: <message>` (exit codes: `output`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 
-from deltainc.cli.context import Context, command_settings
-from deltainc.cli.exit_codes import (
+from deltainc.cli.context import Context, command_settings, global_options
+from deltainc.cli.output import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -23,12 +23,11 @@ from deltainc.cli.exit_codes import (
     EXIT_OK,
     EXIT_TERMINATED,
     PROG,
+    make_console,
     print_error,
     report,
 )
-from deltainc.cli.global_options import global_options
 from deltainc.cli.parser import build_parser
-from deltainc.cli.render import make_console
 from deltainc.errors import Cancelled
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID", "EXIT_LOCKED"]

@@ -1,4 +1,5 @@
-"""The context of one command: its parsed options, the settings, stdout, and a SparkSession started on demand.
+"""The context of one command: its parsed options (the global ones, --settings, --master, --remote, --conf and
+--verbose, accepted before the command and after it), the settings, stdout, and a SparkSession started on demand.
 
 Commands that need Spark start it through `Context.spark()`, after their settings and job file were checked.
 """
@@ -8,23 +9,23 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from rich.console import Console
 
 from deltainc.cli import spark_start
-from deltainc.cli.exit_codes import PROG, validation_message
+from deltainc.cli.output import PROG, validation_message
 from deltainc.errors import ConfigError
 from deltainc.pipeline import JobConfig, load_job, resolve_job
 from deltainc.pipeline.job.job_config import TOMLDecodeError
-from deltainc.settings import Settings, load_settings, settings_file
+from deltainc.settings import DEFAULT_SETTINGS_FILE, SETTINGS_FILE_ENV, Settings, load_settings, settings_file
 from deltainc.storage import use as use_storage
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["Context", "command_settings"]
+__all__ = ["Context", "command_settings", "GlobalOptions", "add_global_options", "global_options"]
 
 
 def command_settings(file: str | None, master: str | None, remote: str | None = None) -> Settings:
@@ -97,3 +98,53 @@ class Context:
         """One line on stdout, flushed: a scheduler's redirected log shows it when it happens."""
         self.out.print(text, markup=False, highlight=False)
         self.out.file.flush()
+
+
+def _conf(value: str) -> tuple[str, str]:
+    key, sep, val = value.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected key=value (e.g. spark.executor.memory=4g), got {value!r}")
+    return key.strip(), val
+
+
+# Each option: its flags, and what argparse takes for it besides its dest and default.
+_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("--settings",), {"metavar": "FILE",
+                       "help": f"settings file (default: ${SETTINGS_FILE_ENV} or {DEFAULT_SETTINGS_FILE})"}),
+    (("--master",), {"metavar": "URL", "help": "Spark master URL, overrides spark.master of the settings"}),
+    (("--remote",), {"metavar": "URL", "help": "be a client of this Spark Connect server (sc://host:15002) instead "
+                     "of starting Spark; overrides spark.remote of the settings and $SPARK_REMOTE"}),
+    (("--conf",), {"metavar": "KEY=VALUE", "type": _conf, "action": "append",
+                   "help": "extra Spark configuration (repeatable)"}),
+    (("--verbose", "-v"), {"action": "store_true",
+                           "help": "full traceback on errors and Spark's own log output on the terminal"}),
+)  # fmt: skip
+
+
+def add_global_options(parser: argparse.ArgumentParser, prefix: str, default: Any) -> None:
+    """--settings, --master, --remote, --conf, --verbose: accepted before the command (prefix 'g_') and after it."""
+    group = parser.add_argument_group("global options")
+    for flags, options in _OPTIONS:
+        group.add_argument(*flags, dest=f"{prefix}{flags[0][2:]}", default=default, **options)
+
+
+@dataclasses.dataclass(frozen=True)
+class GlobalOptions:
+    """The global options, wherever they were given (after the command wins, --conf from both)."""
+
+    settings: str | None
+    master: str | None
+    remote: str | None
+    conf: dict[str, str]
+    verbose: bool
+
+
+def global_options(args: argparse.Namespace) -> GlobalOptions:
+    """The global options of parsed arguments."""
+    return GlobalOptions(
+        settings=getattr(args, "settings", None) or args.g_settings,
+        master=getattr(args, "master", None) or args.g_master,
+        remote=getattr(args, "remote", None) or args.g_remote,
+        conf=dict([*(args.g_conf or []), *getattr(args, "conf", [])]),
+        verbose=bool(getattr(args, "verbose", False) or args.g_verbose),
+    )

@@ -9,13 +9,22 @@ from typing import TYPE_CHECKING, Any
 
 from deltainc import pipeline
 from deltainc.cli.context import Context
-from deltainc.cli.exit_codes import EXIT_FAILURE, EXIT_OK, classify, print_error, print_trace
-from deltainc.cli.render import emit_json, pending_line, runs_table, to_json
+from deltainc.cli.output import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    classify,
+    emit_json,
+    pending_line,
+    print_error,
+    print_trace,
+    runs_table,
+    to_json,
+)
 from deltainc.cli.run_commands import check_range
 from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline import JobConfig, load_job
 from deltainc.pipeline.state.job_status import UNREAD
-from deltainc.report.trend import trend_lines
+from deltainc.report.sections import trend_lines
 
 if TYPE_CHECKING:
     from deltainc.pipeline import JobStatus

@@ -1,5 +1,5 @@
 """The command line's grammar: every command, its arguments and their types; the global options, accepted before
-the command and after it, are `global_options`. Usage errors are worded like every other error
+the command and after it, are `context.add_global_options`. Usage errors are worded like every other error
 (`deltainc: error: <message>`, exit 2).
 """
 
@@ -14,9 +14,8 @@ from typing import NoReturn
 
 from deltainc._version import __version__
 from deltainc.cli import inspect_commands, run_commands, tool_commands
-from deltainc.cli.context import Context
-from deltainc.cli.exit_codes import EXIT_INVALID, PROG
-from deltainc.cli.global_options import add_global_options
+from deltainc.cli.context import Context, add_global_options
+from deltainc.cli.output import EXIT_INVALID, PROG
 from deltainc.errors import ConfigError
 from deltainc.join.windows import parse_point
 

@@ -12,8 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from deltainc.cli.context import Context
-from deltainc.cli.exit_codes import EXIT_OK
-from deltainc.cli.render import emit_json, result_document, window_line
+from deltainc.cli.output import EXIT_OK, emit_json, result_document, window_line
 from deltainc.errors import ConfigError
 from deltainc.join.windows import parse_point
 

@@ -1,7 +1,8 @@
 """Starting the SparkSession for a command: unless --verbose, the JVM's own output goes to the job's log file.
 
 Spark writes to file descriptors 1 and 2 (log4j, Ivy's banner) for the JVM's whole life; the terminal is
-kept for the command's own lines and errors.
+kept for the command's own lines and errors. One file per job (not per command, which filled the temporary
+folder), appended to and rotated when it grows, keeps the last few runs' JVM output where a user finds it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -16,15 +18,32 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deltainc.cli.spark_log import log_file
 from deltainc.settings import Settings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["start_spark"]
+__all__ = ["start_spark", "MAX_BYTES", "KEEP", "log_file"]
 
 log = logging.getLogger("deltainc")
+
+MAX_BYTES = 10 * 1024 * 1024  # rotate a job's log once it is larger than this when a command starts
+KEEP = 3  # rotated files kept: spark-<job>.log.1 (newest) .. .3
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def log_file(folder: Path, name: str, max_bytes: int = MAX_BYTES, keep: int = KEEP) -> Path:
+    """The log file of `name` (a job, or 'deltainc' for commands over many jobs) in `folder`, created if
+    needed; when it is larger than `max_bytes` it is moved to `.1` first (`.1` to `.2`, ...; `keep` kept)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"spark-{_UNSAFE.sub('_', name)}.log"
+    if path.exists() and path.stat().st_size > max_bytes:
+        for number in range(keep - 1, 0, -1):
+            older = path.with_name(f"{path.name}.{number}")
+            if older.exists():
+                older.replace(path.with_name(f"{path.name}.{number + 1}"))
+        path.replace(path.with_name(f"{path.name}.1"))
+    return path
 
 
 def start_spark(

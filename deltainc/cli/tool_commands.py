@@ -7,8 +7,7 @@ import dataclasses
 import datetime as dt
 
 from deltainc.cli.context import Context
-from deltainc.cli.exit_codes import EXIT_FAILURE, EXIT_OK, print_error
-from deltainc.cli.render import emit_json
+from deltainc.cli.output import EXIT_FAILURE, EXIT_OK, emit_json, print_error
 from deltainc.errors import ConfigError
 
 __all__ = ["unlock", "migrate", "profile", "report", "demo", "serve"]

@@ -23,8 +23,8 @@ from pyspark.sql import functions as F
 
 from deltainc import pipeline
 from deltainc.demo.demo_features import run_features
-from deltainc.demo.demo_jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job
 from deltainc.demo.demo_result import DemoDay, DemoResult, day_counts, same_rows, schedule_table
+from deltainc.demo.jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job
 from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.errors import ConfigError
 from deltainc.join.join_types import JoinType

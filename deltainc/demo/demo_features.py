@@ -5,26 +5,28 @@ payment engine's record of it (left on TrxId).
 A score is delivered up to two days after it became valid, so a transaction first gets the score known so far
 (provisional) and a nearer score that arrives later replaces it; a payment record may come 11 days late. A row is
 final when both sources are. The last days run one at a time to show that; a one-shot reload into a second table
-must give the same rows.
+must give the same rows. The risk scores are a third sample source (`risk_scores`), for as-of joins.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import random
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from pyspark.sql import Row, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
 
 from deltainc import pipeline
-from deltainc.demo.demo_jobs import feature_job
 from deltainc.demo.demo_result import FeatureDay, FeatureResult, feature_table, same_rows
-from deltainc.demo.risk_scores import risk_scores
-from deltainc.demo.sample_data import SampleSpec
+from deltainc.demo.jobs import feature_job
+from deltainc.demo.sample_data import ACCOUNT_NAMES, SECONDS_PER_DAY, SampleSpec
 from deltainc.join.join_types import JoinType
+from deltainc.join.windows import to_index
 
-__all__ = ["run_features", "SHOWN_DAYS"]
+__all__ = ["run_features", "SHOWN_DAYS", "risk_scores"]
 
 SHOWN_DAYS = 5  # the last days, run one at a time (half the days of a shorter demo)
 _IDENTITY = ("TrxId", "RecDate_A")  # one ledger row (a corrected record is a new row with a later RecDate)
@@ -100,3 +102,26 @@ def run_features(root: Path, spark: SparkSession, spec: SampleSpec, echo: Callab
     rows = daily.count()
     echo(f"Feature table reloaded in one run into a second table: equal to the daily one: {'yes' if equal else 'NO'}")
     return FeatureResult(tuple(days), rows, equal)
+
+
+# How many days after it became valid a risk score is delivered (RecDate - day of ValidFrom), and how often.
+RISK_DELIVERY_DELAYS: tuple[tuple[int, float], ...] = ((0, 0.6), (1, 0.3), (2, 0.1))
+
+
+def risk_scores(spark: SparkSession, spec: SampleSpec, every_days: float = 3.0) -> DataFrame:
+    """A third source for as-of joins: each account's risk score, re-rated about every `every_days` days at a
+    random time of day (ValidFrom), delivered 0-2 days later (RecDate); every account has a rating from the start."""
+    rng = random.Random(spec.seed)
+    rows: list[tuple[int, str, int, float, dt.date]] = []
+    for account in ACCOUNT_NAMES:
+        for offset in range(spec.days):
+            if offset and rng.random() >= 1 / every_days:
+                continue
+            valid_from = to_index(spec.start) * SECONDS_PER_DAY + offset * SECONDS_PER_DAY
+            # The first rating is valid from the day before the start (a ledger row may be booked the day before).
+            valid_from += rng.randrange(SECONDS_PER_DAY) if offset else -SECONDS_PER_DAY
+            delay = rng.choices([d for d, _ in RISK_DELIVERY_DELAYS], [w for _, w in RISK_DELIVERY_DELAYS])[0]
+            delivered = spec.start + dt.timedelta(days=min(offset + delay, spec.days - 1))
+            rows.append((len(rows) + 1, account, valid_from, round(rng.random(), 3), delivered))
+    raw = spark.createDataFrame(rows, "ScoreId long, AccountName string, seconds long, Risk double, RecDate date")
+    return raw.select("ScoreId", "AccountName", F.timestamp_seconds("seconds").alias("ValidFrom"), "Risk", "RecDate")

@@ -13,17 +13,8 @@ import os
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import (
-    DateType,
-    DecimalType,
-    LongType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
+from pyspark.sql.types import DateType, DecimalType, LongType, StringType, StructField, StructType, TimestampType
 
-from deltainc.demo.hashed_draws import below, choice, uniform
 from deltainc.demo.sample_spec import DEFAULT_DELAY_BANDS, ORPHAN_TRX_OFFSET, SampleSpec
 from deltainc.join.windows import to_index
 
@@ -36,6 +27,30 @@ __all__ = [
     "generate",
     "write_sources",
 ]
+
+_MASK_53 = (1 << 53) - 1
+_TWO_53 = float(1 << 53)
+
+
+def _hash(seed: int, salt: int) -> Column:
+    return F.xxhash64(F.col("id"), F.lit(seed), F.lit(salt))
+
+
+def uniform(seed: int, salt: int) -> Column:
+    """A pseudo-random double in [0, 1)."""
+    return _hash(seed, salt).bitwiseAND(F.lit(_MASK_53)) / F.lit(_TWO_53)
+
+
+def below(seed: int, salt: int, bound: int | Column) -> Column:
+    """A pseudo-random long in [0, bound)."""
+    return F.pmod(_hash(seed, salt), bound if isinstance(bound, Column) else F.lit(bound).cast("long"))
+
+
+def choice(seed: int, salt: int, values: tuple[str, ...] | tuple[int, ...]) -> Column:
+    """One of `values`, each position equally likely."""
+    position = (below(seed, salt, len(values)) + 1).cast("int")
+    return F.element_at(F.array(*[F.lit(v) for v in values]), position)
+
 
 AMOUNT_TYPE = DecimalType(18, 2)
 

@@ -14,12 +14,11 @@ if TYPE_CHECKING:
     from deltainc.pipeline.controller import backfill, rerun, run
     from deltainc.pipeline.from_delta_logs.commands import from_logs_else_spark, unlock
     from deltainc.pipeline.from_delta_logs.status import status_from_log, status_with_problem
+    from deltainc.pipeline.inspection import JobValidation, status, validate_from_logs, validate_job
     from deltainc.pipeline.job.job_config import JobConfig, load_job, resolve_job
     from deltainc.pipeline.plan import PipelineResult, WindowReport
     from deltainc.pipeline.prepared_job import prepare_job
-    from deltainc.pipeline.spark_status import status
     from deltainc.pipeline.state.job_status import JobStatus, status_document
-    from deltainc.pipeline.validation import JobValidation, validate_from_logs, validate_job
     from deltainc.pipeline.verification import Verification, verify
 
 __all__ = [
@@ -52,14 +51,14 @@ _HOMES = {
     "JobConfig": "deltainc.pipeline.job.job_config",
     **{name: "deltainc.pipeline.job.job_config" for name in ("load_job", "resolve_job")},
     **{name: "deltainc.pipeline.controller" for name in ("backfill", "rerun", "run")},
-    "status": "deltainc.pipeline.spark_status",
+    "status": "deltainc.pipeline.inspection",
     **{name: "deltainc.pipeline.from_delta_logs.commands" for name in ("from_logs_else_spark", "unlock")},
     **{name: "deltainc.pipeline.state.job_status" for name in ("JobStatus", "status_document")},
     **{name: "deltainc.pipeline.from_delta_logs.status" for name in ("status_from_log", "status_with_problem")},
     "prepare_job": "deltainc.pipeline.prepared_job",
     "migrate": "deltainc.pipeline.migration",
     **{name: "deltainc.pipeline.plan" for name in ("PipelineResult", "WindowReport")},
-    **{name: "deltainc.pipeline.validation" for name in ("JobValidation", "validate_from_logs", "validate_job")},
+    **{name: "deltainc.pipeline.inspection" for name in ("JobValidation", "validate_from_logs", "validate_job")},
     **{name: "deltainc.pipeline.verification" for name in ("Verification", "verify")},
 }
 

@@ -1,9 +1,8 @@
 """`deltainc report`: a job's history read from its logs (no JVM), gathered into charts, written as one page.
 
-Each step has a module of its own: `history` reads, `series`, `marks`, `catch_up` and `target_units` gather,
-`buckets` aggregates, `health`, `page` and `svg` write the HTML, `png` the images. This module only chains them
-and writes the files, the page last and atomically (a temporary file renamed), so that a failed report leaves
-nothing behind.
+Each step has a module of its own: `history` reads, `series` and `sections` gather, `charts` aggregates, `page`
+writes the HTML, `drawing` the charts in it and the images. This module only chains them and writes the files,
+the page last and atomically (a temporary file renamed), so that a failed report leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -18,14 +17,10 @@ from pathlib import Path
 import deltainc.report.series as series
 from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.report.buckets import aggregate
-from deltainc.report.catch_up import catch_up_cells, catch_ups
-from deltainc.report.charts import Chart
-from deltainc.report.history import History, chosen, read_history
-from deltainc.report.marks import window_marks
+from deltainc.report.charts import Chart, aggregate
+from deltainc.report.history import History, chosen, layout_text, read_history, units_from_target
 from deltainc.report.page import page_html
-from deltainc.report.target_layout import layout_text
-from deltainc.report.target_units import units_from_target
+from deltainc.report.sections import catch_up_cells, catch_ups, window_marks
 from deltainc.settings import Settings
 
 __all__ = ["Report", "charts_of", "catch_up_rows", "write_report", "default_out"]
@@ -49,7 +44,7 @@ def default_out(job: JobConfig) -> Path:
 def charts_of(job: JobConfig, history: History, rows: tuple[dict[str, object], ...] | None = None) -> list[Chart]:
     """The report's charts of `rows` (default: all of the history), each aggregated when its points are many.
 
-    Failed, cancelled and taken-over runs are marked on every chart (`marks`). A catch-up window (`catch_up`) is
+    Failed, cancelled and taken-over runs are marked on every chart (`sections`). A catch-up window (`sections`) is
     drawn per unit from the target in the chart of final rows, and kept out of the lines (its numbers are in a
     table apart, `catch_up_rows`), as it is when the target cannot be read per unit."""
     shown = history.rows if rows is None else rows
@@ -106,7 +101,7 @@ def write_report(
     text = page_html(job, history.status, charts, rows, now, layout_text(job), catch_up_rows(job, rows))
     images: list[Path] = []
     if png is not None:
-        from deltainc.report.png import write_pngs
+        from deltainc.report.drawing import write_pngs
 
         images = write_pngs(charts, png, job.name)
     page = out or default_out(job)

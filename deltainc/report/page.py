@@ -1,5 +1,5 @@
 """The report as one self-contained HTML page: a header (the job's settings, where it stands), the charts (inline
-SVG, `svg.py`) each with its legend and a table of its numbers, and a table of the last runs with their
+SVG, `drawing.py`) each with its legend and a table of its numbers, and a table of the last runs with their
 messages. No script runs, no style sheet, font or image is fetched: the page opens from a file offline and
 can be attached to a ticket. The numbers are also in the page as JSON (`<script type="application/json"
 id="deltainc-report">`), the way `status --json` names them, for tools and tests. Pure: data in, text out.
@@ -16,9 +16,9 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import kind_of
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.charts import Chart
-from deltainc.report.health import health_line
+from deltainc.report.drawing import MARK, chart_svg, color
+from deltainc.report.sections import health_line
 from deltainc.report.series import PHASES, Row, run_mark, window_label
-from deltainc.report.svg import MARK, chart_svg, color
 
 __all__ = ["LAST_RUNS", "settings_rows", "page_html", "run_cells"]
 
@@ -47,7 +47,7 @@ def _cell(value: object, text: bool = False) -> str:
 
 def settings_rows(job: JobConfig, status: JobStatus, layout: str) -> list[tuple[str, str]]:
     """The header's facts: the job's settings (sources, join, look back, wait, target), the target's layout as
-    its log says it (`target_layout.layout_text`) and where it stands (watermark, latest RecDate, pending, lock)."""
+    its log says it (`history.layout_text`) and where it stands (watermark, latest RecDate, pending, lock)."""
     join = job.join
     rows = [(f"source {role}", ref.label) for role, ref in job.sources]
     rows += kind_of(job).summary()
@@ -147,7 +147,7 @@ def _runs_table(rows: Sequence[Row]) -> str:
 
 
 def _catch_up_table(cells: Sequence[Mapping[str, object]]) -> str:
-    """The catch-up windows' numbers, apart from the charts' lines (`catch_up`)."""
+    """The catch-up windows' numbers, apart from the charts' lines (`sections.catch_ups`)."""
     if not cells:
         return ""
     heads = list(cells[0])
@@ -189,7 +189,7 @@ def page_html(
     catch_ups: Sequence[Mapping[str, object]] = (),
     notes: Mapping[str, str] | None = None,
 ) -> str:
-    """The whole page. `rows`: the run-log rows shown (oldest first); `layout`: the target's (`target_layout`);
+    """The whole page. `rows`: the run-log rows shown (oldest first); `layout`: the target's (`history.layout_text`);
     `catch_ups`: the catch-up windows' numbers (`catch_up.catch_up_cells`); `notes`: lines under the header."""
     header = "".join(
         f'<tr><th>{escape(k)}</th><td class="text">{escape(v)}</td></tr>' for k, v in settings_rows(job, status, layout)

@@ -602,7 +602,7 @@ def test_json_documents_write_the_types_they_hold_and_refuse_any_other() -> None
 
     from pydantic import BaseModel
 
-    from deltainc.cli.render import to_json
+    from deltainc.cli.output import to_json
 
     class Model(BaseModel):
         when: dt.date

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from deltainc.cli.spark_log import log_file
+from deltainc.cli.spark_start import log_file
 
 pytestmark = pytest.mark.pure
 

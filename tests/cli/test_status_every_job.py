@@ -15,7 +15,7 @@ import pytest
 from deltalake import write_deltalake
 from processes import env
 
-from deltainc.demo.sample_job import left_job_toml
+from deltainc.demo.jobs import left_job_toml
 
 pytestmark = pytest.mark.processes
 

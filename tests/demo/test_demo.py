@@ -14,8 +14,8 @@ from pyspark.sql import SparkSession
 from deltainc.cli.app import main
 from deltainc.demo import demo as demo_module
 from deltainc.demo.demo import run_demo
-from deltainc.demo.demo_jobs import DEMO_START
 from deltainc.demo.demo_result import COUNT_NAMES, DemoResult
+from deltainc.demo.jobs import DEMO_START
 from deltainc.errors import ConfigError
 
 pytestmark = pytest.mark.spark

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from deltainc.demo.sample_job import left_job_toml
+from deltainc.demo.jobs import left_job_toml
 from deltainc.pipeline.job.job_config import load_job
 
 pytestmark = pytest.mark.pure

@@ -13,8 +13,8 @@ from pyspark.sql import SparkSession
 
 from deltainc import AmbiguousRowsError
 from deltainc.pipeline.controller import run
+from deltainc.pipeline.inspection import status
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.spark_status import status
 
 pytestmark = pytest.mark.spark
 

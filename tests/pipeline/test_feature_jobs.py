@@ -22,7 +22,7 @@ from rich.console import Console
 
 from deltainc import IncJoinSettings, JoinType, inc_join
 from deltainc.cli.app import main
-from deltainc.cli.render import runs_table
+from deltainc.cli.output import runs_table
 from deltainc.errors import AmbiguousRowsError, SchemaError
 from deltainc.pipeline import verify
 from deltainc.pipeline.controller import backfill, rerun, run

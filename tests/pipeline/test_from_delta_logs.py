@@ -24,9 +24,9 @@ from deltainc.join.time_units import TimeUnit, to_index
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.sources import shape_from_log
-from deltainc.pipeline.from_delta_logs.checks import check_from_logs
-from deltainc.pipeline.from_delta_logs.commands import hold_lock
+from deltainc.pipeline.from_delta_logs.commands import check_from_logs, hold_lock
 from deltainc.pipeline.from_delta_logs.status import status_with_problem
+from deltainc.pipeline.inspection import validate_from_logs
 from deltainc.pipeline.job import join_plan
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import JobKind, JoinPlan
@@ -35,7 +35,6 @@ from deltainc.pipeline.job.kinds.two_source import TwoSourceJob
 from deltainc.pipeline.job.sections import StateConfig
 from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.state.job_status import UNREAD
-from deltainc.pipeline.validation import validate_from_logs
 from deltainc.settings import Settings, load_settings
 from jobs import feature_job_config
 

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from rich.console import Console
 
 from deltainc import AmbiguousRowsError, ConfigError, inc_join
-from deltainc.cli.render import runs_table
+from deltainc.cli.output import runs_table
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import plan_join

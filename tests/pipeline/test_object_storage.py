@@ -21,10 +21,10 @@ from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline import verify
 from deltainc.pipeline.controller import rerun, run
 from deltainc.pipeline.from_delta_logs.status import status_from_log
+from deltainc.pipeline.inspection import validate_job
 from deltainc.pipeline.job.job_config import JobConfig, load_job
 from deltainc.pipeline.state.model import state_paths
 from deltainc.pipeline.state.store import read_runs, read_state
-from deltainc.pipeline.validation import validate_job
 from deltainc.settings import Settings, load_settings
 from deltainc.spark import job_session
 

@@ -19,13 +19,12 @@ from pyspark.sql import DataFrame, SparkSession
 from deltainc import AmbiguousRowsError, JobLockedError, JoinType
 from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline.controller import backfill, rerun, run
+from deltainc.pipeline.inspection import status, validate_job
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.migration import Migration, migrate
-from deltainc.pipeline.spark_status import status
 from deltainc.pipeline.state.remembered_settings import SettingsChangedError
 from deltainc.pipeline.state.run_record import RunRecord
 from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
-from deltainc.pipeline.validation import validate_job
 from deltainc.settings import Settings
 
 pytestmark = pytest.mark.spark

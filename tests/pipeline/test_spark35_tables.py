@@ -19,7 +19,7 @@ from test_pipeline import make_job, target
 from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.sql import latest_commit, path_ref
-from deltainc.pipeline.spark_status import status
+from deltainc.pipeline.inspection import status
 
 pytestmark = pytest.mark.windows
 

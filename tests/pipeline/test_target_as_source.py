@@ -15,8 +15,8 @@ from pyspark.sql import SparkSession
 
 from deltainc import JoinType, SchemaError
 from deltainc.pipeline.controller import run
+from deltainc.pipeline.inspection import validate_job
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.validation import validate_job
 
 pytestmark = pytest.mark.spark
 

@@ -19,9 +19,9 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc.pipeline.controller import rerun, run
 from deltainc.pipeline.delta.sql import latest_commit, path_ref
+from deltainc.pipeline.inspection import validate_from_logs
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.migration import Migration, migrate
-from deltainc.pipeline.validation import validate_from_logs
 
 pytestmark = pytest.mark.windows
 

@@ -12,11 +12,9 @@ from deltainc.join.join_types import COUNTED_ORDER
 from deltainc.join.time_units import to_index
 from deltainc.join.windows import pending_range
 from deltainc.pipeline.state import JobStatus
-from deltainc.report.buckets import aggregate
-from deltainc.report.catch_up import catch_ups
-from deltainc.report.charts import Chart, Fold, Kind, Series
-from deltainc.report.health import health_line
-from deltainc.report.marks import window_marks
+from deltainc.report.charts import Chart, Fold, Kind, Series, aggregate
+from deltainc.report.drawing import CHAR_WIDTH, WIDTH, x_ticks
+from deltainc.report.sections import catch_ups, health_line, sparkline, trend_lines, window_marks
 from deltainc.report.series import (
     backlog_chart,
     duration_chart,
@@ -26,8 +24,6 @@ from deltainc.report.series import (
     reads_charts,
     windows_of,
 )
-from deltainc.report.svg import CHAR_WIDTH, WIDTH, x_ticks
-from deltainc.report.trend import sparkline, trend_lines
 
 pytestmark = pytest.mark.pure
 

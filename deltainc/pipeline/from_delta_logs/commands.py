@@ -6,6 +6,12 @@ hand `unlock`, needs only the state tables and the sources' latest RecDate, whic
 milliseconds. Whether the logs answer or Spark must is decided in one place, `from_logs_else_spark`, for these and
 for `status` and `validate`, its reason logged once (at info: `--verbose` shows it). The Spark side is the
 caller's, passed in: nothing here imports what starts Spark.
+
+Before Spark starts, a job is checked against its sources' schemas in their logs (`check_from_logs`): a missing
+source, a missing or mistyped column, an hour job on a DATE column, said in milliseconds where Spark would say the
+same after its start. A source the logs cannot describe (a catalog table, a remote path) is left to Spark, and so
+is resolving a `join_cond`: both paths run every check before it, so the logs refuse a job only where Spark would,
+with the same message.
 """
 
 from __future__ import annotations
@@ -18,13 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from deltainc.errors import ConfigError
 from deltainc.join.windows import from_index, next_window, parse_point, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.delta_log_stats import latest_in_both
+from deltainc.pipeline.delta.delta_log_stats import latest_in_both, source_location
 from deltainc.pipeline.delta.snapshot import log_else
-from deltainc.pipeline.from_delta_logs.checks import check_from_logs
+from deltainc.pipeline.delta.sources import shape_from_log
 from deltainc.pipeline.job.job_config import JobConfig, load
-from deltainc.pipeline.job.kinds import JoinPlan
+from deltainc.pipeline.job.kinds import JoinPlan, kind_of
 from deltainc.pipeline.plan import PipelineResult
 from deltainc.pipeline.state import (
     Lease,
@@ -41,6 +48,7 @@ __all__ = [
     "BeforeSpark",
     "SparkNeeded",
     "before_spark",
+    "check_from_logs",
     "from_logs_else_spark",
     "hold_lock",
     "nothing_pending",
@@ -50,6 +58,19 @@ __all__ = [
 log = logging.getLogger("deltainc")
 T = TypeVar("T")
 _STARTS_SPARK = "%s starts Spark: the Delta logs cannot answer: %s"
+
+
+def check_from_logs(job: JobConfig) -> JoinPlan:
+    """The job checked by its kind (`plan_join`'s checks, or `check_feature_job`'s) against its sources' schemas in
+    their logs: ConfigError or SchemaError naming the setting, as `prepare_job` would raise, which takes the plan on
+    once Spark is up; LogUnreadable when a source's log cannot tell, so Spark checks it."""
+    schemas = {}
+    for role, ref in job.sources:  # in the order prepare_job reads them, so that a missing source is named alike
+        try:
+            schemas[role] = shape_from_log(source_location(ref, role)).schema
+        except FileNotFoundError:
+            raise ConfigError(f"{role}: no Delta table at {ref.label}") from None
+    return kind_of(job).plan(schemas)
 
 
 class SparkNeeded(Exception):

@@ -19,10 +19,10 @@ from deltainc.pipeline.state.model import JobState
 from deltainc.settings import Settings
 from deltainc.storage import is_s3
 
-__all__ = ["status_from_log", "status_with_problem"]
+__all__ = ["state_from_log", "status_from_log", "status_with_problem"]
 
 
-def _state_from_log(job: JobConfig, settings: Settings, runs: int) -> tuple[JobState, list[dict[str, object]]]:
+def state_from_log(job: JobConfig, settings: Settings, runs: int) -> tuple[JobState, list[dict[str, object]]]:
     """The job's state and its latest `runs` run-log rows from the state tables' logs (LogUnreadable for a state
     folder delta-rs does not reach here)."""
     root = job.state_path(settings.state_dir)
@@ -35,7 +35,7 @@ def _state_from_log(job: JobConfig, settings: Settings, runs: int) -> tuple[JobS
 @one_look()
 def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
     """The job's status as `pipeline.status` gives it, read from the Delta logs without Spark."""
-    state, recent = _state_from_log(job, settings, runs)
+    state, recent = state_from_log(job, settings, runs)
     latest: int | None = None
     problem = None
     try:
@@ -62,7 +62,7 @@ def status_with_problem(job: JobConfig, settings: Settings, runs: int, problem: 
         ```
     """
     try:
-        state, recent = _state_from_log(job, settings, runs)
+        state, recent = state_from_log(job, settings, runs)
     except Exception as exc:  # the state is unreadable too: say so rather than show a job that never ran
         return JobStatus(job.name, None, None, None, None, problem=f"{problem}; its state: {exc}", read_with=UNREAD)
     return describe(job, state, None, recent, settings.lock_expiry_seconds, problem, read_with="delta_log")

@@ -2,7 +2,7 @@
 column comes from. A feature job (`[[features]]`) joins one spine (source_a) with several sources, each as a
 single-source `left` or `asof` join (docs/concepts/features.md, `join.features`).
 
-The sources may be given as DataFrames (`prepare_job`) or as their schemas (`from_delta_logs.checks`, from the
+The sources may be given as DataFrames (`prepare_job`) or as their schemas (`from_delta_logs.commands`, from the
 Delta logs before Spark starts): `check_feature_job` runs the same checks on both, and resolves the join conditions
 only given DataFrames."""
 

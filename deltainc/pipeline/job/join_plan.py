@@ -1,6 +1,6 @@
 """A job's join planned from its sources' schemas alone: the checks of the join, the target's identity columns
 and the output columns the writers need. Pure (no Spark session, no data), so that a job can be checked from
-its sources' Delta logs before Spark starts (`from_delta_logs/checks.py`) and by `prepare_job` alike."""
+its sources' Delta logs before Spark starts (`from_delta_logs/commands.py`) and by `prepare_job` alike."""
 
 from __future__ import annotations
 

@@ -1,21 +1,23 @@
-"""A chart as inline SVG, written by hand: no script, no font, no request; each bar or point says its numbers on
-hover (an SVG `<title>`, which every browser shows as a tooltip). Pure: a `Chart` in, text out.
+"""A chart drawn: as inline SVG for the page, written by hand (no script, no font, no request; each bar or point
+says its numbers on hover, an SVG `<title>`), and as a PNG image for `--png`, with matplotlib.
 
 Why by hand: the page must open from a file without a network and be written in well under the 2 s a report
 may take. A plotting library that writes offline HTML (Plotly, Bokeh) inlines 1-4 MB of JavaScript per page
 and takes 0.3-1 s to import; matplotlib's SVG has no hover and costs its import and a draw per chart. The
-charts here are bars and lines over a few hundred points (`buckets` aggregates more), which a hundred lines
-of SVG draw; the numbers are also in a table beside each chart.
+charts here are bars and lines over a few hundred points (`charts.aggregate` folds more), which a hundred lines
+of SVG draw; the numbers are also in a table beside each chart. matplotlib (already a dependency) is imported
+only when images are asked for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from html import escape
+from pathlib import Path
 
 from deltainc.report.charts import Chart, Kind
 
-__all__ = ["PALETTE", "MARK", "CHAR_WIDTH", "color", "short_label", "x_ticks", "chart_svg"]
+__all__ = ["PALETTE", "MARK", "CHAR_WIDTH", "color", "short_label", "x_ticks", "chart_svg", "write_pngs"]
 
 PALETTE = (
     "#4e79a7",
@@ -204,3 +206,53 @@ def _hover(chart: Chart, step: float) -> list[str]:
         f'fill="transparent"><title>{escape(_tip(chart, index))}</title></rect>'
         for index in range(len(chart.x))
     ]
+
+
+def write_pngs(charts: Sequence[Chart], folder: Path, job: str) -> list[Path]:
+    """One image per chart that has numbers, `<job>-<chart>.png` in `folder` (created); the files written.
+
+    >>> write_pngs(charts, Path("out"), "trx")  # doctest: +SKIP
+    [PosixPath('out/trx-outcomes.png'), ...]
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for chart in charts:
+        if chart.empty:
+            continue
+        figure, axes = plt.subplots(figsize=(10, 3.2), dpi=110)
+        positions = list(range(len(chart.x)))
+        if chart.kind is Kind.STACKED:
+            base = [0.0] * len(chart.x)
+            for number, series in enumerate(chart.series):
+                values = [v or 0.0 for v in series.values]
+                axes.bar(positions, values, bottom=base, color=color(number), label=series.name, width=0.8)
+                base = [b + v for b, v in zip(base, values, strict=True)]
+        else:
+            for number, series in enumerate(chart.series):
+                known = [(i, v) for i, v in enumerate(series.values) if v is not None]
+                axes.plot([i for i, _ in known], [v for _, v in known], color=color(number), label=series.name)
+        marked = [i for i, mark in enumerate(chart.marks) if mark]
+        for number, index in enumerate(marked):  # a dashed line over the bars, as on the page
+            label = "failed / cancelled / took over" if number == 0 else None
+            axes.axvline(index, color=MARK, linestyle="--", linewidth=1, label=label)
+        if marked:
+            axes.scatter(marked, [0.0] * len(marked), marker="^", color=MARK, clip_on=False, zorder=5)
+        ticks = sorted({0, len(chart.x) // 2, len(chart.x) - 1})
+        axes.set_xticks(ticks, [short_label(chart.x[i]) for i in ticks], fontsize=8)
+        axes.set_ylabel(chart.unit)
+        axes.set_title(f"{job}: {chart.title}", fontsize=10)
+        axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside, not over
+        axes.grid(axis="y", color="#dddddd")
+        if chart.note:
+            figure.text(0.01, 0.01, chart.note, fontsize=7, color="#666666")
+        figure.tight_layout()
+        path = folder / f"{job}-{chart.key}.png"
+        figure.savefig(path)
+        plt.close(figure)
+        written.append(path)
+    return written

@@ -1,14 +1,18 @@
-"""The demo's job files, as JobConfig: the ledger (A) joined with a second source under the demo's folder."""
+"""The jobs over the sample data: the demo's, as JobConfig (the ledger, A, joined with a second source under the
+demo's folder), and the TOML job file of a left join that tests, benchmarks and examples write (a job run as a
+process reads a file), its differing values as parameters.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Any
 
 from deltainc.pipeline.job.job_config import JobConfig
 
-__all__ = ["DEMO_START", "LOOK_BACK_TIME", "MAX_WAITING_TIME", "demo_job", "feature_job"]
+__all__ = ["DEMO_START", "LOOK_BACK_TIME", "MAX_WAITING_TIME", "demo_job", "feature_job", "left_job_toml"]
 
 DEMO_START = dt.date(2025, 3, 1)
 LOOK_BACK_TIME = 2  # the seed's example: B arrives up to 2 days before A ...
@@ -45,3 +49,30 @@ def feature_job(root: Path, name: str, start: dt.date) -> JobConfig:
     payment = {"name": "payment", "path": str(root / "payments"), "how": "left", "join_cols": ["TrxId"],
                "look_back_time": LOOK_BACK_TIME, "max_waiting_time": MAX_WAITING_TIME, "keys": ["SepaId"]}  # fmt: skip
     return _ledger_job(root, name, start, {"features": [risk, payment]})
+
+
+def left_job_toml(
+    name: str,
+    a: str,
+    b: str,
+    target: str,
+    *,
+    start: dt.date,
+    look_back_time: int,
+    max_waiting_time: int,
+    max_window: int | None = None,
+    state: str | None = None,
+) -> str:
+    """A left join of A and B (shaped like the sample data) on TrxId, its target keyed by TrxId and SepaId; `state`
+    set puts the job's state there rather than under the settings' state_dir."""
+    _text = json.dumps  # a TOML basic string (JSON's escapes are TOML's)
+    lines = [f"name = {_text(name)}", f"start_date = {start.isoformat()}"]
+    if max_window is not None:
+        lines.append(f"max_window = {max_window}")
+    lines += ["[source_a]", f"path = {_text(a)}", "[source_b]", f"path = {_text(b)}"]
+    lines += ["[join]", 'how = "left"', 'join_cols = ["TrxId"]']
+    lines += [f"look_back_time = {look_back_time}", f"max_waiting_time = {max_waiting_time}"]
+    lines += ["[target]", f"path = {_text(target)}", 'keys = ["TrxId"]', 'b_keys = ["SepaId"]']
+    if state is not None:
+        lines += ["[state]", f"path = {_text(state)}"]
+    return "\n".join(lines) + "\n"

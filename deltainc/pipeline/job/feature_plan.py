@@ -19,7 +19,7 @@ from deltainc.join.feature_source import FeatureSource, feature_columns, spine_r
 from deltainc.join.output_layout import IS_FINAL
 from deltainc.pipeline.job.field_types import FeatureHow
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import FeatureConfig
 
 __all__ = ["feature_sources", "feature_identity", "feature_origins", "check_feature_job"]

@@ -19,7 +19,7 @@ from deltainc.errors import AmbiguousRowsError
 from deltainc.join.join_types import JoinType
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
-from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.target.commit_metrics import CommitResult, last_commit
 from deltainc.pipeline.target.commit_metrics import user_metadata as commit_metadata
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity, shown_samples

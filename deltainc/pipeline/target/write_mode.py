@@ -19,7 +19,7 @@ from deltainc.join.time_units import TimeUnit
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import ScanStats, TableShape, table_shape
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.target.commit_metrics import CommitResult
 from deltainc.pipeline.target.schema import new_columns
 from deltainc.pipeline.target.slices import Destination

@@ -16,8 +16,14 @@ from deltainc.join.features import join_features
 from deltainc.join.unit_columns import source_filter
 from deltainc.pipeline.job.feature_plan import check_feature_job, feature_identity, feature_origins, feature_sources
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.join_plan import Identity
-from deltainc.pipeline.job.kinds.job_kind import LateSearch, SourceScan, WindowJoin, whole_tables, window_rows_of
+from deltainc.pipeline.job.kinds.job_kind import (
+    Identity,
+    LateSearch,
+    SourceScan,
+    WindowJoin,
+    whole_tables,
+    window_rows_of,
+)
 
 if TYPE_CHECKING:
     from deltainc.pipeline.job.kinds.job_kind import WindowRows

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from deltainc import inc_join
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.join_plan import plan_join
+from deltainc.pipeline.job.kinds.two_source import plan_join
 
 
 def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFrame:

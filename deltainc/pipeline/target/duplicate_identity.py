@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from deltainc.errors import AmbiguousRowsError
-from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.job.kinds.job_kind import Identity
 
 __all__ = ["WindowSources", "SourceDuplicate", "duplicate_in_sources", "ambiguous_identity", "shown_samples"]
 

@@ -26,7 +26,7 @@ from deltainc.join.matches import match_condition, side_column
 from deltainc.join.output_layout import JOIN_TYPE, OutputLayout
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.unit_columns import UNIT, source_filter
-from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.job.kinds.job_kind import Identity
 
 __all__ = ["TOO_LATE_BY", "FINAL_A_TYPES", "ASide", "a_side", "published_a_rows", "window_a_rows", "too_late_rows"]
 

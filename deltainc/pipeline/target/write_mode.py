@@ -26,7 +26,7 @@ from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.sources import ScanStats, TableShape, table_shape
 from deltainc.pipeline.delta.sql import detail, latest_commit
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.target.layout import new_columns
 from deltainc.spark_compat import session_conf

@@ -37,7 +37,7 @@ from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import table_shape
 from deltainc.pipeline.delta.sql import latest_commit, table_exists
-from deltainc.pipeline.job.join_plan import Identity
+from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity

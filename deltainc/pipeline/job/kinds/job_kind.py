@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from deltainc.join.join_spec import JoinSpec
     from deltainc.join.join_types import How
     from deltainc.pipeline.job.job_config import JobConfig
-    from deltainc.pipeline.job.join_plan import Identity
 
 __all__ = [
+    "Identity",
     "WindowRows",
     "whole_tables",
     "window_rows_of",
@@ -35,6 +35,37 @@ __all__ = [
     "JoinPlan",
     "JobKind",
 ]
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Output column names that identify a target row."""
+
+    a_keys: tuple[str, ...]
+    a_rec: str
+    b_keys: tuple[str, ...]
+    b_rec: str | None  # None when the output has no B columns (left_anti)
+    key_names: tuple[str, ...] = ()  # target.keys then target.b_keys as the job file names them (a_keys, b_keys)
+    b_setting: tuple[str, str] = ("target.b_keys", "source_b")  # the setting naming b_keys, and their source
+    fan_out: str | None = None  # a feature job: which sources may match several rows of a spine row, for messages
+
+    def setting_of(self, column: str) -> tuple[str, str, str]:
+        """The job-file setting, source and column name behind the output key column `column`."""
+        names = dict(zip([*self.a_keys, *self.b_keys], self.key_names, strict=False))
+        side = ("target.keys", "source_a") if column in self.a_keys else self.b_setting
+        return *side, names.get(column, column)
+
+    @property
+    def a_columns(self) -> list[str]:
+        return [*self.a_keys, self.a_rec]
+
+    @property
+    def b_columns(self) -> list[str]:
+        return [*self.b_keys, *([self.b_rec] if self.b_rec else [])]
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.a_columns, *self.b_columns]
 
 
 # A source's rows of a window's units, by role and units [first, last]: its Delta files read directly where the

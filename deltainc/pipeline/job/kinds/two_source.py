@@ -1,24 +1,40 @@
 """A two-source job as a kind of job (`job_kind.JobKind`): A joined with one B by `[join]`.
 
-What it says from the job file alone needs no pyspark; its check against the sources' schemas is `plan_join`'s,
-and the plan it gives (`two_source_join`) joins a window with the engine's prepared path."""
+What it says from the job file alone needs no pyspark; its check against A's and B's schemas (`plan_join`: the
+join's checks, the target's identity and the output columns the writers need) runs once, from the Delta logs
+before Spark starts or from Spark's, and the plan joined to their rows joins any window with the engine's prepared
+path (`join_prepared`), with no check again. The engine's modules that import pyspark are imported where used."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from deltainc.errors import ConfigError, SchemaError, did_you_mean
+from deltainc.join.options import DEFAULT_OUTPUT_SELECT, IncJoinSettings
+from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, WAITING_TIME, plan_layout
 from deltainc.join.windows import open_read_bounds
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.kinds.job_kind import JoinPlan, SpineReach
+from deltainc.pipeline.job.kinds.job_kind import (
+    Identity,
+    LateSearch,
+    SourceScan,
+    SpineReach,
+    WindowJoin,
+    WindowRows,
+    whole_tables,
+    window_rows_of,
+)
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
     from pyspark.sql import types as T
 
+    from deltainc.join.join_spec import JoinSpec
     from deltainc.join.join_types import How
 
-__all__ = ["TwoSourceJob"]
+__all__ = ["TwoSourceJob", "TwoSourcePlan", "TwoSourceJoin", "output_select", "plan_join"]
 
 
 @dataclass(frozen=True)
@@ -98,8 +114,128 @@ class TwoSourceJob:
             )
         ]
 
-    def plan(self, schemas: Mapping[str, T.StructType]) -> JoinPlan:
-        """`plan_join` on A's and B's schemas (pyspark is imported here, not by the commands that need no Spark)."""
-        from deltainc.pipeline.job.kinds.two_source_join import plan_two_source
+    def plan(self, schemas: Mapping[str, T.StructType]) -> TwoSourcePlan:
+        """`plan_join`'s checks on A's and B's schemas (by role), once."""
+        spec, identity = plan_join(self.job, schemas["source_a"], schemas["source_b"])
+        return TwoSourcePlan(self.job, spec, identity, schemas)
 
-        return plan_two_source(self.job, schemas)
+
+@dataclass(frozen=True)
+class TwoSourceJoin:
+    """The join of A and B for any window: the checked spec, the rows, the target's identity."""
+
+    spec: JoinSpec
+    identity: Identity
+    origins: Mapping[str, tuple[str, str]]
+    frames: Mapping[str, DataFrame]
+    horizon: int  # how far after its A row a too-late B row is looked for; 0 = not at all
+    rows: WindowRows = whole_tables  # A's and B's rows of a window's units, where read apart from the tables
+
+    @property
+    def late_search(self) -> LateSearch | None:
+        return None if self.horizon == 0 else LateSearch(self.frames["source_b"], self.spec, self.horizon)
+
+    def join(self, first: int, last: int) -> WindowJoin:
+        """The engine's output for [first, last]: A read in [s - mw, e], B in [s - lb - mw, e] (the files of
+        those units where `rows` reads them, else the whole tables, pruned by Spark)."""
+        from deltainc.join.engine import join_prepared, read_sources
+
+        spec = replace(self.spec, start=first, end=last)
+        bounds = open_read_bounds(first, last, spec.look_back_time, spec.max_waiting_time, spec.b_waits)
+        df_a = window_rows_of(self.rows, self.frames, "source_a", bounds.a_start, bounds.a_end)
+        df_b = window_rows_of(self.rows, self.frames, "source_b", bounds.b_start, bounds.b_end)
+        scan_a, scan_b = read_sources(df_a, df_b, spec)
+        scans = (
+            SourceScan("source_a", scan_a, (bounds.a_start, bounds.a_end)),
+            SourceScan("source_b", scan_b, (bounds.b_start, bounds.b_end)),
+        )
+        return WindowJoin(join_prepared(df_a, df_b, spec), scans)
+
+
+@dataclass(frozen=True)
+class TwoSourcePlan:
+    """A two-source job checked against A's and B's schemas."""
+
+    job: JobConfig
+    spec: JoinSpec
+    identity: Identity
+    schemas: Mapping[str, T.StructType]
+
+    def prepare(self, frames: Mapping[str, DataFrame], rows: WindowRows = whole_tables) -> TwoSourceJoin:
+        """Joined to A's and B's rows (a window's through `rows` where it reads them apart); the one check left,
+        resolving `join_cond`, is Spark's analyzer's."""
+        from deltainc.join.join_spec import resolve_join_cond
+
+        df_a, df_b = frames["source_a"], frames["source_b"]
+        if self.spec.join_cond is not None:
+            resolve_join_cond(df_a, df_b, self.spec.join_cond, self.spec.settings)
+        layout = self.spec.layout
+        origins = {out: ("source_a", col) for col, out in layout.a_names} | {
+            out: ("source_b", col) for col, out in layout.b_names
+        }
+        frames = {"source_a": df_a, "source_b": df_b}
+        return TwoSourceJoin(self.spec, self.identity, origins, frames, self.job.join.horizon, rows)
+
+
+def output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: IncJoinSettings) -> tuple[str, Identity]:
+    """The engine's output_select for the target: the job's choice plus every column the MERGE needs."""
+    join, how = job.join, job.outcome_kind  # a two-source job: its join.how
+    layout = plan_layout(a_cols, b_cols, join.join_cols, how, base)
+    for field_name, columns, source, side in (
+        ("target.keys", job.target.keys, a_cols, "source_a"),
+        ("target.b_keys", job.target.b_keys, b_cols, "source_b"),
+    ):
+        for column in columns:
+            if column not in source:
+                raise SchemaError(
+                    f"{field_name}: column {column!r} missing from {side} (columns: {', '.join(source)})"
+                    + did_you_mean(column, source)
+                )
+    if join.how == "left_anti" and job.target.b_keys:
+        raise ConfigError("target.b_keys: a left_anti job outputs no B columns; remove target.b_keys")
+    identity = Identity(
+        a_keys=tuple(layout.a_name(k) for k in job.target.keys),
+        a_rec=layout.a_name(join.inc_col),
+        b_keys=tuple(layout.b_name(k) for k in job.target.b_keys),
+        b_rec=None if join.how == "left_anti" else layout.b_name(join.inc_col),
+        key_names=(*job.target.keys, *job.target.b_keys),
+    )
+    # The output RecDate places every row in time: the forward write replaces slices of it.
+    required = [*identity.columns, layout.inc_col, *([WAITING_TIME] if join.include_waiting else []), JOIN_TYPE]
+    chosen = join.output_select or DEFAULT_OUTPUT_SELECT
+    select = ", ".join([chosen, *required])
+    selected = plan_layout(a_cols, b_cols, join.join_cols, how, base.model_copy(update={"output_select": select}))
+    for column in job.target.partition_by or ():
+        if column not in selected.selected and column != IS_FINAL:
+            raise ConfigError(
+                f"target.partition_by: {column!r} is not an output column (output: {', '.join(selected.selected)})"
+            )
+    return select, identity
+
+
+def plan_join(job: JobConfig, schema_a: T.StructType, schema_b: T.StructType) -> tuple[JoinSpec, Identity]:
+    """The job's join and its target identity checked against the sources' schemas: everything but resolving
+    `join_cond`, which needs Spark's analyzer. Raises ConfigError or SchemaError naming the setting."""
+    from deltainc.join.join_spec import check_join
+
+    join = job.join
+    base = join.engine_settings(job.target.b_keys).model_copy(update={"output_select": DEFAULT_OUTPUT_SELECT})
+
+    try:  # the sources and the join first, so that their errors come before the target's
+        spec = check_join(schema_a, schema_b, job.outcome_kind, join.join_cols, join.join_cond, join.look_back_time,
+                          join.max_waiting_time, None, None, base)  # fmt: skip
+    except (ConfigError, SchemaError) as exc:
+        raise _in_job_terms(exc) from None
+    select, identity = output_select(job, schema_a.fieldNames(), schema_b.fieldNames(), base)
+    # The output's columns are the one thing the target changes: the checks above hold for them as they are.
+    options = base.model_copy(update={"output_select": select})
+    layout = plan_layout(schema_a.fieldNames(), schema_b.fieldNames(), spec.join_cols, spec.how, options)
+    return replace(spec, settings=options, layout=layout), identity
+
+
+def _in_job_terms(error: ConfigError | SchemaError) -> ConfigError | SchemaError:
+    """The engine's error with its setting named as a job file names it (`inc_col_name` is `join.inc_col`)."""
+    text = str(error)
+    if text.startswith("inc_col_name:"):
+        return type(error)("join.inc_col:" + text.removeprefix("inc_col_name:"))
+    return error

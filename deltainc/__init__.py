@@ -18,8 +18,7 @@ from deltainc.errors import (
     JobLockedError,
     SchemaError,
 )
-from deltainc.join.join_types import JoinType
-from deltainc.join.options import IncJoinSettings
+from deltainc.join.options import IncJoinSettings, JoinType
 from deltainc.join.time_units import TimeUnit
 from deltainc.lazy_exports import lazy_exports
 

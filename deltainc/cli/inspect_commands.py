@@ -12,7 +12,7 @@ from deltainc.cli.context import Context
 from deltainc.cli.exit_codes import EXIT_FAILURE, EXIT_OK, classify, print_error, print_trace
 from deltainc.cli.render import emit_json, pending_line, runs_table, to_json
 from deltainc.cli.run_commands import check_range
-from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
+from deltainc.join.options import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline import JobConfig, load_job
 from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.report.trend import trend_lines

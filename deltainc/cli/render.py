@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from deltainc.join.join_types import COUNTED_ORDER
+from deltainc.join.options import COUNTED_ORDER
 
 if TYPE_CHECKING:
     from deltainc.join.windows import Pending

@@ -22,7 +22,7 @@ from deltainc.demo.demo_jobs import feature_job
 from deltainc.demo.demo_result import FeatureDay, FeatureResult, feature_table, same_rows
 from deltainc.demo.risk_scores import risk_scores
 from deltainc.demo.sample_data import SampleSpec
-from deltainc.join.join_types import JoinType
+from deltainc.join.options import JoinType
 
 __all__ = ["run_features", "SHOWN_DAYS"]
 

@@ -36,9 +36,8 @@ from pyspark.sql import functions as F
 
 from deltainc.join.asof import A_ROW_ID, asof_rows
 from deltainc.join.join_spec import JoinSpec, check_join
-from deltainc.join.join_types import WAITING_TYPES
 from deltainc.join.matches import match_condition, matched_rows, side_column
-from deltainc.join.options import IncJoinSettings
+from deltainc.join.options import WAITING_TYPES, IncJoinSettings
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.join.unit_columns import UNIT, column_type, source_filter, unit_index, unit_time
 from deltainc.join.windows import open_read_bounds

@@ -36,8 +36,7 @@ from deltainc.errors import ConfigError
 from deltainc.join.feature_checks import check_features, combined_columns
 from deltainc.join.feature_source import FeatureSource, spine_rec
 from deltainc.join.feature_steps import JoinedFeatures, join_step, prepare_features
-from deltainc.join.join_types import JoinType
-from deltainc.join.options import IncJoinSettings
+from deltainc.join.options import IncJoinSettings, JoinType
 from deltainc.join.output_layout import JOIN_TYPE, WAITING_TIME
 from deltainc.join.time_units import parse_point
 from deltainc.join.unit_columns import source_filter, unit_index

@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from deltainc.join.join_spec import JoinSpec, condition_column
-from deltainc.join.join_types import JoinType
+from deltainc.join.options import JoinType
 from deltainc.join.unit_columns import UNIT
 
 __all__ = ["side_column", "match_condition", "Rows", "matched_rows"]

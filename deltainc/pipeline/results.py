@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from deltainc.join.join_types import counted_types
+from deltainc.join.options import counted_types
 from deltainc.join.windows import Window
 from deltainc.pipeline.state import RunRecord
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import deltainc.report.series as series
-from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
+from deltainc.join.options import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.report.buckets import aggregate
 from deltainc.report.catch_up import catch_up_cells, catch_ups

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from urllib.parse import unquote
 
-from deltainc.join.join_types import WAITING_TYPES, JoinType
+from deltainc.join.options import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE
 from deltainc.join.time_units import from_index, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable, reading

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from deltainc.join.join_types import COUNTED_ORDER
+from deltainc.join.options import COUNTED_ORDER
 from deltainc.join.time_units import to_index
 from deltainc.join.windows import pending_range
 from deltainc.pipeline.state import JobStatus

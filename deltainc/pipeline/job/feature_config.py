@@ -6,8 +6,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from deltainc.join.join_types import canonical_how
-from deltainc.join.options import AsofStrategy, Text
+from deltainc.join.options import AsofStrategy, Text, canonical_how
 from deltainc.pipeline.job.choices import FeatureHow
 from deltainc.pipeline.job.field_types import Columns, Name, NonNegativeInt
 from deltainc.pipeline.job.table_refs import SourceRef

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from deltainc.join.join_types import How
+from deltainc.join.options import How
 from deltainc.pipeline.job.choices import Corrections
 from deltainc.pipeline.job.feature_config import FeatureConfig
 from deltainc.pipeline.job.field_types import Name, NonNegativeInt, Section, absolute_location

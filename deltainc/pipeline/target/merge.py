@@ -16,7 +16,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from deltainc.errors import AmbiguousRowsError
-from deltainc.join.join_types import JoinType
+from deltainc.join.options import JoinType
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
 from deltainc.pipeline.job.join_plan import Identity

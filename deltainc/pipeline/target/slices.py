@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc.join.join_types import WAITING_TYPES
+from deltainc.join.options import WAITING_TYPES
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
 from deltainc.pipeline.job.table_refs import TableRef

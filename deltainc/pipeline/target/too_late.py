@@ -21,8 +21,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from deltainc.join.engine import JoinSpec, read_units, unit_time
-from deltainc.join.join_types import JoinType
 from deltainc.join.matches import match_condition, side_column
+from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, OutputLayout
 from deltainc.join.time_units import TimeUnit
 from deltainc.join.unit_columns import UNIT, source_filter

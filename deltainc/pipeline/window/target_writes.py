@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window as Over
 
 from deltainc.errors import ConfigError
-from deltainc.join.join_types import JoinType
+from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import table_shape

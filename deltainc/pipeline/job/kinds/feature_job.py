@@ -17,7 +17,7 @@ from deltainc.pipeline.job.kinds.job_kind import JoinPlan, SpineReach
 if TYPE_CHECKING:
     from pyspark.sql import types as T
 
-    from deltainc.join.join_types import How
+    from deltainc.join.options import How
 
 __all__ = ["FeatureJob"]
 

@@ -19,7 +19,7 @@ from deltainc.errors import (
     SchemaError,
 )
 from deltainc.join.options import IncJoinSettings, JoinType
-from deltainc.join.time_units import TimeUnit
+from deltainc.join.windows import TimeUnit
 from deltainc.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:

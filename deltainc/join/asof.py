@@ -27,8 +27,8 @@ from deltainc.join.join_spec import JoinSpec
 from deltainc.join.matches import Rows
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import RESERVED_PREFIX
-from deltainc.join.time_units import TimeUnit
 from deltainc.join.unit_columns import UNIT, unit_index
+from deltainc.join.windows import TimeUnit
 
 __all__ = [
     "STRATEGIES",

@@ -38,8 +38,8 @@ from deltainc.join.feature_source import FeatureSource, spine_rec
 from deltainc.join.feature_steps import JoinedFeatures, join_step, prepare_features
 from deltainc.join.options import IncJoinSettings, JoinType
 from deltainc.join.output_layout import JOIN_TYPE, WAITING_TIME
-from deltainc.join.time_units import parse_point
 from deltainc.join.unit_columns import source_filter, unit_index
+from deltainc.join.windows import parse_point
 
 __all__ = ["feature_join", "join_features"]
 

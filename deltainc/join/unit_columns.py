@@ -1,6 +1,6 @@
 """Time units as Spark columns: a RecDate's unit index and back, and the pruning filter of a source's read.
 
-The same arithmetic as `deltainc.join.time_units`, as Spark expressions (session time zone).
+The same arithmetic as `deltainc.join.windows`, as Spark expressions (session time zone).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pyspark.sql import types as T
 
 from deltainc.errors import SchemaError
 from deltainc.join.output_layout import RESERVED_PREFIX
-from deltainc.join.time_units import EPOCH_DAY, TimeUnit, from_index
+from deltainc.join.windows import EPOCH_DAY, TimeUnit, from_index
 from deltainc.suggestions import did_you_mean
 
 __all__ = ["UNIT", "TIME_TYPES", "column_type", "did_you_mean", "unit_index", "unit_time", "source_filter"]

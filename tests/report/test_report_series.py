@@ -9,8 +9,7 @@ from dataclasses import replace
 import pytest
 
 from deltainc.join.options import COUNTED_ORDER
-from deltainc.join.time_units import to_index
-from deltainc.join.windows import pending_range
+from deltainc.join.windows import pending_range, to_index
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.buckets import aggregate
 from deltainc.report.catch_up import catch_ups

@@ -24,8 +24,8 @@ from deltainc.join.engine import JoinSpec, read_units, unit_time
 from deltainc.join.matches import match_condition, side_column
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, OutputLayout
-from deltainc.join.time_units import TimeUnit
 from deltainc.join.unit_columns import UNIT, source_filter
+from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.job.join_plan import Identity
 
 __all__ = ["TOO_LATE_BY", "FINAL_A_TYPES", "ASide", "a_side", "published_a_rows", "window_a_rows", "too_late_rows"]

@@ -15,8 +15,7 @@ from typing import Protocol
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.join.time_units import TimeUnit
-from deltainc.join.windows import Window
+from deltainc.join.windows import TimeUnit, Window
 from deltainc.pipeline.delta.sources import ScanStats, TableShape, table_shape
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity

@@ -10,10 +10,9 @@ from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.feature_source import FeatureSource, feature_columns, spine_rec
-from deltainc.join.join_spec import JoinSpec, check_join, resolve_join_cond
+from deltainc.join.join_spec import JoinSpec, check_join, column_type, resolve_join_cond
 from deltainc.join.options import IncJoinSettings
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
-from deltainc.join.unit_columns import column_type
 
 __all__ = ["check_features", "check_source", "combined_columns", "resolve_feature_conds", "source_settings"]
 

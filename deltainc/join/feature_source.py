@@ -8,9 +8,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
+from deltainc.join.join_spec import column_type
 from deltainc.join.options import AsofStrategy, IncJoinSettings
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE
-from deltainc.join.unit_columns import column_type
 
 __all__ = ["FeatureSource", "contributed", "feature_columns", "spine_rec"]
 

@@ -10,13 +10,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from deltainc.join.columns import source_filter
 from deltainc.join.engine import join_prepared
 from deltainc.join.feature_checks import check_source, combined_columns, source_settings
 from deltainc.join.feature_source import FeatureSource, contributed, spine_rec
 from deltainc.join.join_spec import JoinSpec
 from deltainc.join.options import IncJoinSettings
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, plan_layout
-from deltainc.join.unit_columns import source_filter
 
 __all__ = ["FeatureStep", "JoinedFeatures", "join_step", "prepare_features"]
 

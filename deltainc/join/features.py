@@ -33,12 +33,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
+from deltainc.join.columns import source_filter, unit_index
 from deltainc.join.feature_checks import check_features, combined_columns
 from deltainc.join.feature_source import FeatureSource, spine_rec
 from deltainc.join.feature_steps import JoinedFeatures, join_step, prepare_features
 from deltainc.join.options import IncJoinSettings, JoinType
 from deltainc.join.output_layout import JOIN_TYPE, WAITING_TIME
-from deltainc.join.unit_columns import source_filter, unit_index
 from deltainc.join.windows import parse_point
 
 __all__ = ["feature_join", "join_features"]

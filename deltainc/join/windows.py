@@ -3,7 +3,7 @@ timestamps, output windows, read bounds, the next window, chunks.
 
 Every instant is handled as an integer index of `time_uom` units since the epoch, 1970-01-01 00:00 UTC (a naive
 datetime counts as UTC), so that the engine, the controller and the tests share one exact arithmetic. The
-Spark expressions of the same arithmetic are in `deltainc.join.unit_columns`.
+Spark expressions of the same arithmetic are in `deltainc.join.columns`.
 """
 
 from __future__ import annotations

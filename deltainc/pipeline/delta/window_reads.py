@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc.join.unit_columns import source_filter
+from deltainc.join.columns import source_filter
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.delta.snapshot import log_else

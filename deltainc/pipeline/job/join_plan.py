@@ -12,8 +12,8 @@ from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.join_spec import JoinSpec, check_join
 from deltainc.join.options import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, WAITING_TIME, plan_layout
-from deltainc.join.unit_columns import did_you_mean
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.suggestions import did_you_mean
 
 __all__ = ["Identity", "output_select", "plan_join"]
 

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from deltainc.join.columns import UNIT, match_condition, side_column, source_filter
 from deltainc.join.engine import JoinSpec, read_units, unit_time
-from deltainc.join.matches import match_condition, side_column
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, OutputLayout
-from deltainc.join.unit_columns import UNIT, source_filter
 from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.job.join_plan import Identity
 

@@ -12,8 +12,14 @@ from pyspark.sql import types as T
 
 from deltainc.join.columns import source_filter
 from deltainc.join.engine import join_prepared
-from deltainc.join.feature_checks import check_source, combined_columns, source_settings
-from deltainc.join.feature_source import FeatureSource, contributed, spine_rec
+from deltainc.join.feature_source import (
+    FeatureSource,
+    check_source,
+    combined_columns,
+    contributed,
+    source_settings,
+    spine_rec,
+)
 from deltainc.join.join_spec import JoinSpec
 from deltainc.join.options import IncJoinSettings
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, plan_layout

@@ -19,7 +19,7 @@ after the other onto the spine's rows, each row so far being one A row of the ne
 combinations come out of the joins themselves, with no join of components on the spine's identity. The longest
 wait goes first (`feature_steps`), and after each join the rows that can no longer reach [s, e] are dropped
 (`_may_reach`), so a source with a short wait joins the spine rows of its own wait and those another source keeps
-open. The checks are `feature_checks`, a source and its output columns `feature_source`.
+open. A source, its output columns and the checks are `feature_source`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
 from deltainc.join.columns import source_filter, unit_index
-from deltainc.join.feature_checks import check_features, combined_columns
-from deltainc.join.feature_source import FeatureSource, spine_rec
+from deltainc.join.feature_source import FeatureSource, check_features, combined_columns, spine_rec
 from deltainc.join.feature_steps import JoinedFeatures, join_step, prepare_features
 from deltainc.join.options import IncJoinSettings, JoinType
 from deltainc.join.output_layout import JOIN_TYPE, WAITING_TIME

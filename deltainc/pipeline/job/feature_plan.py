@@ -14,8 +14,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.feature_checks import check_features, resolve_feature_conds
-from deltainc.join.feature_source import FeatureSource, feature_columns, spine_rec
+from deltainc.join.feature_source import (
+    FeatureSource,
+    check_features,
+    feature_columns,
+    resolve_feature_conds,
+    spine_rec,
+)
 from deltainc.join.output_layout import IS_FINAL
 from deltainc.pipeline.job.choices import FeatureHow
 from deltainc.pipeline.job.feature_config import FeatureConfig

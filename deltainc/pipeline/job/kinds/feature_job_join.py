@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from deltainc.join.columns import source_filter
-from deltainc.join.feature_checks import resolve_feature_conds
+from deltainc.join.feature_source import resolve_feature_conds
 from deltainc.join.feature_steps import JoinedFeatures, prepare_features
 from deltainc.join.features import join_features
 from deltainc.pipeline.job.feature_plan import check_feature_job, feature_identity, feature_origins, feature_sources

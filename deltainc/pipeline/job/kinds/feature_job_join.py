@@ -12,8 +12,7 @@ from pyspark.sql import types as T
 
 from deltainc.join.columns import source_filter
 from deltainc.join.feature_source import resolve_feature_conds
-from deltainc.join.feature_steps import JoinedFeatures, prepare_features
-from deltainc.join.features import join_features
+from deltainc.join.features import JoinedFeatures, join_features, prepare_features
 from deltainc.pipeline.job.feature_plan import check_feature_job, feature_identity, feature_origins, feature_sources
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.join_plan import Identity

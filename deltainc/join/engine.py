@@ -41,16 +41,7 @@ from deltainc.join.options import WAITING_TYPES, IncJoinSettings
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.join.windows import open_read_bounds
 
-__all__ = [
-    "inc_join",
-    "JoinSpec",
-    "join_prepared",
-    "read_sources",
-    "read_units",
-    "source_filter",
-    "unit_index",
-    "unit_time",
-]
+__all__ = ["inc_join", "join_prepared", "read_sources", "read_units"]
 
 
 def read_units(df: DataFrame, spec: JoinSpec, first: int | None, last: int | None) -> DataFrame:

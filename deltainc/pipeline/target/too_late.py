@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from deltainc.join.columns import UNIT, match_condition, side_column, source_filter
-from deltainc.join.engine import JoinSpec, read_units, unit_time
+from deltainc.join.columns import UNIT, match_condition, side_column, source_filter, unit_time
+from deltainc.join.engine import read_units
+from deltainc.join.join_spec import JoinSpec
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, OutputLayout
 from deltainc.join.windows import TimeUnit

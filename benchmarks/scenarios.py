@@ -29,8 +29,7 @@ from benchmarks.timing import Counter, Measurement, measure
 from deltainc import pipeline
 from deltainc.demo.sample_data import A_SCHEMA, B_SCHEMA
 from deltainc.join.engine import inc_join
-from deltainc.join.join_types import counted_types
-from deltainc.join.options import IncJoinSettings
+from deltainc.join.options import IncJoinSettings, counted_types
 from deltainc.join.output_layout import plan_layout
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.sources import ScanStats, scan_stats

@@ -19,9 +19,8 @@ from deltainc.errors import (
     JobLockedError,
     SchemaError,
 )
-from deltainc.join.join_types import JoinType
-from deltainc.join.options import IncJoinSettings
-from deltainc.join.time_units import TimeUnit
+from deltainc.join.options import IncJoinSettings, JoinType
+from deltainc.join.windows import TimeUnit
 
 if TYPE_CHECKING:
     from deltainc.join.engine import inc_join

@@ -12,7 +12,7 @@ from frames import frame
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.join.time_units import TimeUnit, from_index, to_index
+from deltainc.join.windows import TimeUnit, from_index, to_index
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.inspection import validate_job
 from deltainc.pipeline.job.job_config import load_job

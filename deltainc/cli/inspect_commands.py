@@ -21,7 +21,7 @@ from deltainc.cli.output import (
     to_json,
 )
 from deltainc.cli.run_commands import check_range
-from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
+from deltainc.join.options import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline import JobConfig, load_job
 from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.report.sections import trend_lines

@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from deltainc.errors import AmbiguousRowsError, ConfigError, JobLockedError, SchemaError
-from deltainc.join.join_types import COUNTED_ORDER
+from deltainc.join.options import COUNTED_ORDER
 from deltainc.pipeline.job.job_config import TOMLDecodeError
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from deltainc.demo.demo_result import DemoDay, DemoResult, day_counts, same_rows
 from deltainc.demo.jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job
 from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.errors import ConfigError
-from deltainc.join.join_types import JoinType
+from deltainc.join.options import JoinType
 from deltainc.pipeline.delta.sql import latest_commit, path_ref
 from deltainc.report import write_report
 from deltainc.settings import load_settings

@@ -23,7 +23,7 @@ from deltainc import pipeline
 from deltainc.demo.demo_result import FeatureDay, FeatureResult, feature_table, same_rows
 from deltainc.demo.jobs import feature_job
 from deltainc.demo.sample_data import ACCOUNT_NAMES, SECONDS_PER_DAY, SampleSpec
-from deltainc.join.join_types import JoinType
+from deltainc.join.options import JoinType
 from deltainc.join.windows import to_index
 
 __all__ = ["run_features", "SHOWN_DAYS", "risk_scores"]

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from deltainc import pipeline
-from deltainc.join.join_types import counted_types
+from deltainc.join.options import counted_types
 
 __all__ = [
     "COUNT_NAMES",

@@ -23,12 +23,11 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from deltainc.join.columns import UNIT, Rows, unit_index
 from deltainc.join.join_spec import JoinSpec
-from deltainc.join.join_types import JoinType
-from deltainc.join.matches import Rows
+from deltainc.join.options import JoinType
 from deltainc.join.output_layout import RESERVED_PREFIX
-from deltainc.join.time_units import TimeUnit
-from deltainc.join.unit_columns import UNIT, unit_index
+from deltainc.join.windows import TimeUnit
 
 __all__ = [
     "STRATEGIES",

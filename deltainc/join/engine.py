@@ -22,7 +22,7 @@ W = [s, e] in `time_uom` units:
 - A is read in [s - mw, e] (with `b_waits_for_a`: [s - lb - mw, e], every A row that can match a B row
   output in W) and B in [s - lb - mw, e]: never a row after e (`deltainc.join.windows.open_read_bounds`).
 
-The modules: `join_spec` validates the arguments, `matches` says when a B row matches an A row and derives the
+The modules: `join_spec` validates the arguments, `columns` says when a B row matches an A row and derives the
 equi-joins' rows, `asof` the as-of join's, this one reads the sources and puts the output together.
 """
 
@@ -35,24 +35,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from deltainc.join.asof import A_ROW_ID, asof_rows
-from deltainc.join.join_spec import JoinSpec, check_join
-from deltainc.join.join_types import WAITING_TYPES
-from deltainc.join.matches import match_condition, matched_rows, side_column
-from deltainc.join.options import IncJoinSettings
+from deltainc.join.columns import UNIT, match_condition, matched_rows, side_column, source_filter, unit_index, unit_time
+from deltainc.join.join_spec import JoinSpec, check_join, column_type
+from deltainc.join.options import WAITING_TYPES, IncJoinSettings
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
-from deltainc.join.unit_columns import UNIT, column_type, source_filter, unit_index, unit_time
 from deltainc.join.windows import open_read_bounds
 
-__all__ = [
-    "inc_join",
-    "JoinSpec",
-    "join_prepared",
-    "read_sources",
-    "read_units",
-    "source_filter",
-    "unit_index",
-    "unit_time",
-]
+__all__ = ["inc_join", "join_prepared", "read_sources", "read_units"]
 
 
 def read_units(df: DataFrame, spec: JoinSpec, first: int | None, last: int | None) -> DataFrame:

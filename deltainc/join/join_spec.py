@@ -10,12 +10,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.join_types import How, normalize_how
-from deltainc.join.options import ASOF_NEEDS_SLIDING_WINDOW, IncJoinSettings
+from deltainc.errors import ConfigError, SchemaError, did_you_mean
+from deltainc.join.options import ASOF_NEEDS_SLIDING_WINDOW, How, IncJoinSettings, normalize_how
 from deltainc.join.output_layout import OutputLayout, plan_layout
-from deltainc.join.time_units import TimeUnit, from_index, parse_point
-from deltainc.join.unit_columns import TIME_TYPES, column_type
+from deltainc.join.windows import TimeUnit, from_index, parse_point
 
 __all__ = [
     "JoinSpec",
@@ -25,16 +23,30 @@ __all__ = [
     "JoinColumns",
     "JoinCondition",
     "Point",
+    "TIME_TYPES",
+    "column_type",
 ]
 
 JoinColumns = str | Sequence[str] | None
 JoinCondition = str | Column | None
 Point = str | dt.date | dt.datetime | None  # a bound of the output window; None = open
+TIME_TYPES = (T.DateType, T.TimestampType, T.TimestampNTZType)
 _KEY_FAMILIES = (
     (T.ByteType, T.ShortType, T.IntegerType, T.LongType),
     (T.FloatType, T.DoubleType),
     (T.DecimalType,),
 )
+
+
+def column_type(schema: T.StructType, column: str, side: str, role: str) -> T.DataType:
+    """The type of `column` of a source's schema; a SchemaError naming the setting (`role`) when it is missing."""
+    for field in schema.fields:
+        if field.name == column:
+            return field.dataType
+    names = schema.fieldNames()
+    raise SchemaError(
+        f"{role}: column {column!r} missing from {side} (columns: {', '.join(names)}){did_you_mean(column, names)}"
+    )
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from deltainc.errors import ConfigError, InternalError
-from deltainc.join.time_units import TimeUnit
+from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.job.job_config import JobConfig
 
 __all__ = ["PERCENTILES", "COVERAGES", "Suggestion", "DelayProfile", "profile_from_histogram"]

@@ -17,10 +17,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError
+from deltainc.join.columns import match_condition, source_filter, unit_index
 from deltainc.join.join_spec import check_join
-from deltainc.join.matches import match_condition
-from deltainc.join.time_units import day_units
-from deltainc.join.unit_columns import source_filter, unit_index
+from deltainc.join.windows import day_units
 from deltainc.pipeline.delay_histogram import DelayProfile, profile_from_histogram
 from deltainc.pipeline.delta.sources import read_table
 from deltainc.pipeline.job.job_config import JobConfig

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deltainc.errors import ConfigError
-from deltainc.join.join_types import counted_types
+from deltainc.join.options import counted_types
 from deltainc.join.windows import Window, chunk_windows, from_index, next_window, to_index
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import RunRecord

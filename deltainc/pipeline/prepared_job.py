@@ -12,8 +12,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from deltainc.join.time_units import TimeUnit
-from deltainc.join.windows import from_index, to_index
+from deltainc.join.windows import TimeUnit, from_index, to_index
 from deltainc.pipeline.delta.sources import read_source, window_rows
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SpineReach, kind_of

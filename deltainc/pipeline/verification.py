@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.join_types import WAITING_TYPES, JoinType
+from deltainc.join.options import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index, parse_point
 from deltainc.pipeline.delta.sources import read_table, scan_stats

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import deltainc.report.series as series
-from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES
+from deltainc.join.options import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.report.charts import Chart, aggregate
 from deltainc.report.history import History, chosen, layout_text, read_history, units_from_target

@@ -23,9 +23,9 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from deltainc.errors import ConfigError, DeltaincError
-from deltainc.join.join_types import WAITING_TYPES, JoinType
+from deltainc.join.options import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE
-from deltainc.join.time_units import from_index, to_index
+from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
 from deltainc.pipeline.delta.delta_log_stats import latest_in_both, source_location
 from deltainc.pipeline.delta.snapshot import log_else, log_required, look

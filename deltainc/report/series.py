@@ -13,7 +13,7 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 
-from deltainc.join.join_types import COUNTED_ORDER, WAITING_TYPES, JoinType
+from deltainc.join.options import COUNTED_ORDER, WAITING_TYPES, JoinType
 from deltainc.join.windows import to_index
 from deltainc.report.charts import Chart, Fold, Kind, Series
 

@@ -19,8 +19,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join import feature_checks, join_spec
-from deltainc.join.time_units import TimeUnit, to_index
+from deltainc.join import feature_source, join_spec
+from deltainc.join.windows import TimeUnit, to_index
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.sources import shape_from_log
@@ -283,7 +283,7 @@ def test_a_job_is_checked_once_per_command_and_its_windows_are_joined_without_a_
     def refuse(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("checked again")
 
-    for module, name in ((join_spec, "check_join"), (feature_checks, "check_join"), (feature_checks, "check_features")):
+    for module, name in ((join_spec, "check_join"), (feature_source, "check_join"), (feature_source, "check_features")):
         monkeypatch.setattr(module, name, refuse)
     first = to_index(D1, TimeUnit.DAY)
     for window in ((first, first), (first + 1, first + 3)):

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from deltainc.errors import ConfigError
-from deltainc.join.time_units import TimeUnit
-from deltainc.join.windows import to_index
+from deltainc.join.windows import TimeUnit, to_index
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.plan import backfill_plan, rebuild_plan, rerun_plan, run_plan, to_do
 from deltainc.pipeline.target.forward_write import FORWARD

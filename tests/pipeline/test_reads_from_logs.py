@@ -11,7 +11,7 @@ from frames import frame
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.join.unit_columns import source_filter
+from deltainc.join.columns import source_filter
 from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
 from deltainc.pipeline.delta.delta_log_stats import files_in_units, latest_unit_from_log, null_count_from_log
 from deltainc.pipeline.delta.sources import count_null_inc, latest_unit, scan_stats

@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.cli.app import main
-from deltainc.join.join_types import JoinType
+from deltainc.join.options import JoinType
 from deltainc.pipeline.delta import sources as sources_module
 from deltainc.pipeline.delta.sources import ScanStats, local_file_path, scan_stats
 

@@ -20,8 +20,7 @@ from pyspark.sql import functions as F
 from deltainc import inc_join
 from deltainc.join.options import IncJoinSettings
 from deltainc.join.output_layout import OutputLayout, plan_layout
-from deltainc.join.time_units import TimeUnit
-from deltainc.join.windows import to_index
+from deltainc.join.windows import TimeUnit, to_index
 from deltainc.pipeline.job.kinds.two_source import plan_join
 from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_rows
 from jobs import job_config

@@ -12,8 +12,7 @@ import pytest
 from frames import frame
 from pyspark.sql import SparkSession
 
-from deltainc.join.time_units import TimeUnit
-from deltainc.join.windows import Window, to_index
+from deltainc.join.windows import TimeUnit, Window, to_index
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.log_rows import existing_table, unit_range_rows
 from deltainc.pipeline.job.job_config import JobConfig

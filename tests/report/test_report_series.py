@@ -8,9 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from deltainc.join.join_types import COUNTED_ORDER
-from deltainc.join.time_units import to_index
-from deltainc.join.windows import pending_range
+from deltainc.join.options import COUNTED_ORDER
+from deltainc.join.windows import pending_range, to_index
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.charts import Chart, Fold, Kind, Series, aggregate
 from deltainc.report.drawing import CHAR_WIDTH, WIDTH, x_ticks

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from deltainc.join.time_units import EPOCH
+from deltainc.join.windows import EPOCH
 from deltainc.storage import is_s3, rs_location, storage_options
 
 if TYPE_CHECKING:

@@ -17,9 +17,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
-from deltainc.join.time_units import TimeUnit
-from deltainc.join.unit_columns import source_filter
-from deltainc.join.windows import to_index
+from deltainc.join.columns import source_filter
+from deltainc.join.windows import TimeUnit, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import WindowFiles, source_location, window_files
 from deltainc.pipeline.delta.snapshot import log_else, look

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field, ValidationError, model_validator
 
 from deltainc.errors import ConfigError, did_you_mean
-from deltainc.join.join_types import How
+from deltainc.join.options import How
 from deltainc.pipeline.job.field_types import Corrections, Name, NonNegativeInt, Section, absolute_location, known_keys
 from deltainc.pipeline.job.sections import FeatureConfig, JoinConfig, SourceRef, StateConfig, TargetConfig
 from deltainc.settings import Settings, load_settings

@@ -8,14 +8,16 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from deltainc.join.join_types import HOW_CHOICES, How, canonical_how
 from deltainc.join.options import (
     ASOF_NEEDS_SLIDING_WINDOW,
     DEFAULT_OUTPUT_SELECT,
+    HOW_CHOICES,
     AsofStrategy,
+    How,
     IncJoinSettings,
     JoinOptions,
     Text,
+    canonical_how,
 )
 from deltainc.pipeline.job.field_types import (
     Columns,

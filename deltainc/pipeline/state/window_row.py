@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from deltainc.join.join_types import counted_types
+from deltainc.join.options import counted_types
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import ScanStats
 from deltainc.pipeline.job.job_config import JobConfig

@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame, DataFrameWriter
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from deltainc.join.join_types import WAITING_TYPES
+from deltainc.join.options import WAITING_TYPES
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable

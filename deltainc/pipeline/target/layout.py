@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from deltainc.errors import SchemaError
-from deltainc.join.join_types import WAITING_TYPES
+from deltainc.join.options import WAITING_TYPES
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE
 from deltainc.pipeline.delta.sources import TableShape, table_shape
 from deltainc.pipeline.delta.sql import table_exists

@@ -20,7 +20,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from deltainc.errors import AmbiguousRowsError
-from deltainc.join.join_types import JoinType
+from deltainc.join.options import JoinType
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.join.windows import Window, from_index, read_bounds
 from deltainc.pipeline.delta.sources import scan_stats

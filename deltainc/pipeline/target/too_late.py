@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from deltainc.join.engine import JoinSpec, read_units, unit_time
-from deltainc.join.join_types import JoinType
-from deltainc.join.matches import match_condition, side_column
+from deltainc.join.columns import UNIT, match_condition, side_column, source_filter, unit_time
+from deltainc.join.engine import read_units
+from deltainc.join.join_spec import JoinSpec
+from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, OutputLayout
-from deltainc.join.time_units import TimeUnit
-from deltainc.join.unit_columns import UNIT, source_filter
+from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.job.kinds.job_kind import Identity
 
 __all__ = ["TOO_LATE_BY", "FINAL_A_TYPES", "ASide", "a_side", "published_a_rows", "window_a_rows", "too_late_rows"]

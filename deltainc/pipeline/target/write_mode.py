@@ -19,8 +19,7 @@ from typing import Protocol
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.join.time_units import TimeUnit
-from deltainc.join.windows import Window
+from deltainc.join.windows import TimeUnit, Window
 from deltainc.pipeline.delta.delta_log import LogUnreadable, local_folder
 from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.sources import ScanStats, TableShape, table_shape

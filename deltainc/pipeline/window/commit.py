@@ -32,7 +32,7 @@ from pyspark.sql.window import Window as Over
 
 from deltainc import spark_driver
 from deltainc.errors import Cancelled, ConfigError
-from deltainc.join.join_types import JoinType
+from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import table_shape

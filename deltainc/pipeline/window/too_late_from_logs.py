@@ -21,8 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from deltainc.join.output_layout import JOIN_TYPE
-from deltainc.join.time_units import TimeUnit
-from deltainc.join.windows import Window
+from deltainc.join.windows import TimeUnit, Window
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.delta.log_rows import existing_table, in_units, meeting_keys, unit_range_rows

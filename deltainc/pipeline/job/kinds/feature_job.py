@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from pyspark.sql import types as T
 
     from deltainc.join.feature_source import FeatureSource
-    from deltainc.join.feature_steps import JoinedFeatures
-    from deltainc.join.join_types import How
+    from deltainc.join.features import JoinedFeatures
+    from deltainc.join.options import How
 
 __all__ = ["FeatureJob", "FeaturePlan", "FeatureJoin", "check_feature_job", "feature_identity", "feature_sources"]
 
@@ -146,8 +146,8 @@ class FeatureJoin:
     def join(self, first: int, last: int) -> WindowJoin:
         """`join_features` for [first, last], as planned once; the scans are each source's rows in
         `FeatureJob.read_ranges` (the files of those units where `rows` reads them, else the whole tables)."""
+        from deltainc.join.columns import source_filter
         from deltainc.join.features import join_features
-        from deltainc.join.unit_columns import source_filter
 
         inc, uom = self.job.join.inc_col, self.job.join.time_uom
         ranges = self.read_ranges(first, last)
@@ -173,8 +173,8 @@ class FeaturePlan:
     def prepare(self, frames: Mapping[str, DataFrame], rows: WindowRows = whole_tables) -> FeatureJoin:
         """Joined to the rows (a window's through `rows` where it reads them apart); the one check left, resolving
         the sources' join conditions, is Spark's analyzer's."""
-        from deltainc.join.feature_checks import resolve_feature_conds
-        from deltainc.join.feature_steps import prepare_features
+        from deltainc.join.feature_source import resolve_feature_conds
+        from deltainc.join.features import prepare_features
 
         spine = frames["source_a"]
         sources = feature_sources(self.job, frames)
@@ -265,7 +265,7 @@ def check_feature_job(job: JobConfig, spine: DataFrame | T.StructType, sources: 
     DataFrames) refuse a job with the same message; then, given DataFrames, the join conditions are resolved."""
     from pyspark.sql import types as T
 
-    from deltainc.join.feature_checks import check_features, resolve_feature_conds
+    from deltainc.join.feature_source import check_features, resolve_feature_conds
 
     settings = job.join.engine_settings()
     schema = spine if isinstance(spine, T.StructType) else spine.schema

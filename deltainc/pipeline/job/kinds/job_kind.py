@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pyspark.sql import types as T
 
     from deltainc.join.join_spec import JoinSpec
-    from deltainc.join.join_types import How
+    from deltainc.join.options import How
     from deltainc.pipeline.job.job_config import JobConfig
 
 __all__ = [

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pyspark.sql import types as T
 
     from deltainc.join.join_spec import JoinSpec
-    from deltainc.join.join_types import How
+    from deltainc.join.options import How
 
 __all__ = ["TwoSourceJob", "TwoSourcePlan", "TwoSourceJoin", "output_select", "plan_join"]
 

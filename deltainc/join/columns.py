@@ -1,24 +1,68 @@
-"""When a B row matches an A row, and the rows the equi-joins (inner, left, left_anti, full_outer) match.
+"""The join's Spark expressions: a RecDate's unit index and back, a source's pruning filter, the match condition
+and the rows the equi-joins (inner, left, left_anti, full_outer) match.
 
-The match condition is built here for the engine's join and the pipeline's too-late rows
-(`deltainc.pipeline.target.too_late`) alike, so that the two can never drift apart: every join key equal (`==`, so a
-null key matches nothing), the `join_cond` (SQL text or a Column), and, when asked for, the sliding join window
-B.t in [A.t - lb, A.t + mw]. `matched_rows` then gives every pair in the sliding join window and the rows of one side
-without a match, with their columns, before the output window keeps its own.
+Unit indexes are `deltainc.join.windows`' arithmetic as Spark expressions (session time zone). The match condition
+is built here for the engine's join and the pipeline's too-late rows (`deltainc.pipeline.target.too_late`) alike,
+so that the two can never drift apart: every join key equal (`==`, so a null key matches nothing), the `join_cond`
+(SQL text or a Column), and, when asked for, the sliding join window B.t in [A.t - lb, A.t + mw]. `matched_rows`
+then gives every pair in the sliding join window and the rows of one side without a match, with their columns,
+before the output window keeps its own.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import NamedTuple
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
-from deltainc.join.join_spec import JoinSpec, condition_column
-from deltainc.join.join_types import JoinType
-from deltainc.join.unit_columns import UNIT
+from deltainc.join.join_spec import JoinSpec, column_type, condition_column
+from deltainc.join.options import JoinType
+from deltainc.join.output_layout import RESERVED_PREFIX
+from deltainc.join.windows import EPOCH_DAY, TimeUnit, from_index
 
-__all__ = ["side_column", "match_condition", "Rows", "matched_rows"]
+__all__ = ["UNIT", "unit_index", "unit_time", "source_filter", "side_column", "match_condition", "Rows", "matched_rows"]
+
+UNIT = f"{RESERVED_PREFIX}t"  # the column the engine adds to each source: the unit index of its incremental column
+
+
+def unit_index(column: Column, data_type: T.DataType, uom: TimeUnit | str) -> Column:
+    """Integer units since the epoch (1970-01-01 UTC, session time zone), truncated to the unit."""
+    unit = TimeUnit.parse(uom)
+    if unit is TimeUnit.DAY:
+        day = column if isinstance(data_type, T.DateType) else F.to_date(column)
+        return F.datediff(day, F.lit(EPOCH_DAY))
+    seconds = F.unix_timestamp(column.cast("timestamp"))
+    return F.floor(seconds / F.lit(unit.seconds)).cast("int")
+
+
+def unit_time(index: Column, uom: TimeUnit | str) -> Column:
+    """The date (day) or timestamp (hour, minute) of a unit index: the inverse of `unit_index`, for output RecDates."""
+    unit = TimeUnit.parse(uom)
+    if unit is TimeUnit.DAY:
+        return F.date_add(F.lit(EPOCH_DAY), index)
+    return F.timestamp_seconds(index.cast("long") * F.lit(unit.seconds))
+
+
+def source_filter(df: DataFrame, inc: str, uom: TimeUnit | str, first: int | None, last: int | None) -> Column:
+    """Literal bounds on the raw incremental column for units [first, last] (None = open), so that Delta prunes
+    partitions and files."""
+    unit = TimeUnit.parse(uom)
+    data_type = column_type(df.schema, inc, "source", "inc_col_name")
+    column = F.col(f"`{inc}`")
+    condition = column.isNotNull()
+    if first is not None:
+        condition = condition & (column >= F.lit(from_index(first, unit)))
+    if last is not None:
+        if isinstance(data_type, T.DateType) and unit is TimeUnit.DAY:
+            condition = condition & (column <= F.lit(from_index(last, unit)))
+        else:
+            upper = from_index(last + 1, unit)
+            bound = dt.datetime(upper.year, upper.month, upper.day) if not isinstance(upper, dt.datetime) else upper
+            condition = condition & (column < F.lit(bound))
+    return condition
 
 
 def side_column(alias: str, name: str) -> Column:

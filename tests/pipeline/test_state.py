@@ -18,8 +18,8 @@ from deltainc import JobLockedError
 from deltainc.join.windows import Window
 from deltainc.pipeline.results import PipelineResult, WindowReport
 from deltainc.pipeline.state.lock import judge, release_lock, remove_lock, start_heartbeat, take_lock
+from deltainc.pipeline.state.model import RunRecord
 from deltainc.pipeline.state.processes import COMMAND, DRIVER, Process, encode, start_ticks
-from deltainc.pipeline.state.run_record import RUN_SCHEMA, RunRecord
 from deltainc.pipeline.state.store import (
     StatePaths,
     acquire,
@@ -27,6 +27,7 @@ from deltainc.pipeline.state.store import (
     ensure_state_tables,
     read_state,
     read_watermark,
+    run_schema,
     state_paths,
 )
 
@@ -49,7 +50,15 @@ def record(paths: StatePaths, job: str, run_id: str, unit: int | None, last: boo
 
 
 def test_the_run_log_schema_derived_from_the_run_record_is_the_one_existing_run_logs_have() -> None:
-    assert RUN_SCHEMA == (
+    sql = {
+        "string": "STRING",
+        "int64": "BIGINT",
+        "double": "DOUBLE",
+        "bool": "BOOLEAN",
+        "timestamp[us, tz=UTC]": "TIMESTAMP",
+    }
+    ddl = ", ".join(f"{field.name} {sql[str(field.type)]}" for field in run_schema())
+    assert ddl == (
         "job STRING, run_id STRING, command STRING, window_start STRING, window_end STRING, status STRING, "
         "error STRING, started_at TIMESTAMP, duration_s DOUBLE, "
         "rows_same_time BIGINT, rows_a_late BIGINT, rows_b_late BIGINT, rows_a_timed_out BIGINT, "

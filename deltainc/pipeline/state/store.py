@@ -22,9 +22,8 @@ from deltainc.pipeline.delta.snapshot import log_required
 from deltainc.pipeline.state.commits import append, create_table, instant_utc, retrying, state_folder, swap
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.lock import judge, lock_schema, locked_message, take_lock
-from deltainc.pipeline.state.model import JobState, StatePaths, state_paths
+from deltainc.pipeline.state.model import JobState, RunRecord, StatePaths, state_paths
 from deltainc.pipeline.state.processes import stop
-from deltainc.pipeline.state.run_record import RunRecord
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "StatePaths",
-    "RunRecord",  # its home is run_record; the run log's rows are written and read here
+    "RunRecord",  # its home is model; the run log's rows are written and read here
     "JobState",
     "Acquired",
     "state_paths",
@@ -49,7 +48,7 @@ log = logging.getLogger("deltainc")
 
 
 def run_schema() -> pa.Schema:
-    """The run log's columns: RunRecord's fields, in order (`run_record.RUN_SCHEMA` is the same as Spark DDL)."""
+    """The run log's columns: RunRecord's fields, in order (their Python types as Arrow types)."""
     import pyarrow as pa
 
     kinds: dict[object, pa.DataType] = {

@@ -14,8 +14,8 @@ from deltainc.pipeline.delta.sources import ScanStats
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import JobKind
 from deltainc.pipeline.state.lease import Lease
+from deltainc.pipeline.state.model import Command, RunRecord, RunStatus
 from deltainc.pipeline.state.remembered_settings import built_with, encode
-from deltainc.pipeline.state.run_record import Command, RunRecord, RunStatus
 
 __all__ = ["Clock", "started", "timed", "with_reads", "with_writes"]
 

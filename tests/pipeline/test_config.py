@@ -13,7 +13,7 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.job_file import load_job, resolve_job
 from deltainc.pipeline.job.table_refs import SourceRef, TableRef
 from deltainc.pipeline.job.target_config import StateConfig
-from deltainc.pipeline.state.remembered_settings import built_with, changes
+from deltainc.pipeline.state.window_row import built_with, changes
 
 pytestmark = pytest.mark.pure
 

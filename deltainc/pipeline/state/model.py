@@ -203,7 +203,7 @@ class RunRecord:
     watermark_unit: int | None = None
     releases_lock: bool = False  # the run's last row: the lock is free once it is committed
     took_over: str | None = None  # the dead run whose lock this run took, and why it was judged dead
-    job_settings: str | None = None  # JSON: the settings the target is built with (remembered_settings)
+    job_settings: str | None = None  # JSON: the settings the target is built with (window_row.built_with)
     rows_not_matched: int = 0  # full_outer: B rows that never matched (final)
     rows_b_waiting: int = 0  # full_outer: B rows still waiting for their A
     rows_too_late: int | None = None  # B rows that matched an A row only after it timed out; None: not looked for

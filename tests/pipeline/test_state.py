@@ -17,12 +17,12 @@ from pyspark.sql import SparkSession
 from deltainc import JobLockedError
 from deltainc.join.windows import Window
 from deltainc.pipeline.results import PipelineResult, WindowReport
+from deltainc.pipeline.state.lease import acquire
 from deltainc.pipeline.state.lock import judge, release_lock, remove_lock, start_heartbeat, take_lock
 from deltainc.pipeline.state.model import RunRecord
 from deltainc.pipeline.state.processes import COMMAND, DRIVER, Process, encode, start_ticks
 from deltainc.pipeline.state.store import (
     StatePaths,
-    acquire,
     append_run,
     ensure_state_tables,
     read_state,

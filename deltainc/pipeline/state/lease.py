@@ -12,13 +12,59 @@ from dataclasses import dataclass
 
 from deltainc import spark_driver
 from deltainc.errors import Cancelled, JobLockedError
-from deltainc.pipeline.state.lock import Heartbeat, record_processes, release_lock, start_heartbeat
-from deltainc.pipeline.state.processes import Process, spark_drivers, this_process
-from deltainc.pipeline.state.store import JobState, StatePaths, acquire, ensure_state_tables
+from deltainc.pipeline.state.lock import Heartbeat, record_processes, release_lock, start_heartbeat, take_lock
+from deltainc.pipeline.state.model import JobState, StatePaths, judge, locked_message
+from deltainc.pipeline.state.processes import Process, spark_drivers, stop, this_process
+from deltainc.pipeline.state.store import ensure_state_tables, read_state
 
-__all__ = ["Lease", "locked"]
+__all__ = ["Acquired", "acquire", "Lease", "locked"]
 
 log = logging.getLogger("deltainc")
+
+
+@dataclass(frozen=True)
+class Acquired:
+    """The lock is this run's: the job's state as of taking it, and the dead run it took over, if any."""
+
+    state: JobState
+    took_over: str | None
+
+
+def acquire(
+    paths: StatePaths,
+    job: str,
+    run_id: str,
+    expiry_seconds: int,
+    state: JobState | None = None,
+    attempts: int = 40,
+) -> Acquired:
+    """Take the job's lock in one commit, or raise JobLockedError when a live run holds it.
+
+    `state` (read just before) saves a read; after a lost race (another run, or another job of the same
+    state folder, committed first) the state is read again and the holder judged again. A holder whose command is
+    gone while its Spark driver still runs on this host (a kill -9 during a commit) is taken over only once that
+    driver is stopped: killed and waited for, so that none of its commits can land after this run holds the lock.
+    """
+    stopped = ""
+    for _attempt in range(attempts):
+        state = state or read_state(paths, job)
+        held, took_over = state.holder, None
+        if held is not None and held.run_id != run_id:
+            life = judge(held, expiry_seconds)
+            if life.orphans and stop(life.orphans):
+                names = ", ".join(p.label() for p in life.orphans)
+                log.warning("%s: stopped the %s of dead run %s before taking its lock", job, names, held.run_id)
+                stopped = f"; its {names} was stopped"
+                state = None
+                continue
+            if life.alive:
+                raise JobLockedError(locked_message(job, held, life))
+            if not held.finished:
+                took_over = f"{held.run_id} ({held.owner}): {life.reason}{stopped}"
+        if take_lock(paths.locks, job, run_id, held):
+            return Acquired(state, took_over)
+        state = None
+    raise JobLockedError(f"job {job!r} is locked: the lock changed hands {attempts} times while this run tried")
 
 
 @dataclass

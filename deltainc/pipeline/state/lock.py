@@ -1,6 +1,6 @@
 """The per-job lock, a lease: one row per job in the `locks` Delta table, renewed by a heartbeat.
 
-A run takes the lock with one compare and swap (`commits.swap`): it replaces the job's row only if the
+A run takes the lock with one compare and swap (`store.swap`): it replaces the job's row only if the
 row is still the one the run saw, and its commit goes in only if nothing else committed to the table since
 the run read it. The run judged that row's run over before (it wrote its last run-log row, every process the
 row names on this host is gone, or, on another host, its heartbeat is older than the lease: `model.judge`).
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from deltainc.errors import ConfigError
 from deltainc.pipeline.delta.delta_log import column_types, job_rows, spark_row
-from deltainc.pipeline.state.commits import SwapLost, retrying, swap
 from deltainc.pipeline.state.model import Liveness, LockHolder, judge, locked_message, owner_id
 from deltainc.pipeline.state.processes import Process, encode, spark_drivers, this_process
+from deltainc.pipeline.state.store import SwapLost, lock_schema, retrying, swap
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -33,7 +33,6 @@ __all__ = [
     "Heartbeat",
     "owner_id",
     "judge",
-    "lock_schema",
     "take_lock",
     "renew_lock",
     "record_processes",
@@ -42,18 +41,6 @@ __all__ = [
     "remove_lock",
     "locked_message",
 ]
-
-
-def lock_schema() -> pa.Schema:
-    """The lock table's columns: one row per locked job; `processes` (JSON) names every process that can commit
-    for the run, with its host, pid and start time (`processes.encode`)."""
-    import pyarrow as pa
-
-    stamp = pa.timestamp("us", tz="UTC")
-    return pa.schema(
-        [("job", pa.string()), ("run_id", pa.string()), ("acquired_at", stamp), ("owner", pa.string()),
-         ("heartbeat_at", stamp), ("processes", pa.string())]
-    )  # fmt: skip
 
 
 def _rows(values: list[dict[str, Any]]) -> pa.Table:

@@ -60,7 +60,7 @@ class LockHolder:
 class Liveness:
     """Whether a lock's run is alive, and why we think so. `orphans`: processes of this host that can still commit
     for a run whose command is gone (its Spark driver finishing a commit after a kill -9): the next run stops them
-    before it takes the lock (`store.acquire`)."""
+    before it takes the lock (`lease.acquire`)."""
 
     alive: bool
     reason: str

@@ -22,7 +22,7 @@ from deltainc.pipeline.controller import backfill, rerun, run
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.migration import Migration, migrate
 from deltainc.pipeline.spark_status import status
-from deltainc.pipeline.state.lease import acquire
+from deltainc.pipeline.state.lock import acquire
 from deltainc.pipeline.state.model import RunRecord
 from deltainc.pipeline.state.store import ensure_state_tables, state_paths
 from deltainc.pipeline.state.window_row import SettingsChangedError

@@ -17,9 +17,8 @@ from pyspark.sql import SparkSession
 from deltainc import JobLockedError
 from deltainc.join.windows import Window
 from deltainc.pipeline.results import PipelineResult, WindowReport
-from deltainc.pipeline.state.lease import acquire
-from deltainc.pipeline.state.lock import judge, release_lock, remove_lock, start_heartbeat, take_lock
-from deltainc.pipeline.state.model import RunRecord
+from deltainc.pipeline.state.lock import acquire, release_lock, start_heartbeat, take_lock
+from deltainc.pipeline.state.model import RunRecord, judge
 from deltainc.pipeline.state.processes import COMMAND, DRIVER, Process, encode, start_ticks
 from deltainc.pipeline.state.store import (
     StatePaths,
@@ -27,6 +26,7 @@ from deltainc.pipeline.state.store import (
     ensure_state_tables,
     read_state,
     read_watermark,
+    remove_lock,
     run_schema,
     state_paths,
 )

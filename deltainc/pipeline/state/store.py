@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from deltainc.errors import ConfigError
-from deltainc.pipeline.delta.delta_log import column_types, open_table, table_uri
+from deltainc.pipeline.delta.delta_log import column_types, job_rows, open_table, spark_row, table_uri
 from deltainc.pipeline.delta.snapshot import log_required
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.model import JobState, RunRecord, StatePaths, state_paths
@@ -55,6 +55,9 @@ __all__ = [
     "retrying",
     "append",
     "instant_utc",
+    "lock_rows",
+    "delete_lock_rows",
+    "remove_lock",
 ]
 
 T = TypeVar("T")
@@ -237,3 +240,45 @@ def read_runs(paths: StatePaths, job: str, limit: int = 10) -> list[dict[str, ob
     state_folder(paths.root)
     with log_required(_UNREADABLE):
         return read_runs_from_log(paths, job, limit)
+
+
+def lock_rows(values: list[dict[str, Any]]) -> pa.Table:
+    """Rows of the lock table (columns a row leaves out are null)."""
+    import pyarrow as pa
+
+    schema = lock_schema()
+    columns = {name: [row.get(name) for row in values] for name in schema.names}
+    return pa.table({name: pa.array(columns[name], schema.field(name).type) for name in schema.names})
+
+
+def delete_lock_rows(locks: str, job: str, run_ids: list[str]) -> None:
+    """Delete the lock rows of `job` held by `run_ids`, in one commit (retried when another commit wins)."""
+    gone = lock_rows([{"job": job, "run_id": run_id} for run_id in run_ids])
+
+    def change(table: DeltaTable, commit: Any) -> None:
+        (
+            table.merge(gone, "t.job = s.job AND t.run_id = s.run_id", source_alias="s", target_alias="t",
+                        commit_properties=commit)
+            .when_matched_delete()
+            .execute()
+        )  # fmt: skip
+
+    retrying(lambda: swap(locks, change))
+
+
+def remove_lock(locks: str, job: str, run_id: str | None = None) -> list[dict[str, object]]:
+    """Delete the lock row(s) of `job` (only run `run_id`'s, when given); returns the rows removed."""
+    table = open_table(locks)
+    if table is None:
+        return []
+    types = column_types(table, locks)
+    held = [spark_row(row, types) for row in job_rows(table, locks, job, list(types))]
+    if run_id is not None:
+        matching = [row for row in held if row["run_id"] == run_id]
+        if held and not matching:
+            holders = ", ".join(f"{row['run_id']} ({row['owner']})" for row in held)
+            raise ConfigError(f"--run-id: job {job!r} is locked by run {holders}, not by run {run_id!r}")
+        held = matching
+    if held:
+        delete_lock_rows(locks, job, [str(row["run_id"]) for row in held])
+    return held

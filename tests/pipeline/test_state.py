@@ -25,7 +25,6 @@ from deltainc.pipeline.state.store import (
     append_run,
     ensure_state_tables,
     read_state,
-    read_watermark,
     remove_lock,
     run_schema,
     state_paths,
@@ -96,13 +95,13 @@ def test_a_result_reports_each_window_as_its_run_log_row() -> None:
 def test_the_watermark_never_moves_backwards(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
     ensure_state_tables(paths)
-    assert read_watermark(paths, "j") is None
+    assert read_state(paths, "j").watermark is None
     record(paths, "j", "r1", 20150, True)
     record(paths, "j", "r2", 20140, True)
     record(paths, "j", "r4", None, True)  # a re-run does not move it
     record(paths, "other", "r3", 20200, True)
-    assert read_watermark(paths, "j") == 20150
-    assert read_watermark(paths, "other") == 20200
+    assert read_state(paths, "j").watermark == 20150
+    assert read_state(paths, "other").watermark == 20200
 
 
 def test_a_watermark_table_of_an_earlier_version_is_still_read(spark: SparkSession, tmp_path: Path) -> None:
@@ -110,9 +109,9 @@ def test_a_watermark_table_of_an_earlier_version_is_still_read(spark: SparkSessi
     ensure_state_tables(paths)
     spark.sql(f"CREATE TABLE delta.`{paths.legacy_watermarks}` ({LEGACY_WATERMARK_SCHEMA}) USING delta")
     spark.sql(f"INSERT INTO delta.`{paths.legacy_watermarks}` VALUES ('j', 'day', '2025-03-03', 20150, now(), 'r')")
-    assert read_watermark(paths, "j") == 20150
+    assert read_state(paths, "j").watermark == 20150
     record(paths, "j", "r1", 20151, True)
-    assert read_watermark(paths, "j") == 20151
+    assert read_state(paths, "j").watermark == 20151
 
 
 def test_the_last_run_log_row_of_a_run_releases_its_lock(spark: SparkSession, tmp_path: Path) -> None:

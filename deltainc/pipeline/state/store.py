@@ -45,7 +45,6 @@ __all__ = [
     "lock_schema",
     "ensure_state_tables",
     "read_state",
-    "read_watermark",
     "append_run",
     "read_runs",
     "SwapLost",
@@ -210,11 +209,6 @@ def read_state(paths: StatePaths, job: str) -> JobState:
     state_folder(paths.root)
     with log_required(_UNREADABLE):
         return read_state_from_log(paths, job)
-
-
-def read_watermark(paths: StatePaths, job: str) -> int | None:
-    """The last unit fully processed by `job`, or None before its first run."""
-    return read_state(paths, job).watermark
 
 
 def _record_rows(record: RunRecord) -> pa.Table:

@@ -25,8 +25,7 @@ from benchmarks.small_job import bench_env
 from benchmarks.timing import run_process
 from deltainc.demo.jobs import left_job_toml
 from deltainc.pipeline.state import RunRecord, state_paths
-from deltainc.pipeline.state.commits import append, create_table
-from deltainc.pipeline.state.store import _record_rows, run_schema
+from deltainc.pipeline.state.store import _record_rows, append, create_table, run_schema
 
 START = dt.datetime(2023, 1, 1)
 

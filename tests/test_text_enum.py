@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from deltainc.pipeline.state.run_record import RunStatus
+from deltainc.pipeline.state.model import RunStatus
 from deltainc.pipeline.window.run import Step
 
 pytestmark = pytest.mark.pure

@@ -33,7 +33,8 @@ from deltainc.cli import app as cli
 from deltainc.cli import context, spark_start
 from deltainc.cli.app import main
 from deltainc.pipeline.job.job_config import load_job
-from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
+from deltainc.pipeline.state.lock import acquire
+from deltainc.pipeline.state.store import ensure_state_tables, state_paths
 from deltainc.settings import load_settings
 
 pytestmark = pytest.mark.spark

@@ -11,7 +11,7 @@ import pytest
 from deltainc.errors import ConfigError
 from deltainc.pipeline.job.job_config import JobConfig, load_job, resolve_job
 from deltainc.pipeline.job.sections import SourceRef, StateConfig, TableRef
-from deltainc.pipeline.state.remembered_settings import built_with, changes
+from deltainc.pipeline.state.window_row import built_with, changes
 
 pytestmark = pytest.mark.pure
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from s3_server import BUCKET, S3Server
 
-from deltainc.pipeline.state.lock import judge, release_lock, take_lock
+from deltainc.pipeline.state.lock import release_lock, take_lock
+from deltainc.pipeline.state.model import judge
 from deltainc.pipeline.state.store import ensure_state_tables, read_state, state_paths
 
 pytestmark = pytest.mark.processes

@@ -22,9 +22,10 @@ from deltainc.pipeline.controller import backfill, rerun, run
 from deltainc.pipeline.inspection import status, validate_job
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.migration import Migration, migrate
-from deltainc.pipeline.state.remembered_settings import SettingsChangedError
-from deltainc.pipeline.state.run_record import RunRecord
-from deltainc.pipeline.state.store import acquire, ensure_state_tables, state_paths
+from deltainc.pipeline.state.lock import acquire
+from deltainc.pipeline.state.model import RunRecord
+from deltainc.pipeline.state.store import ensure_state_tables, state_paths
+from deltainc.pipeline.state.window_row import SettingsChangedError
 from deltainc.settings import Settings
 
 pytestmark = pytest.mark.spark

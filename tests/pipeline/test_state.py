@@ -17,16 +17,16 @@ from pyspark.sql import SparkSession
 from deltainc import JobLockedError
 from deltainc.join.windows import Window
 from deltainc.pipeline.plan import PipelineResult, WindowReport
-from deltainc.pipeline.state.lock import judge, release_lock, remove_lock, start_heartbeat, take_lock
+from deltainc.pipeline.state.lock import acquire, release_lock, start_heartbeat, take_lock
+from deltainc.pipeline.state.model import RunRecord, judge
 from deltainc.pipeline.state.processes import COMMAND, DRIVER, Process, encode, start_ticks
-from deltainc.pipeline.state.run_record import RUN_SCHEMA, RunRecord
 from deltainc.pipeline.state.store import (
     StatePaths,
-    acquire,
     append_run,
     ensure_state_tables,
     read_state,
-    read_watermark,
+    remove_lock,
+    run_schema,
     state_paths,
 )
 
@@ -49,7 +49,15 @@ def record(paths: StatePaths, job: str, run_id: str, unit: int | None, last: boo
 
 
 def test_the_run_log_schema_derived_from_the_run_record_is_the_one_existing_run_logs_have() -> None:
-    assert RUN_SCHEMA == (
+    sql = {
+        "string": "STRING",
+        "int64": "BIGINT",
+        "double": "DOUBLE",
+        "bool": "BOOLEAN",
+        "timestamp[us, tz=UTC]": "TIMESTAMP",
+    }
+    ddl = ", ".join(f"{field.name} {sql[str(field.type)]}" for field in run_schema())
+    assert ddl == (
         "job STRING, run_id STRING, command STRING, window_start STRING, window_end STRING, status STRING, "
         "error STRING, started_at TIMESTAMP, duration_s DOUBLE, "
         "rows_same_time BIGINT, rows_a_late BIGINT, rows_b_late BIGINT, rows_a_timed_out BIGINT, "
@@ -87,13 +95,13 @@ def test_a_result_reports_each_window_as_its_run_log_row() -> None:
 def test_the_watermark_never_moves_backwards(spark: SparkSession, tmp_path: Path) -> None:
     paths = state_paths(str(tmp_path))
     ensure_state_tables(paths)
-    assert read_watermark(paths, "j") is None
+    assert read_state(paths, "j").watermark is None
     record(paths, "j", "r1", 20150, True)
     record(paths, "j", "r2", 20140, True)
     record(paths, "j", "r4", None, True)  # a re-run does not move it
     record(paths, "other", "r3", 20200, True)
-    assert read_watermark(paths, "j") == 20150
-    assert read_watermark(paths, "other") == 20200
+    assert read_state(paths, "j").watermark == 20150
+    assert read_state(paths, "other").watermark == 20200
 
 
 def test_a_watermark_table_of_an_earlier_version_is_still_read(spark: SparkSession, tmp_path: Path) -> None:
@@ -101,9 +109,9 @@ def test_a_watermark_table_of_an_earlier_version_is_still_read(spark: SparkSessi
     ensure_state_tables(paths)
     spark.sql(f"CREATE TABLE delta.`{paths.legacy_watermarks}` ({LEGACY_WATERMARK_SCHEMA}) USING delta")
     spark.sql(f"INSERT INTO delta.`{paths.legacy_watermarks}` VALUES ('j', 'day', '2025-03-03', 20150, now(), 'r')")
-    assert read_watermark(paths, "j") == 20150
+    assert read_state(paths, "j").watermark == 20150
     record(paths, "j", "r1", 20151, True)
-    assert read_watermark(paths, "j") == 20151
+    assert read_state(paths, "j").watermark == 20151
 
 
 def test_the_last_run_log_row_of_a_run_releases_its_lock(spark: SparkSession, tmp_path: Path) -> None:

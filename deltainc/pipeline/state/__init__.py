@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.job_status import JobStatus, describe, status_document
-from deltainc.pipeline.state.lease import Lease, locked
-from deltainc.pipeline.state.lock import remove_lock
-from deltainc.pipeline.state.model import JobState, StatePaths, state_paths
-from deltainc.pipeline.state.remembered_settings import built_with, check_unchanged, encode, refusal
-from deltainc.pipeline.state.run_record import Command, RunRecord, RunStatus
-from deltainc.pipeline.state.store import append_run, read_runs, read_state
+from deltainc.pipeline.state.lock import Lease, locked
+from deltainc.pipeline.state.model import Command, JobState, RunRecord, RunStatus, StatePaths, state_paths
+from deltainc.pipeline.state.store import append_run, read_runs, read_state, remove_lock
+from deltainc.pipeline.state.window_row import built_with, check_unchanged, encode, refusal
 
 __all__ = [
     "Command",

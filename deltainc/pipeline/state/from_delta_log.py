@@ -18,9 +18,8 @@ from deltainc.pipeline.delta.delta_log import (
     require,
     spark_row,
 )
-from deltainc.pipeline.state.model import JobState, LockHolder, StatePaths
+from deltainc.pipeline.state.model import JobState, LockHolder, RunStatus, StatePaths
 from deltainc.pipeline.state.processes import decode
-from deltainc.pipeline.state.run_record import RunStatus
 
 __all__ = ["read_state_from_log", "read_runs_from_log"]
 

@@ -14,7 +14,7 @@ from typing import Any
 from deltainc.join.windows import Pending, from_index, pending_range, to_index
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state.model import JobState, judge
-from deltainc.pipeline.state.remembered_settings import SettingChange, built_with, changes
+from deltainc.pipeline.state.window_row import SettingChange, built_with, changes
 
 __all__ = ["JobStatus", "UNREAD", "describe", "utc", "status_document"]
 

@@ -1,67 +1,60 @@
-"""The per-job lock, a lease: one row per job in the `locks` Delta table, renewed by a heartbeat.
+"""The per-job lock, a lease: one row per job in the `locks` Delta table, renewed by a heartbeat, held while a
+command works (taken once, before Spark starts for a command that starts it; released by the run's last run-log row,
+or here when the run ends without one).
 
-A run takes the lock with one compare and swap (`commits.swap`): it replaces the job's row only if the
-row is still the one the run saw, and its commit goes in only if nothing else committed to the table since
-the run read it. The run judged that row's run over before (it wrote its last run-log row, every process the
-row names on this host is gone, or, on another host, its heartbeat is older than the lease: `model.judge`).
-Of two runs racing for it, one commit wins; the loser reads the lock again and finds it held. A live run is
-never taken over: its heartbeat thread renews `heartbeat_at` every quarter of the lease while it works. Every
-commit here is delta-rs's (no Spark).
+A run takes the lock with one compare and swap (`store.swap`): it replaces the job's row only if the row is still the
+one the run saw, and its commit goes in only if nothing else committed to the table since the run read it. The run
+judged that row's run over before (it wrote its last run-log row, every process the row names on this host is gone,
+or, on another host, its heartbeat is older than the lease: `model.judge`). Of two runs racing for it, one commit
+wins; the loser reads the lock again and finds it held. A live run is never taken over: its heartbeat thread renews
+`heartbeat_at` every quarter of the lease while it works. A run stopped before a window's row released the lock
+ends the command's own Spark driver JVM first. Every commit here is delta-rs's (no Spark).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import threading
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from deltainc.errors import ConfigError
-from deltainc.pipeline.delta.delta_log import column_types, job_rows, spark_row
-from deltainc.pipeline.state.commits import SwapLost, retrying, swap
-from deltainc.pipeline.state.model import Liveness, LockHolder, judge, locked_message, owner_id
-from deltainc.pipeline.state.processes import Process, encode, spark_drivers, this_process
+from deltainc import spark_driver
+from deltainc.errors import Cancelled, JobLockedError
+from deltainc.pipeline.state.model import JobState, LockHolder, StatePaths, judge, locked_message, owner_id
+from deltainc.pipeline.state.processes import Process, encode, spark_drivers, stop, this_process
+from deltainc.pipeline.state.store import (
+    SwapLost,
+    delete_lock_rows,
+    ensure_state_tables,
+    lock_rows,
+    lock_schema,
+    read_state,
+    retrying,
+    swap,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from deltalake import DeltaTable
 
 __all__ = [
-    "LockHolder",
-    "Liveness",
     "Heartbeat",
-    "owner_id",
-    "judge",
-    "lock_schema",
     "take_lock",
     "renew_lock",
     "record_processes",
     "start_heartbeat",
     "release_lock",
-    "remove_lock",
-    "locked_message",
+    "Acquired",
+    "acquire",
+    "Lease",
+    "locked",
 ]
 
-
-def lock_schema() -> pa.Schema:
-    """The lock table's columns: one row per locked job; `processes` (JSON) names every process that can commit
-    for the run, with its host, pid and start time (`processes.encode`)."""
-    import pyarrow as pa
-
-    stamp = pa.timestamp("us", tz="UTC")
-    return pa.schema(
-        [("job", pa.string()), ("run_id", pa.string()), ("acquired_at", stamp), ("owner", pa.string()),
-         ("heartbeat_at", stamp), ("processes", pa.string())]
-    )  # fmt: skip
-
-
-def _rows(values: list[dict[str, Any]]) -> pa.Table:
-    import pyarrow as pa
-
-    schema = lock_schema()
-    columns = {name: [row.get(name) for row in values] for name in schema.names}
-    return pa.table({name: pa.array(columns[name], schema.field(name).type) for name in schema.names})
+log = logging.getLogger("deltainc")
 
 
 def _now() -> dt.datetime:
@@ -82,7 +75,7 @@ def take_lock(locks: str, job: str, run_id: str, seen: LockHolder | None) -> boo
     """
     now = _now()
     processes = encode((this_process(), *spark_drivers()))
-    claim = _rows(
+    claim = lock_rows(
         [{"job": job, "run_id": run_id, "acquired_at": now, "owner": owner_id(), "heartbeat_at": now,
           "processes": processes}]
     )  # fmt: skip
@@ -113,7 +106,7 @@ def _text(values: list[str | None]) -> pa.Array:
 def _set_own_row(job: str, run_id: str, column: str, value: Any) -> Callable[[DeltaTable, Any], bool]:
     """A `swap` change that sets `column` of `run_id`'s lock row to `value`: True when it did, False when the lock
     row is no longer this run's (the MERGE matched nothing)."""
-    row = _rows([{"job": job, "run_id": run_id, column: value}])
+    row = lock_rows([{"job": job, "run_id": run_id, column: value}])
 
     def change(table: DeltaTable, commit: Any) -> bool:
         metrics = (
@@ -188,41 +181,115 @@ def start_heartbeat(
     return beat
 
 
-def _delete(locks: str, job: str, run_ids: list[str]) -> None:
-    """Delete the lock rows of `job` held by `run_ids`, in one commit (retried when another commit wins)."""
-    gone = _rows([{"job": job, "run_id": run_id} for run_id in run_ids])
-
-    def change(table: DeltaTable, commit: Any) -> None:
-        (
-            table.merge(gone, "t.job = s.job AND t.run_id = s.run_id", source_alias="s", target_alias="t",
-                        commit_properties=commit)
-            .when_matched_delete()
-            .execute()
-        )  # fmt: skip
-
-    retrying(lambda: swap(locks, change))
-
-
 def release_lock(locks: str, job: str, run_id: str) -> None:
     """Give the lock back (only if this run still holds it): for a run that ends without a run-log row."""
-    _delete(locks, job, [run_id])
+    delete_lock_rows(locks, job, [run_id])
 
 
-def remove_lock(locks: str, job: str, run_id: str | None = None) -> list[dict[str, object]]:
-    """Delete the lock row(s) of `job` (only run `run_id`'s, when given); returns the rows removed."""
-    from deltainc.pipeline.delta.delta_log import open_table
+@dataclass(frozen=True)
+class Acquired:
+    """The lock is this run's: the job's state as of taking it, and the dead run it took over, if any."""
 
-    table = open_table(locks)
-    if table is None:
-        return []
-    types = column_types(table, locks)
-    held = [spark_row(row, types) for row in job_rows(table, locks, job, list(types))]
-    if run_id is not None:
-        matching = [row for row in held if row["run_id"] == run_id]
-        if held and not matching:
-            holders = ", ".join(f"{row['run_id']} ({row['owner']})" for row in held)
-            raise ConfigError(f"--run-id: job {job!r} is locked by run {holders}, not by run {run_id!r}")
-        held = matching
-    if held:
-        _delete(locks, job, [str(row["run_id"]) for row in held])
-    return held
+    state: JobState
+    took_over: str | None
+
+
+def acquire(
+    paths: StatePaths,
+    job: str,
+    run_id: str,
+    expiry_seconds: int,
+    state: JobState | None = None,
+    attempts: int = 40,
+) -> Acquired:
+    """Take the job's lock in one commit, or raise JobLockedError when a live run holds it.
+
+    `state` (read just before) saves a read; after a lost race (another run, or another job of the same
+    state folder, committed first) the state is read again and the holder judged again. A holder whose command is
+    gone while its Spark driver still runs on this host (a kill -9 during a commit) is taken over only once that
+    driver is stopped: killed and waited for, so that none of its commits can land after this run holds the lock.
+    """
+    stopped = ""
+    for _attempt in range(attempts):
+        state = state or read_state(paths, job)
+        held, took_over = state.holder, None
+        if held is not None and held.run_id != run_id:
+            life = judge(held, expiry_seconds)
+            if life.orphans and stop(life.orphans):
+                names = ", ".join(p.label() for p in life.orphans)
+                log.warning("%s: stopped the %s of dead run %s before taking its lock", job, names, held.run_id)
+                stopped = f"; its {names} was stopped"
+                state = None
+                continue
+            if life.alive:
+                raise JobLockedError(locked_message(job, held, life))
+            if not held.finished:
+                took_over = f"{held.run_id} ({held.owner}): {life.reason}{stopped}"
+        if take_lock(paths.locks, job, run_id, held):
+            return Acquired(state, took_over)
+        state = None
+    raise JobLockedError(f"job {job!r} is locked: the lock changed hands {attempts} times while this run tried")
+
+
+@dataclass
+class Lease:
+    """This run's hold on the job's lock; `released` once a committed run-log row has released it."""
+
+    run_id: str
+    state: JobState  # as of taking the lock
+    took_over: str | None
+    heartbeat: Heartbeat
+    job: str
+    locks: str  # the lock table
+    drivers: tuple[Process, ...] = ()  # the Spark driver JVMs the lock row names
+    released: bool = False
+
+    def check(self, job: str) -> None:
+        """Raise before a commit if another run took the lock (this run's heartbeats stopped reaching it)."""
+        if self.heartbeat.lost.is_set():
+            raise JobLockedError(
+                f"job {job!r}: run {self.run_id} lost its lock to another run (its heartbeat could not be renewed "
+                "in time); it stops before writing more"
+            )
+
+    def name_drivers(self) -> None:
+        """Make the lock row name the Spark driver JVM this process has started since it took the lock (one
+        commit; none when the row names it already): from then on the run counts as alive while that JVM is."""
+        drivers = spark_drivers()
+        if drivers == self.drivers:
+            return
+        if not record_processes(self.locks, self.job, self.run_id, (this_process(), *drivers)):
+            raise JobLockedError(f"job {self.job!r}: run {self.run_id} lost its lock to another run")
+        self.drivers = drivers
+
+
+@contextmanager
+def locked(paths: StatePaths, name: str, expiry: int, state: JobState | None = None) -> Iterator[Lease]:
+    """Hold job `name`'s lock for the block, renewing it every quarter of `expiry` seconds; released by the run's
+    last run-log row, or here. `state`, read before, saves reading it again when nobody took the lock since."""
+    run_id = uuid.uuid4().hex[:12]
+    ensure_state_tables(paths)
+    drivers = spark_drivers()  # the lock row names them as it is taken
+    acquired = acquire(paths, name, run_id, expiry, state)
+    if acquired.took_over:
+        log.warning("%s: took over the lock of run %s", name, acquired.took_over)
+    heartbeat = start_heartbeat(
+        paths.locks, name, run_id, expiry / 4, lambda exc: log.warning("%s: heartbeat failed: %s", name, exc)
+    )
+    lease = Lease(run_id, acquired.state, acquired.took_over, heartbeat, name, paths.locks, drivers)
+    try:
+        yield lease
+    except (KeyboardInterrupt, Cancelled) as stop:  # a stop before any window's row: the command's JVM goes first
+        spark_driver.stop()
+        if getattr(stop, "summary", None) is None:  # no window's row said what was stopped
+            last, first = (
+                "after its last window: every window is recorded",
+                "before its first window; nothing was committed",
+            )
+            what = last if lease.released else first
+            stop.summary = f"{name}: stopped {what}"  # type: ignore[union-attr]
+        raise
+    finally:
+        heartbeat.end()
+        if not lease.released:
+            release_lock(paths.locks, name, run_id)

@@ -1,23 +1,44 @@
-"""One window's run-log row, built as the window goes: started (failed until it succeeds), with what it read and
-wrote, and timed from where the command's clock stands. The window's run (`window/run.py`) only calls these."""
+"""One window's run-log row, built as the window goes (started failed until it succeeds, with what it read and
+wrote, timed from where the command's clock stands), and the settings it remembers, `job_settings`: a target is
+correct only as the result of one set of join settings (docs/design.md#the-contract), so a run under changed
+settings is refused, naming each setting, until the target is rebuilt. The window's run (`window/run.py`) only
+calls the row's builders here."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Protocol
 
+from deltainc.errors import ConfigError
 from deltainc.join.options import counted_types
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.sources import ScanStats
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.kinds import JobKind
-from deltainc.pipeline.state.lease import Lease
-from deltainc.pipeline.state.remembered_settings import built_with, encode
-from deltainc.pipeline.state.run_record import Command, RunRecord, RunStatus
+from deltainc.pipeline.job.kinds import JobKind, kind_of
+from deltainc.pipeline.state.model import Command, RunRecord, RunStatus
 
-__all__ = ["Clock", "started", "timed", "with_reads", "with_writes"]
+if TYPE_CHECKING:  # annotations only: `status` imports the settings' half without pyspark
+    from deltainc.pipeline.delta.sources import ScanStats
+    from deltainc.pipeline.state.lock import Lease
+
+__all__ = [
+    "Clock",
+    "started",
+    "timed",
+    "with_reads",
+    "with_writes",
+    "SettingChange",
+    "SettingsChangedError",
+    "built_with",
+    "encode",
+    "changes",
+    "refusal",
+    "check_unchanged",
+]
 
 
 @dataclass
@@ -150,3 +171,70 @@ def with_writes(record: RunRecord, written: _Written, late: int | None) -> RunRe
         target_rows_copied=commit.rows_copied,
         target_deletion_vectors=commit.deletion_vectors,
     )
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    """One remembered setting whose value in the job file differs from the one the target was built with."""
+
+    setting: str
+    before: object
+    now: object
+
+
+class SettingsChangedError(ConfigError):
+    """A job's settings changed since its target was built; the message names each change and the ways out."""
+
+    def __init__(self, message: str, changed: tuple[SettingChange, ...]) -> None:
+        super().__init__(message)
+        self.changed = changed
+
+
+def built_with(job: JobConfig) -> dict[str, object]:
+    """The settings that decide which rows the target holds, by their names in the job file (JSON values): what
+    the job's kind remembers (`JobKind.remembered`)."""
+    return kind_of(job).remembered()
+
+
+def encode(settings: Mapping[str, object]) -> str:
+    """The settings as the run log stores them: one JSON object, keys sorted."""
+    return json.dumps(dict(settings), sort_keys=True)
+
+
+def changes(recorded: Mapping[str, object] | None, current: Mapping[str, object]) -> tuple[SettingChange, ...]:
+    """The settings whose value differs; one the record does not know (added by a later version) is no change."""
+    if recorded is None:
+        return ()
+    return tuple(
+        SettingChange(name, recorded[name], value)
+        for name, value in current.items()
+        if name in recorded and recorded[name] != value
+    )
+
+
+def _show(value: object) -> str:
+    if isinstance(value, Enum):  # a TimeUnit, quoted as the job file writes it: 'day'
+        value = value.value
+    return json.dumps(value) if not isinstance(value, str) else repr(value)
+
+
+def refusal(job: JobConfig, changed: tuple[SettingChange, ...], command: str) -> SettingsChangedError:
+    """The error refusing `command` on `job`: each changed setting, old and new value, and the ways out."""
+    lines = [
+        f"{command}: job {job.name!r} changed since its target was built, so its rows would mean two things "
+        f"(rows waiting under the old settings might never be read again):"
+    ]
+    lines += [f"{c.setting}: {_show(c.before)} -> {_show(c.now)}" for c in changed]
+    lines.append(
+        "ways out: restore the old value(s); or recompute the whole target under the new settings with "
+        f"`deltainc run {job.name} --rebuild` (one window from start_date to the latest RecDate); "
+        "or give the job a new name and a new target and backfill that"
+    )
+    return SettingsChangedError("\n".join(lines), changed)
+
+
+def check_unchanged(job: JobConfig, recorded: Mapping[str, object] | None, command: str) -> None:
+    """Raise SettingsChangedError when the job file's settings differ from the ones its target was built with."""
+    changed = changes(recorded, built_with(job))
+    if changed:
+        raise refusal(job, changed, command)

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from cli_jobs import A_ROWS, A_SCHEMA, B_ROWS, B_SCHEMA, D1, D2, Sources, edit, settings_env, write_job
-from frames import frame
+from delta_rows import write_rows
 from pyspark.sql import SparkSession
 
 import deltainc
@@ -44,12 +44,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def sources(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Sources:
+    """The module's source tables, written with delta-rs (no JVM); `spark` starts the worker's session, which the
+    commands run in-process then use."""
     root = tmp_path_factory.mktemp("sources")
 
     def write(name: str, rows: list[tuple[Any, ...]], schema: str) -> str:
-        path = str(root / name)
-        frame(spark, rows, schema).coalesce(1).write.format("delta").save(path)
-        return path
+        return write_rows(root / name, rows, schema)
 
     return Sources(
         a=write("a", A_ROWS, A_SCHEMA),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from delta.tables import DeltaTable
-from frames import frame
+from delta_rows import write_rows
 from pyspark.sql import SparkSession
 
 from deltainc import AmbiguousRowsError
@@ -41,13 +41,13 @@ def shipments_job(root: Path) -> JobConfig:
 def test_a_scan_sent_twice_on_one_day_fails_naming_source_b_the_key_and_the_remedy_and_writes_nothing(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    frame(spark, [(1, D1)], A).write.format("delta").save(str(tmp_path / "a"))
-    frame(spark, [(1, 7, D1)], B).write.format("delta").save(str(tmp_path / "b"))
+    write_rows(tmp_path / "a", [(1, D1)], A)
+    write_rows(tmp_path / "b", [(1, 7, D1)], B)
     job = shipments_job(tmp_path)
     run(job, spark=spark)
     version = DeltaTable.forPath(spark, job.target.path).history(1).collect()[0]["version"]
-    frame(spark, [(2, D2)], A).write.format("delta").mode("append").save(str(tmp_path / "a"))
-    frame(spark, [(2, 9, D2), (2, 9, D2)], B).write.format("delta").mode("append").save(str(tmp_path / "b"))
+    write_rows(tmp_path / "a", [(2, D2)], A, mode="append")
+    write_rows(tmp_path / "b", [(2, 9, D2), (2, 9, D2)], B, mode="append")
     with pytest.raises(
         AmbiguousRowsError,
         match=rf"^target identity ShipmentId, RecDate_A, ScanId, RecDate_B is not unique in the join output: "
@@ -64,8 +64,8 @@ def test_a_scan_sent_twice_on_one_day_fails_naming_source_b_the_key_and_the_reme
 def test_an_a_row_sent_twice_fails_its_first_window_naming_source_a_and_the_key(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    frame(spark, [(1, D1), (1, D1)], A).write.format("delta").save(str(tmp_path / "a"))
-    frame(spark, [(1, 7, D1)], B).write.format("delta").save(str(tmp_path / "b"))
+    write_rows(tmp_path / "a", [(1, D1), (1, D1)], A)  # the sources with delta-rs: the rule is the run's
+    write_rows(tmp_path / "b", [(1, 7, D1)], B)
     job = shipments_job(tmp_path)
     with pytest.raises(
         AmbiguousRowsError,
@@ -74,4 +74,4 @@ def test_an_a_row_sent_twice_fails_its_first_window_naming_source_a_and_the_key(
         r"\[source_a\]",
     ):
         run(job, spark=spark)
-    assert not DeltaTable.isDeltaTable(spark, job.target.path)
+    assert not (Path(job.target.path) / "_delta_log").exists()

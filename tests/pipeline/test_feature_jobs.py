@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 import pytest
 from delta.tables import DeltaTable
+from delta_rows import write_rows
 from frames import frame
 from pyspark.sql import SparkSession
 from rich.console import Console
@@ -276,7 +277,7 @@ def test_validate_of_a_three_source_job_names_all_three_sources(
         ([(100, 1, 5.0, day(LAST + 1))], PAY, "pay"),
         ([(500, 7, 0.5, at(LAST, 30), day(LAST + 2))], SCORE, "scores"),
     ):
-        frame(spark, rows, schema).write.format("delta").partitionBy("RecDate").save(str(tmp_path / name))
+        write_rows(tmp_path / name, rows, schema, partition_by=["RecDate"])  # delta-rs: the rule is validate's
     job = three_source_job_file(tmp_path, tmp_path, "three")
     assert main(["validate", str(job)]) == 0
     out = capsys.readouterr().out
@@ -319,8 +320,8 @@ def write(spark: SparkSession, rows: list[tuple[Any, ...]], schema: str, path: P
 def test_a_left_source_without_keys_that_matches_two_rows_is_refused_naming_it(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    write(spark, [(1, 7, at(0, 60), day(0))], TRX, tmp_path / "trx")
-    write(spark, [(100, 1, 5.0, day(0)), (101, 1, 6.0, day(0))], PAY, tmp_path / "pay")
+    write_rows(tmp_path / "trx", [(1, 7, at(0, 60), day(0))], TRX)  # delta-rs: the rule is the run's
+    write_rows(tmp_path / "pay", [(100, 1, 5.0, day(0)), (101, 1, 6.0, day(0))], PAY)
     job = small_job(tmp_path, {"columns": ["Amount"]})
     with pytest.raises(AmbiguousRowsError, match=r"one spine row matches several rows of features\[pay\]"):
         run(job, spark=spark)
@@ -358,8 +359,8 @@ def test_a_column_added_to_one_feature_source_is_added_like_any_other(spark: Spa
 def test_a_feature_source_missing_its_join_column_exits_2_naming_the_source(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write(spark, [(1, 7, at(0, 60), day(0))], TRX, tmp_path / "trx")
-    write(spark, [(100, 5.0, day(0))], "PayId long, Amount double, RecDate date", tmp_path / "pay")
+    write_rows(tmp_path / "trx", [(1, 7, at(0, 60), day(0))], TRX)  # delta-rs: the rule is the run's
+    write_rows(tmp_path / "pay", [(100, 5.0, day(0))], "PayId long, Amount double, RecDate date")
     job = tmp_path / "small.toml"
     job.write_text(
         f'name = "small"\nstart_date = 2025-03-01\n[source_a]\npath = "{tmp_path / "trx"}"\n'

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from delta_rows import read_rows, write_rows
 from expected import same_rows
 from frames import frame
 from pyspark.sql import SparkSession
@@ -33,9 +34,14 @@ PAYMENTS = "PayId long, OrderId long, Paid double, EventTime timestamp, RecDate 
 day, at = days_from(START)
 
 
-def write(spark: SparkSession, root: Path, orders: list[tuple[Any, ...]], payments: list[tuple[Any, ...]],
+def write(spark: SparkSession | None, root: Path, orders: list[tuple[Any, ...]], payments: list[tuple[Any, ...]],
           partitioned: bool = True) -> None:  # fmt: skip
+    """The two sources, written by Spark when `spark` is given (the counts read from a log Spark wrote), else
+    with delta-rs (no JVM: the rule is the join's)."""
     for name, rows, schema in (("orders", orders, ORDERS), ("payments", payments, PAYMENTS)):
+        if spark is None:
+            write_rows(root / name, rows, schema, partition_by=["RecDate"] if partitioned else [])
+            continue
         writer = frame(spark, rows, schema).write.format("delta")
         (writer.partitionBy("RecDate") if partitioned else writer).save(str(root / name))
 
@@ -53,9 +59,8 @@ def null_counts(config: JobConfig) -> list[tuple[str | None, int | None, int | N
 
 
 def target(spark: SparkSession, config: JobConfig) -> list[tuple[Any, ...]]:
-    """(Id, PayId) of every target row."""
-    rows = spark.read.format("delta").load(str(config.target.path)).collect()
-    return sorted(((r.Id, r.PayId) for r in rows), key=str)
+    """(Id, PayId) of every target row, sorted, NULLs last."""
+    return read_rows(config.target.path, ["Id", "PayId"])
 
 
 ORDERS_WITH_NULLS = [
@@ -104,7 +109,7 @@ def test_full_outer_keeps_a_b_row_with_a_null_join_key_as_an_unmatched_b_row(
 
 
 def test_asof_never_matches_a_null_join_key(spark: SparkSession, tmp_path: Path) -> None:
-    write(spark, tmp_path, ORDERS_WITH_NULLS[:2], PAYMENTS_WITH_NULLS[:2])
+    write(None, tmp_path, ORDERS_WITH_NULLS[:2], PAYMENTS_WITH_NULLS[:2])  # partitioned: counted from the log
     config = job(tmp_path, "asof", join={"asof_col": "EventTime", "look_back_time": 1})
     run(config, spark=spark)
     assert target(spark, config) == [(1, 100), (2, None)]
@@ -133,7 +138,7 @@ def test_null_target_keys_that_collide_are_refused_naming_the_column_the_count_a
 
 def test_null_b_keys_that_collide_are_refused_naming_source_b(spark: SparkSession, tmp_path: Path) -> None:
     payments = [(None, None, 1.0, at(0, 8), day(0)), (None, None, 2.0, at(0, 9), day(0))]
-    write(spark, tmp_path, ORDERS_WITH_NULLS[:1], payments)
+    write(None, tmp_path, ORDERS_WITH_NULLS[:1], payments)
     with pytest.raises(AmbiguousRowsError, match=r"^target.b_keys: 'PayId' is NULL in 2 .* under \[source_b\]"):
         run(job(tmp_path, "full_outer"), spark=spark)
 
@@ -141,7 +146,7 @@ def test_null_b_keys_that_collide_are_refused_naming_source_b(spark: SparkSessio
 def test_a_source_where_spark_cannot_apply_is_refused_naming_it_before_anything_is_written(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    write(spark, tmp_path, ORDERS_WITH_NULLS, PAYMENTS_WITH_NULLS)
+    write(None, tmp_path, ORDERS_WITH_NULLS, PAYMENTS_WITH_NULLS)
     config = job(tmp_path, source_b={"where": "OrderNo IS NOT NULL"})
     with pytest.raises(ConfigError, match=r"^source_b.where: 'OrderNo IS NOT NULL' .*columns: PayId, OrderId"):
         run(config, spark=spark)

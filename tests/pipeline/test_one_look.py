@@ -6,13 +6,12 @@ from __future__ import annotations
 import contextlib
 import io
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pytest
 from cli_jobs import A_ROWS, A_SCHEMA, B_ROWS, B_SCHEMA, Sources, settings_env, write_job
+from delta_rows import write_rows
 from deltalake import write_deltalake
-from frames import frame
 from pyspark.sql import SparkSession
 
 from deltainc.cli.app import main
@@ -60,12 +59,9 @@ def test_a_table_not_there_yet_opens_no_log_and_is_seen_once_created(tmp_path: P
 def daily_job(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The CLI tests' left job over two days, its first day already run: the next `run` is a daily one."""
 
-    def write(name: str, rows: list[tuple[Any, ...]], schema: str) -> str:
-        path = str(tmp_path / name)
-        frame(spark, rows, schema).write.format("delta").partitionBy("RecDate").save(path)
-        return path
-
-    sources = Sources(write("a", A_ROWS, A_SCHEMA), write("b", B_ROWS, B_SCHEMA), "", "", "")
+    a, b = (write_rows(tmp_path / n, rows, schema, partition_by=["RecDate"])  # delta-rs: no JVM for the sources
+            for n, rows, schema in (("a", A_ROWS, A_SCHEMA), ("b", B_ROWS, B_SCHEMA)))  # fmt: skip
+    sources = Sources(a, b, "", "", "")
     monkeypatch.chdir(tmp_path)
     for name, value in settings_env(tmp_path).items():
         monkeypatch.setenv(name, value)

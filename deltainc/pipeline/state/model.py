@@ -192,7 +192,7 @@ class RunRecord:
     bytes_read_target: int = 0
     null_inc_a: int = 0
     null_inc_b: int = 0
-    target_write: str | None = None  # replace_where, merge (forward), forward_only_merge (re-run), or None
+    target_write: str | None = None  # how the window committed (a TargetWrite value: create, replace_where...), or None
     target_version: int | None = None
     target_files_added: int = 0
     target_files_removed: int = 0

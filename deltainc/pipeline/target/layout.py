@@ -34,6 +34,7 @@ __all__ = [
     "default_partitioning",
     "target_partitioning",
     "ensure_target",
+    "create_table",
     "holds_open_rows_apart",
     "lay_out",
     "read_layout",
@@ -106,20 +107,35 @@ def ensure_target(
     deletion_vectors: bool,
     change_data_feed: bool = False,
 ) -> bool:
-    """Create the target table (empty, with the output schema and layout) unless it exists; True if created."""
+    """Create the table (empty, with `schema` and the layout) unless it exists; True if created."""
     if table_exists(spark, ref):
         return False
-    writer = spark.createDataFrame([], schema).write.format("delta").mode("append")
-    writer = writer.option(DELETION_VECTORS, str(deletion_vectors).lower())
+    create_table(spark.createDataFrame([], schema), ref, partition_by, deletion_vectors, change_data_feed)
+    return True
+
+
+def create_table(
+    rows: DataFrame,
+    ref: TableRef,
+    partition_by: Sequence[str],
+    deletion_vectors: bool,
+    change_data_feed: bool = False,
+    metadata: str | None = None,
+) -> None:
+    """Create the table with `rows`, its layout and properties in one commit (that records `metadata` as its
+    userMetadata). E.g. `create_table(output, job.target, ["RecDate", "IsFinal"], True, metadata='{"job": "trx"}')`
+    is a job's first window: the target and its rows in one commit."""
+    writer = rows.write.format("delta").mode("append").option(DELETION_VECTORS, str(deletion_vectors).lower())
     if change_data_feed:
         writer = writer.option(CHANGE_DATA_FEED, "true")
+    if metadata is not None:
+        writer = writer.option("userMetadata", metadata)
     if partition_by:
         writer = writer.partitionBy(*partition_by)
     if ref.path is not None:
         writer.save(ref.path)
     else:
         writer.saveAsTable(ref.table or "")
-    return True
 
 
 def read_layout(spark: SparkSession, ref: TableRef) -> TargetLayout:

@@ -53,6 +53,7 @@ _USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 class TargetWrite(TextEnum):
     """How a window's commit changed the target, as the run log's `target_write` records it."""
 
+    CREATE = "create"  # a job's first window: the target created with its rows, in one commit
     REPLACE_WHERE = "replace_where"  # the forward write's two slices, replaced (forward_write = "replace_where")
     MERGE = "merge"  # the same two slices, merged (forward_write = "merge")
     FORWARD_ONLY_MERGE = "forward_only_merge"

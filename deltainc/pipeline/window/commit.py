@@ -35,15 +35,15 @@ from deltainc.errors import Cancelled, ConfigError
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.sources import table_shape
+from deltainc.pipeline.delta.sources import ScanStats, table_shape
 from deltainc.pipeline.delta.sql import latest_commit, table_exists
 from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity
-from deltainc.pipeline.target.layout import ensure_target, holds_open_rows_apart, lay_out, new_columns, with_is_final
+from deltainc.pipeline.target.layout import create_table, holds_open_rows_apart, lay_out, new_columns, with_is_final
 from deltainc.pipeline.target.merge import check_unambiguous
-from deltainc.pipeline.target.write_mode import CommitResult, WriteMode, Written, last_commit
+from deltainc.pipeline.target.write_mode import CommitResult, TargetWrite, WriteMode, Written, last_commit
 from deltainc.pipeline.window.too_late_writes import create_late_rows_table
 from deltainc.spark_compat import cancel_all_jobs, job_thread
 
@@ -166,14 +166,16 @@ def shaped(prepared: PreparedJob, mode: WriteMode, output: DataFrame, counting: 
 def write_window(
     prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame, metadata: dict[str, str]
 ) -> Written:
-    """Write the window's output to the target (created on the job's first write, with its too-late rows' table
-    when the job keeps them), in one commit at most."""
-    made = prepared.job.target
-    if ensure_target(
-        prepared.spark, made, output.schema, prepared.partition_by, made.deletion_vectors, made.change_data_feed
-    ):
-        create_late_rows_table(prepared, window)
-    return mode.write(prepared, window, output, metadata)
+    """Write the window's output to the target in one commit at most. The job's first write creates the target
+    with the window's rows in that one commit (after its too-late rows' table, when the job keeps them), so a
+    new job's first window commits once and reads nothing of a target, whatever the mode."""
+    spark, made = prepared.spark, prepared.job.target
+    if table_exists(spark, made):
+        return mode.write(prepared, window, output, metadata)
+    create_late_rows_table(prepared, window)
+    text = json.dumps(metadata, sort_keys=True)
+    create_table(output, made, prepared.partition_by, made.deletion_vectors, made.change_data_feed, text)
+    return Written(TargetWrite.CREATE, last_commit(spark, made), ScanStats(0, 0))
 
 
 _CANCEL_SECONDS = 5.0  # at most this long for Spark to take the cancellation of the session's jobs

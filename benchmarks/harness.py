@@ -24,6 +24,7 @@ from benchmarks import feature_sources, layout_ab, too_late
 from benchmarks.connect_ab import measure as measure_connect
 from benchmarks.data import ensure_sources
 from benchmarks.demo_time import demo_time
+from benchmarks.first_window import first_window
 from benchmarks.fresh_commands import fresh_commands
 from benchmarks.hourly_runs import hourly_runs
 from benchmarks.new_days import new_days
@@ -236,6 +237,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("connect", _connect, connect_section, connect_check, available=lambda: spark_major() >= 4),
     _scenario("fresh-commands", _report(lambda ctx: fresh_commands(ctx.spark, ctx.folder, max(3, ctx.args.repeat)))),
     _scenario("window-phases", _report(lambda ctx: window_phases(ctx.small()))),
+    _scenario("first-window", _report(lambda ctx: first_window(ctx.spark, ctx.folder, max(3, ctx.args.repeat)))),
     _scenario("feature-sources", _report(lambda ctx: feature_sources.render(feature_sources.measure(ctx.small())))),
     _scenario("layout", _report(lambda ctx: layout_ab.measure(ctx.small()))),
     _scenario("too-late", _report(lambda ctx: too_late.render(too_late.measure(ctx.small())))),

@@ -241,6 +241,21 @@ def test_nothing_pending_returns_cleanly_and_writes_nothing(
     assert {p: DeltaTable.forPath(spark, p).history(1).first()["version"] for p in versions} == versions
 
 
+def test_a_jobs_first_window_creates_its_target_with_its_rows_in_one_commit(
+    spark: SparkSession, tmp_path: Path, small: tuple[str, str]
+) -> None:
+    job = make_job(tmp_path, *small)
+    record = run(job, spark=spark).windows[0].record
+    log = Path(job.target.path or "") / "_delta_log"
+    assert sorted(p.name for p in log.glob("*.json")) == [f"{0:020d}.json"]  # one commit, no empty one before it
+    actions = commit_actions(Path(job.target.path or ""), 0)
+    info = next(a["commitInfo"] for a in actions if "commitInfo" in a)
+    assert json.loads(info["userMetadata"])["run_id"] == record.run_id  # a stop finds it as the window's commit
+    assert (record.target_write, record.target_version) == ("create", 0)
+    assert record.rows_inserted == spark.read.format("delta").load(job.target.path).count() > 0
+    assert record.target_files_added == sum(1 for a in actions if "add" in a)
+
+
 def test_a_locked_job_fails_fast_and_writes_no_target(
     spark: SparkSession, tmp_path: Path, small: tuple[str, str]
 ) -> None:

@@ -350,8 +350,8 @@ def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
     real_write, calls = pipeline.replace_slices, []
 
     def write_failing_once_on_the_second_chunk(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        if len(calls) == 2:
+        calls.append(1)  # the first chunk creates the target (no replace): the second chunk's write is the first
+        if len(calls) == 1:
             raise RuntimeError("disk full\nmore detail")
         return real_write(*args, **kwargs)
 

@@ -553,7 +553,8 @@ def test_without_the_sliding_join_window_a_forward_run_uses_the_forward_only_mer
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:
     job = make_job(tmp_path, *generated, max_window=4, join={"enforce_sliding_join_window": False})
-    assert {r.record.target_write for r in run(job, spark=spark).windows} == {"forward_only_merge"}
+    writes = [r.record.target_write for r in run(job, spark=spark).windows]
+    assert writes == ["create"] + ["forward_only_merge"] * (len(writes) - 1)  # the first window creates the target
 
 
 @pytest.mark.windows

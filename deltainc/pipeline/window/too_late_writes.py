@@ -61,11 +61,9 @@ class LateRows:
 
 def searches_output(prepared: PreparedJob, window: Window) -> bool:
     """Whether the window's too-late search needs the window's own output: its final rows are A rows of its too-late
-    B rows only when the window spans more than mw + 1 units (a B row of unit u <= e is too late for A rows dated
-    before u - mw, and the output holds A rows dated s or later, so one needs e - s > mw). A first window of at most
-    mw + 1 units has no A row to search: no target yet, and none of its own."""
-    search = prepared.join.late_search
-    return search is not None and window.end - window.start > search.spec.max_waiting_time
+    B rows only when the window spans more than one unit (a B row of unit u is too late for A rows dated before
+    u - mw, and a window's output holds A rows dated s - mw or later)."""
+    return prepared.join.late_search is not None and window.end > window.start
 
 
 def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame | None) -> LateRows | None:

@@ -20,10 +20,24 @@ from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.state import JobState, StatePaths, check_unchanged, read_state, state_paths
 from deltainc.pipeline.target.duplicate_identity import WindowSources
 from deltainc.pipeline.target.layout import target_partitioning
-from deltainc.settings import Settings
-from deltainc.spark import job_session
+from deltainc.settings import Settings, resolved
+from deltainc.settings import use as use_storage
+from deltainc.spark import get_spark
+from deltainc.storage import spark_conf
 
-__all__ = ["PreparedJob", "prepare_job", "open_job"]
+__all__ = ["PreparedJob", "job_session", "prepare_job", "open_job"]
+
+
+def job_session(spark: SparkSession | None, settings: Settings, s3: bool) -> SparkSession:
+    """The session a job runs in: `spark` when given, else get_spark's. A job with tables in S3 also sets S3A's
+    settings on the session, which Spark hands to Hadoop for this session's reads and writes: a session started
+    elsewhere (a notebook's, a Spark Connect server's) reaches the same store. Its JVM needs hadoop-aws."""
+    use_storage(settings.storage)
+    session = spark or get_spark(settings, s3=s3)
+    if s3:
+        for key, value in spark_conf(resolved(settings.storage)).items():
+            session.conf.set(key.removeprefix("spark.hadoop."), value)
+    return session
 
 
 @dataclass(frozen=True)

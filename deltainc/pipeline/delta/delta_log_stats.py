@@ -19,7 +19,7 @@ from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import TIME_TYPES, LogUnreadable, plain_location, reading, spark_value
 from deltainc.pipeline.delta.snapshot import Snapshot, look
 from deltainc.pipeline.job.sections import TableRef
-from deltainc.storage import is_s3
+from deltainc.settings import is_s3
 
 if TYPE_CHECKING:
     from deltainc.pipeline.job.job_config import JobConfig
@@ -44,7 +44,7 @@ def source_location(ref: TableRef, role: str) -> str:
     """The local folder of a source given by path; LogUnreadable for anything else, FileNotFoundError if absent."""
     if ref.path is None:
         raise LogUnreadable(f"{role} is a catalog table ({ref.table}): its location needs the metastore")
-    if is_s3(ref.path):  # delta-rs reads it there (deltainc.storage); an absent table is left to Spark to report
+    if is_s3(ref.path):  # delta-rs reads it there (deltainc.settings); an absent table is left to Spark to report
         return ref.path
     if "://" in ref.path or ref.path.startswith("file:"):
         raise LogUnreadable(f"{role} is not a local path or in S3 ({ref.path})")

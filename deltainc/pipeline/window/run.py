@@ -34,8 +34,7 @@ from deltainc.pipeline.window.too_late_writes import (
     settled,
     too_late_found,
 )
-from deltainc.spark import take_startup_seconds
-from deltainc.spark_compat import labelled_jobs, observes_writes
+from deltainc.spark_compat import labelled_jobs, observes_writes, take_startup_seconds
 from deltainc.text_enum import TextEnum
 
 __all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]

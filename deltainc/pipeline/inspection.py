@@ -18,7 +18,7 @@ from deltainc.pipeline.delta.sources import latest_unit, read_table, shape_from_
 from deltainc.pipeline.from_delta_logs.commands import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import status_from_log
 from deltainc.pipeline.job.job_config import JobConfig, load
-from deltainc.pipeline.job.kinds import kind_of
+from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.prepared_job import job_session, prepare_job
 from deltainc.pipeline.state import JobStatus, describe, read_runs, read_state, refusal, state_paths
 from deltainc.pipeline.target.layout import (

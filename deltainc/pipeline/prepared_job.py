@@ -15,8 +15,9 @@ from pyspark.sql import SparkSession
 from deltainc.join.windows import TimeUnit, from_index, to_index
 from deltainc.pipeline.delta.sources import read_source, window_rows
 from deltainc.pipeline.job.job_config import JobConfig, load
-from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SpineReach, kind_of
+from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SpineReach
 from deltainc.pipeline.job.kinds.job_kind import Identity
+from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.state import JobState, StatePaths, check_unchanged, read_state, state_paths
 from deltainc.pipeline.target.duplicate_identity import WindowSources
 from deltainc.pipeline.target.layout import target_partitioning

@@ -14,7 +14,8 @@ from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.windows import from_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.snapshot import look, one_look
-from deltainc.pipeline.delta.sources import latest_unit, read_table, shape_from_log, table_exists
+from deltainc.pipeline.delta.sources import read_table, shape_from_log, table_exists
+from deltainc.pipeline.delta.spark_counts import latest_unit
 from deltainc.pipeline.from_delta_logs.commands import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import status_from_log
 from deltainc.pipeline.job.job_config import JobConfig, load

@@ -23,7 +23,7 @@ from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.state.model import Command, RunRecord, RunStatus
 
 if TYPE_CHECKING:  # annotations only: `status` imports the settings' half without pyspark
-    from deltainc.pipeline.delta.sources import ScanStats
+    from deltainc.pipeline.delta.spark_counts import ScanStats
     from deltainc.pipeline.state.lock import Lease
 
 __all__ = [

@@ -35,8 +35,7 @@ from deltainc.errors import Cancelled, ConfigError
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.sources import table_shape
-from deltainc.pipeline.delta.sql import latest_commit, table_exists
+from deltainc.pipeline.delta.sources import latest_commit, table_exists, table_shape
 from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.prepared_job import PreparedJob

@@ -16,7 +16,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.sql import table_exists
+from deltainc.pipeline.delta.sources import table_exists
 from deltainc.pipeline.plan import WindowReport
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run

@@ -20,7 +20,8 @@ from deltainc.pipeline.delta.delta_log_stats import (
     source_location,
 )
 from deltainc.pipeline.delta.snapshot import log_else
-from deltainc.pipeline.delta.sources import ScanStats, count_null_inc, count_null_keys, latest_unit, scan_stats
+from deltainc.pipeline.delta.sources import count_null_keys
+from deltainc.pipeline.delta.spark_counts import ScanStats, count_null_inc, latest_unit, scan_stats
 from deltainc.pipeline.job.kinds import SourceScan
 from deltainc.pipeline.job.kinds.job_kind import window_rows_of
 from deltainc.pipeline.job.sections import SourceRef

@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 from benchmarks.data import Sources
 from benchmarks.scenarios import OUTCOMES, PHASES, DailyPoint, ReloadResult, StreamResult
 from benchmarks.timing import Measurement, fmt_ratio, fmt_s, ratio
-from deltainc.pipeline.delta.sources import ScanStats
+from deltainc.pipeline.delta.spark_counts import ScanStats
 
 __all__ = [
     "Results",

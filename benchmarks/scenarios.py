@@ -32,7 +32,7 @@ from deltainc.join.engine import inc_join
 from deltainc.join.options import IncJoinSettings, counted_types
 from deltainc.join.output_layout import plan_layout
 from deltainc.join.windows import to_index
-from deltainc.pipeline.delta.sources import ScanStats, scan_stats
+from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.plan import WindowReport
 from deltainc.pipeline.state.store import state_paths

@@ -12,13 +12,13 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from deltainc.connect_conf import client_conf, left_message, refused_by_server
-from deltainc.settings import Settings, load_settings
-from deltainc.spark_compat import delta_packages, set_log_level
+from deltainc.settings import Settings, load_settings, resolved
+from deltainc.settings import use as use_storage
+from deltainc.spark_compat import delta_packages, note_startup_seconds, set_log_level
 from deltainc.spark_driver import dying_with_this_process
-from deltainc.storage import resolved, s3_packages, spark_conf
-from deltainc.storage import use as use_storage
+from deltainc.storage import s3_packages, spark_conf
 
-__all__ = ["get_spark", "job_session", "delta_packages", "remote_url"]
+__all__ = ["get_spark", "delta_packages", "remote_url"]
 
 log = logging.getLogger("deltainc")
 DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"  # PySpark 4: the call sites of DataFrame calls
@@ -147,32 +147,11 @@ def get_spark(
     with dying_with_this_process():  # a JVM started here does not outlive this process (spark_driver)
         spark = builder.getOrCreate()
     if fresh:
-        _STARTUP[id(spark)] = time.monotonic() - clock
+        note_startup_seconds(spark, time.monotonic() - clock)
     set_log_level(spark, spark_settings.log_level)
     if jars is None and "spark.jars" not in conf:
         _remember_jars(spark, ",".join(packages))
     return spark
-
-
-_STARTUP: dict[int, float] = {}  # seconds each session get_spark started took to start, until a run takes them
-
-
-def take_startup_seconds(spark: SparkSession) -> float | None:
-    """The seconds `spark` took to start, if get_spark started it in this process and no run took them yet: the
-    first run of a command records Spark's start in its duration (`spark_start_s`), later ones do not."""
-    return _STARTUP.pop(id(spark), None)
-
-
-def job_session(spark: SparkSession | None, settings: Settings, s3: bool) -> SparkSession:
-    """The session a job runs in: `spark` when given, else get_spark's. A job with tables in S3 also sets S3A's
-    settings on the session, which Spark hands to Hadoop for this session's reads and writes: a session started
-    elsewhere (a notebook's, a Spark Connect server's) reaches the same store. Its JVM needs hadoop-aws."""
-    use_storage(settings.storage)
-    session = spark or get_spark(settings, s3=s3)
-    if s3:
-        for key, value in spark_conf(resolved(settings.storage)).items():
-            session.conf.set(key.removeprefix("spark.hadoop."), value)
-    return session
 
 
 def _with_s3() -> tuple[list[str], list[str]]:

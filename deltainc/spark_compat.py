@@ -1,5 +1,6 @@
 """Where Spark lines and session kinds differ, in one place: Spark 3.5 or 4.x, a classic session or a Connect client;
-and a session's settings and job labels set for a block and put back after it, as both session kinds allow.
+and a session's settings and job labels set for a block and put back after it, as both session kinds allow; and the
+seconds get_spark took to start a session, until the first run in it takes them.
 
 Spark 4 (the main line) builds with Scala 2.13 and turns ANSI SQL mode on by default; Spark 3.5 builds with
 Scala 2.12 and has it off. A Spark Connect session has no SparkContext and no JVM on the client, so nothing
@@ -36,6 +37,8 @@ __all__ = [
     "describe_master",
     "labelled_jobs",
     "session_conf",
+    "note_startup_seconds",
+    "take_startup_seconds",
 ]
 
 
@@ -193,3 +196,17 @@ def session_conf(spark: SparkSession, key: str, value: str) -> Iterator[None]:
             spark.conf.unset(key)
         else:
             spark.conf.set(key, before)
+
+
+_STARTUP: dict[int, float] = {}  # seconds each session get_spark started took to start, until a run takes them
+
+
+def note_startup_seconds(spark: SparkSession, seconds: float) -> None:
+    """Remember that get_spark took `seconds` to start `spark`, for the first run in it (`take_startup_seconds`)."""
+    _STARTUP[id(spark)] = seconds
+
+
+def take_startup_seconds(spark: SparkSession) -> float | None:
+    """The seconds `spark` took to start, if get_spark started it in this process and no run took them yet: the
+    first run of a command records Spark's start in its duration (`spark_start_s`), later ones do not."""
+    return _STARTUP.pop(id(spark), None)

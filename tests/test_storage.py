@@ -1,5 +1,5 @@
-"""deltainc.storage: one place turns a table's location and the [storage] settings into what Spark (S3A) and
-delta-rs each need. Pure functions: no Spark, no server."""
+"""deltainc.settings and deltainc.storage turn a table's location and the [storage] settings into what Spark
+(S3A) and delta-rs each need. Pure functions: no Spark, no server."""
 
 from __future__ import annotations
 
@@ -8,17 +8,8 @@ from pathlib import Path
 import pytest
 
 from deltainc.pipeline.job.job_config import load_job
-from deltainc.settings import StorageSettings, load_settings
-from deltainc.storage import (
-    commit_warnings,
-    resolved,
-    rs_location,
-    rs_options,
-    s3_packages,
-    spark_conf,
-    spark_location,
-    uses_s3,
-)
+from deltainc.settings import StorageSettings, load_settings, resolved, rs_location, rs_options, spark_location, uses_s3
+from deltainc.storage import commit_warnings, s3_packages, spark_conf
 
 pytestmark = pytest.mark.pure
 

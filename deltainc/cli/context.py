@@ -20,7 +20,7 @@ from deltainc.errors import ConfigError
 from deltainc.pipeline import JobConfig, load_job, resolve_job
 from deltainc.pipeline.job.job_config import TOMLDecodeError
 from deltainc.settings import DEFAULT_SETTINGS_FILE, SETTINGS_FILE_ENV, Settings, load_settings, settings_file
-from deltainc.storage import use as use_storage
+from deltainc.settings import use as use_storage
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

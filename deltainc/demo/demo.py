@@ -28,7 +28,8 @@ from deltainc.demo.jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, dem
 from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.errors import ConfigError
 from deltainc.join.options import JoinType
-from deltainc.pipeline.delta.sql import latest_commit, path_ref
+from deltainc.pipeline.delta.sources import latest_commit
+from deltainc.pipeline.delta.sql import path_ref
 from deltainc.report import write_report
 from deltainc.settings import load_settings
 

@@ -32,10 +32,9 @@ from deltainc.pipeline.plan import (
     run_plan,
     to_do,
 )
-from deltainc.pipeline.prepared_job import PreparedJob, open_job
+from deltainc.pipeline.prepared_job import PreparedJob, latest_available, open_job
 from deltainc.pipeline.state import Command, JobState, Lease, check_unchanged, locked
 from deltainc.pipeline.window.run import StepHook, begin, process_window, record_stop
-from deltainc.pipeline.window.source_facts import latest_available
 from deltainc.settings import Settings
 
 __all__ = ["run", "rerun", "backfill"]

@@ -14,12 +14,13 @@ from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.windows import from_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.snapshot import look, one_look
-from deltainc.pipeline.delta.sources import latest_unit, read_table, shape_from_log, table_exists
+from deltainc.pipeline.delta.sources import read_table, shape_from_log, table_exists
+from deltainc.pipeline.delta.spark_counts import latest_unit
 from deltainc.pipeline.from_delta_logs.commands import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import status_from_log
 from deltainc.pipeline.job.job_config import JobConfig, load
-from deltainc.pipeline.job.kinds import kind_of
-from deltainc.pipeline.prepared_job import prepare_job
+from deltainc.pipeline.job.kinds.two_source import kind_of
+from deltainc.pipeline.prepared_job import job_session, prepare_job
 from deltainc.pipeline.state import JobStatus, describe, read_runs, read_state, refusal, state_paths
 from deltainc.pipeline.target.layout import (
     TargetLayout,
@@ -29,7 +30,6 @@ from deltainc.pipeline.target.layout import (
     read_layout,
 )
 from deltainc.settings import Settings
-from deltainc.spark import job_session
 from deltainc.storage import commit_warnings
 
 __all__ = ["status", "JobValidation", "validate_job", "validate_from_logs"]

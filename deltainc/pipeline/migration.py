@@ -26,8 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from deltainc.errors import ConfigError
 from deltainc.join.output_layout import IS_FINAL
 from deltainc.join.windows import Window, from_index, to_index
-from deltainc.pipeline.delta.sources import table_shape
-from deltainc.pipeline.delta.sql import read, table_exists
+from deltainc.pipeline.delta.sources import read, table_exists, table_shape
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.prepared_job import PreparedJob, open_job
 from deltainc.pipeline.state import locked

@@ -1,4 +1,7 @@
-"""A job prepared for processing: loaded, validated against its sources, with the output the target needs.
+"""A job prepared for processing: loaded, validated against its sources, with the output the target needs; and the
+facts a command asks of its sources besides their rows (the latest RecDate in each and in all, the rows with a NULL
+inc_col or join key, the files a window's scan reads), each from the sources' Delta logs where they answer exactly,
+else from Spark.
 
 Everything a command checks before it takes the lock is here, so that bad input fails before anything is
 written: the job file, the join, the target's identity columns, and (`open_job`) the remembered settings.
@@ -6,24 +9,63 @@ written: the job file, the join, the target's identity columns, and (`open_job`)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.join.windows import TimeUnit, from_index, to_index
-from deltainc.pipeline.delta.sources import read_source, window_rows
+from deltainc.join.windows import TimeUnit, Window, from_index, to_index
+from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.delta_log_stats import (
+    files_in_units,
+    latest_in_both,
+    latest_unit_from_log,
+    null_count_from_log,
+    null_keys_in_units,
+    source_location,
+)
+from deltainc.pipeline.delta.snapshot import log_else
+from deltainc.pipeline.delta.sources import count_null_keys, read_source, window_rows
+from deltainc.pipeline.delta.spark_counts import ScanStats, count_null_inc, latest_unit, scan_stats
 from deltainc.pipeline.job.job_config import JobConfig, load
-from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SpineReach, kind_of
-from deltainc.pipeline.job.kinds.job_kind import Identity
+from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SourceScan, SpineReach
+from deltainc.pipeline.job.kinds.job_kind import Identity, window_rows_of
+from deltainc.pipeline.job.kinds.two_source import kind_of
+from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.state import JobState, StatePaths, check_unchanged, read_state, state_paths
 from deltainc.pipeline.target.duplicate_identity import WindowSources
 from deltainc.pipeline.target.layout import target_partitioning
-from deltainc.settings import Settings
-from deltainc.spark import job_session
+from deltainc.settings import Settings, resolved
+from deltainc.settings import use as use_storage
+from deltainc.spark import get_spark
+from deltainc.storage import spark_conf
 
-__all__ = ["PreparedJob", "prepare_job", "open_job"]
+__all__ = [
+    "PreparedJob",
+    "job_session",
+    "prepare_job",
+    "open_job",
+    "latest_available",
+    "latest_labels",
+    "null_inc",
+    "null_keys",
+    "scanned",
+]
+
+
+def job_session(spark: SparkSession | None, settings: Settings, s3: bool) -> SparkSession:
+    """The session a job runs in: `spark` when given, else get_spark's. A job with tables in S3 also sets S3A's
+    settings on the session, which Spark hands to Hadoop for this session's reads and writes: a session started
+    elsewhere (a notebook's, a Spark Connect server's) reaches the same store. Its JVM needs hadoop-aws."""
+    use_storage(settings.storage)
+    session = spark or get_spark(settings, s3=s3)
+    if s3:
+        for key, value in spark_conf(resolved(settings.storage)).items():
+            session.conf.set(key.removeprefix("spark.hadoop."), value)
+    return session
 
 
 @dataclass(frozen=True)
@@ -129,3 +171,81 @@ def open_job(
     if check_settings:
         check_unchanged(prepared.job, state.settings, command)
     return prepared, state
+
+
+def latest_available(prepared: PreparedJob) -> int | None:
+    """The latest unit present in both sources: from their Delta logs where they answer exactly, else with Spark."""
+    inc, uom = prepared.job.join.inc_col, prepared.uom
+
+    def with_spark(_why: Exception) -> int | None:
+        units = [latest_unit(frame, inc, uom) for frame in prepared.join.frames.values()]
+        return None if None in units else min(u for u in units if u is not None)
+
+    return log_else(
+        f"{prepared.job.name}: the latest {inc} in the sources", lambda: latest_in_both(prepared.job), with_spark
+    )
+
+
+def latest_labels(prepared: PreparedJob) -> str | None:
+    """Each source's latest RecDate from its Delta log, as JSON labels (`{"source_a": "2025-03-02", ...}`); None
+    where a log cannot tell (a catalog table, deletion vectors): the report then shows no lag for the run."""
+    inc, uom = prepared.job.join.inc_col, prepared.uom
+
+    def from_logs() -> str:
+        return json.dumps(
+            {
+                role: prepared.label(latest_unit_from_log(source_location(ref, role), inc, uom.value))
+                for role, ref in prepared.job.sources
+            }
+        )
+
+    return log_else("each source's latest RecDate", from_logs, lambda _why: None)
+
+
+def null_inc(ref: SourceRef, role: str, frame: DataFrame, inc: str) -> int:
+    """A source's rows with a NULL inc_col: from its Delta log's statistics where they are exact, else counted."""
+
+    def from_log() -> int:
+        if ref.where is not None:  # the log counts the whole table, the job joins only the rows `where` keeps
+            raise LogUnreadable(f"{role}.where: only Spark applies it")
+        return null_count_from_log(source_location(ref, role), inc)
+
+    return log_else(f"{role}'s NULL {inc} count", from_log, lambda _why: count_null_inc(frame, inc))
+
+
+def null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int | None]:
+    """The window's rows of A and of B (of the feature sources together) with a NULL join key, which never match
+    (None when no source is joined on keys): from the Delta logs' statistics where they are exact (one key
+    column, no `where`), the others in one Spark job over the window's rows (read from their files where the
+    window reads them so, `sources.window_rows`)."""
+    inc, uom, join = prepared.job.join.inc_col, prepared.uom, prepared.join
+    refs, first, last = dict(prepared.job.sources), window.start, window.end
+    sources = prepared.kind.key_columns()
+    if not sources:
+        return None, None
+
+    def from_log(role: str, keys: tuple[str, ...]) -> int | None:
+        if len(keys) != 1 or refs[role].where is not None:
+            raise LogUnreadable(f"{role}: several keys, or a where, are counted by Spark")
+        return null_keys_in_units(source_location(refs[role], role), keys[0], inc, uom, first, last)
+
+    counts: dict[str, int | None] = {
+        role: log_else(f"{window}'s NULL {keys} counts in {role}", partial(from_log, role, keys), lambda _why: None)
+        for role, keys in sources
+    }
+    rest = [(role, keys) for role, keys in sources if counts[role] is None]
+    frames = [(window_rows_of(join.rows, join.frames, role, first, last), keys) for role, keys in rest]
+    counts |= dict(zip([role for role, _ in rest], count_null_keys(frames, inc, uom, first, last), strict=True))
+    return counts["source_a"], sum(n or 0 for role, n in counts.items() if role != "source_a")
+
+
+def scanned(prepared: PreparedJob, read: SourceScan) -> ScanStats:
+    """The files and bytes a source's scan of units [first, last] reads: from its Delta log when the source is
+    partitioned by its inc_col, else as Spark plans the scan."""
+    ref = dict(prepared.job.sources)[read.role]
+
+    def from_log() -> ScanStats:
+        location = source_location(ref, read.role)
+        return ScanStats(*files_in_units(location, prepared.job.join.inc_col, prepared.uom, *read.units))
+
+    return log_else(f"{read.role}'s files read", from_log, lambda _why: scan_stats(prepared.spark, read.scan))

@@ -34,8 +34,7 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import JobStatus, describe
 from deltainc.pipeline.state.job_status import utc
 from deltainc.report.series import Row, UnitCounts, span, window_label
-from deltainc.settings import Settings
-from deltainc.storage import is_s3
+from deltainc.settings import Settings, is_s3
 
 __all__ = ["History", "NoRuns", "read_history", "chosen", "layout_text", "units_from_target"]
 

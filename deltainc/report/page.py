@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.kinds import kind_of
+from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.charts import Chart
 from deltainc.report.drawing import MARK, chart_svg, color

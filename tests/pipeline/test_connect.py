@@ -25,7 +25,7 @@ from test_pipeline import DAYS, LAST, SPEC, START, make_job, target
 from deltainc.connect_server import start_server
 from deltainc.demo.sample_data import write_sources
 from deltainc.join.options import JoinType
-from deltainc.pipeline.delta.sql import latest_commit
+from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.spark_compat import spark_major
 

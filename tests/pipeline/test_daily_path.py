@@ -28,7 +28,10 @@ PAYMENTS = "PayId long, OrderId long, EventTime timestamp, RecDate date"
 # pipeline/delta/snapshot.py; 54 after the first folds). 36 once each layer's modules that hold one concept became one
 # module (job, join, state, delta, target, window, the pipeline's top). Issue 62's goal is 25: these 36 modules hold
 # ~7,650 lines, more than 25 modules of at most 300 lines can, so it needs less code on the daily path, not more folds.
-MOST_MODULES = 36
+# 31 once the daily modules' code moved where a daily run already goes, or out of its way: where a table lives to
+# settings.py, `kind_of` to job/kinds/two_source.py, a table's reads to delta/sources.py, the sources' facts to
+# prepared_job.py (a run in a session it is given no longer enters spark.py).
+MOST_MODULES = 31
 
 day, at = days_from(START)
 

@@ -23,10 +23,10 @@ from deltainc.pipeline.controller import rerun, run
 from deltainc.pipeline.from_delta_logs.status import status_from_log
 from deltainc.pipeline.inspection import validate_job
 from deltainc.pipeline.job.job_config import JobConfig, load_job
+from deltainc.pipeline.prepared_job import job_session
 from deltainc.pipeline.state.model import state_paths
 from deltainc.pipeline.state.store import read_runs, read_state
 from deltainc.settings import Settings, load_settings
-from deltainc.spark import job_session
 
 pytestmark = pytest.mark.service
 

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from deltainc.join.columns import source_filter
 from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
 from deltainc.pipeline.delta.delta_log_stats import files_in_units, latest_unit_from_log, null_count_from_log
-from deltainc.pipeline.delta.sources import count_null_inc, latest_unit, scan_stats
+from deltainc.pipeline.delta.spark_counts import count_null_inc, latest_unit, scan_stats
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.lock import acquire, release_lock
 from deltainc.pipeline.state.store import RunRecord, StatePaths, append_run, ensure_state_tables, state_paths

@@ -18,7 +18,8 @@ from test_pipeline import make_job, target
 
 from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.pipeline.controller import run
-from deltainc.pipeline.delta.sql import latest_commit, path_ref
+from deltainc.pipeline.delta.sources import latest_commit
+from deltainc.pipeline.delta.sql import path_ref
 from deltainc.pipeline.inspection import status
 
 pytestmark = pytest.mark.windows

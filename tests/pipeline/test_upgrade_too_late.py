@@ -18,7 +18,8 @@ from expected import same_rows
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc.pipeline.controller import rerun, run
-from deltainc.pipeline.delta.sql import latest_commit, path_ref
+from deltainc.pipeline.delta.sources import latest_commit
+from deltainc.pipeline.delta.sql import path_ref
 from deltainc.pipeline.inspection import validate_from_logs
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.migration import Migration, migrate

@@ -12,7 +12,8 @@ from frames import frame
 from pyspark.sql import SparkSession
 
 from deltainc.cli.app import main
-from deltainc.pipeline.delta.sql import latest_commit, table_name
+from deltainc.pipeline.delta.sources import latest_commit
+from deltainc.pipeline.delta.sql import table_name
 from deltainc.pipeline.job.sections import TableRef
 
 pytestmark = pytest.mark.spark

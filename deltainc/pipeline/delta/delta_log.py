@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from deltainc.join.windows import EPOCH
-from deltainc.storage import is_s3, rs_location, storage_options
+from deltainc.settings import is_s3, rs_location, storage_options
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -112,7 +112,7 @@ def local_folder(location: str) -> str:
 
 
 def table_uri(location: str) -> str:
-    """delta-rs's name for the table at `location`: its local folder, or its s3:// URI (deltainc.storage);
+    """delta-rs's name for the table at `location`: its local folder, or its s3:// URI (deltainc.settings);
     LogUnreadable for anything else."""
     if is_s3(location):
         if _ODD.search(location):

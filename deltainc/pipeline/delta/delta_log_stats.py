@@ -2,8 +2,8 @@
 counts, the files a window's units span and read (docs/design.md#what-a-window-reads). No Spark, no JVM;
 deltalake is imported on first use.
 
-Each function means exactly what its Spark counterpart means (`sources.latest_unit`, `sources.count_null_inc`,
-`sources.scan_stats`, a Delta read of a window's units). Where the log cannot answer exactly (deletion vectors,
+Each function means exactly what its Spark counterpart means (`spark_counts.latest_unit`, `spark_counts.count_null_inc`,
+`spark_counts.scan_stats`, a Delta read of a window's units). Where the log cannot answer exactly (deletion vectors,
 a file without statistics, column mapping, another reader feature), they raise LogUnreadable and the caller asks
 Spark.
 """
@@ -19,7 +19,7 @@ from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import TIME_TYPES, LogUnreadable, plain_location, reading, spark_value
 from deltainc.pipeline.delta.snapshot import Snapshot, look
 from deltainc.pipeline.job.sections import TableRef
-from deltainc.storage import is_s3
+from deltainc.settings import is_s3
 
 if TYPE_CHECKING:
     from deltainc.pipeline.job.job_config import JobConfig
@@ -44,7 +44,7 @@ def source_location(ref: TableRef, role: str) -> str:
     """The local folder of a source given by path; LogUnreadable for anything else, FileNotFoundError if absent."""
     if ref.path is None:
         raise LogUnreadable(f"{role} is a catalog table ({ref.table}): its location needs the metastore")
-    if is_s3(ref.path):  # delta-rs reads it there (deltainc.storage); an absent table is left to Spark to report
+    if is_s3(ref.path):  # delta-rs reads it there (deltainc.settings); an absent table is left to Spark to report
         return ref.path
     if "://" in ref.path or ref.path.startswith("file:"):
         raise LogUnreadable(f"{role} is not a local path or in S3 ({ref.path})")
@@ -97,7 +97,7 @@ def _units(snapshot: Snapshot, column: str, time_uom: str) -> list[int | None]:
 
 
 def latest_unit_from_log(location: str, inc_col: str, time_uom: str) -> int | None:
-    """`sources.latest_unit` of the Delta table at `location`, from its add actions alone (no data file read).
+    """`spark_counts.latest_unit` of the Delta table at `location`, from its add actions alone (no data file read).
 
     The max of `inc_col` (DATE, TIMESTAMP or TIMESTAMP_NTZ) is the greatest partition value when it partitions
     the table, else the greatest per-file max statistic (Delta truncates timestamps there to the millisecond,
@@ -124,7 +124,7 @@ def latest_in_both(job: JobConfig) -> int | None:
 
 
 def null_count_from_log(location: str, inc_col: str) -> int:
-    """`sources.count_null_inc` of the Delta table at `location`: its rows whose `inc_col` is NULL, from the add
+    """`spark_counts.count_null_inc` of the Delta table at `location`: its rows whose `inc_col` is NULL, from the add
     actions (the partition value, or each file's null_count statistic). LogUnreadable where that may not be
     exact: deletion vectors in use, a file without statistics, column mapping or another reader feature."""
     snapshot = look(location).statistics()
@@ -149,7 +149,7 @@ def null_count_from_log(location: str, inc_col: str) -> int:
 def files_in_units(location: str, inc_col: str, time_uom: str, first: int, last: int | None) -> tuple[int, int]:
     """The files, and their bytes, that a scan of units [first, last] (last None: open) of `inc_col` reads in a
     table partitioned by `inc_col`: the live files whose partition value falls in the range (what Delta's
-    partition pruning keeps, as `sources.scan_stats` counts it). LogUnreadable for a table not so partitioned."""
+    partition pruning keeps, as `spark_counts.scan_stats` counts it). LogUnreadable for a table not so partitioned."""
     snapshot = look(location).statistics()
     with reading(location):
         column = _time_column(snapshot, inc_col, partitioned=True)

@@ -1,4 +1,4 @@
-"""Reading the job's Delta tables: by path or catalog name, their latest RecDate, the files a scan reads, and a
+"""Reading the job's Delta tables: whether one exists, by path or catalog name, its shape and latest commit, and a
 window's source rows read as the Parquet files the source's Delta log names (docs/design.md#what-a-window-reads).
 """
 
@@ -11,46 +11,108 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
 from deltainc.join.columns import source_filter
-from deltainc.join.windows import TimeUnit, to_index
+from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import WindowFiles, source_location, window_files
-from deltainc.pipeline.delta.snapshot import log_else, look
-from deltainc.pipeline.delta.sql import detail, local_file_path, read, table_exists
+from deltainc.pipeline.delta.snapshot import log_else, look, retake
+from deltainc.pipeline.delta.sql import detail, table_name
 from deltainc.pipeline.job.kinds.job_kind import WindowRows, whole_tables
 from deltainc.pipeline.job.sections import SourceRef, TableRef
 from deltainc.spark_compat import session_kind
 
 __all__ = [
-    "ScanStats",
     "TableShape",
+    "is_delta_path",
     "table_exists",
+    "read",
+    "latest_commit",
     "table_shape",
     "shape_from_log",
     "read_table",
     "read_source",
-    "latest_unit",
-    "count_null_inc",
     "count_null_keys",
-    "scan_stats",
     "local_file_path",
     "window_rows",
     "read_files",
 ]
 
 
-@dataclass(frozen=True)
-class ScanStats:
-    """How many files and bytes a scan reads, as planned by Spark and Delta after pruning."""
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a Hadoop path's scheme comes before any '/'
 
-    files: int
-    bytes: int
+
+def local_file_path(location: str) -> str | None:
+    """The local path of a Hadoop path string (as inputFiles() gives it), or None if it is on another file system.
+
+    inputFiles() returns Hadoop's Path.toString(): the scheme, then the on-disk name verbatim, with no %-escapes
+    (a timestamp partition folder `RecDate=2025-02-01 00%3A00%3A00` comes back as is, '%3A' being part of the
+    name). So nothing may be unquoted, and it is not a URI either: '#' and '?' belong to the name, not to a
+    fragment or query, which is why urllib's urlparse must not see it.
+    """
+    if location.startswith("file:"):
+        rest = location[len("file:") :]
+        if rest.startswith("//"):  # file:///tmp/x (empty authority) or file://host/tmp/x
+            slash = rest.find("/", 2)
+            return rest[slash:] if slash >= 0 else "/"
+        return rest
+    return None if _SCHEME.match(location) else location  # s3a:, abfss:, dbfs:, ... (a bare /path is local)
+
+
+def is_delta_path(spark: SparkSession, path: str) -> bool:
+    """Whether a Delta table has committed at `path`; a local folder answers from its `_delta_log` alone."""
+    local = local_file_path(path)  # Hadoop takes a path's name verbatim: nothing to unquote
+    if local is not None:
+        log = os.path.join(local, "_delta_log")
+        return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
+    try:
+        spark.read.format("delta").load(path).schema  # noqa: B018 - analysing the load reads the log's head
+    except AnalysisException:
+        return False
+    return True
+
+
+def table_exists(spark: SparkSession, ref: TableRef) -> bool:
+    """Whether the Delta table behind `ref` exists."""
+    if ref.path is not None:
+        return is_delta_path(spark, ref.path)
+    return bool(spark.catalog.tableExists(ref.table or ""))
+
+
+def read(spark: SparkSession, ref: TableRef) -> DataFrame:
+    """The table's current rows."""
+    if ref.path is not None:
+        return spark.read.format("delta").load(ref.path)
+    return spark.read.table(ref.table or "")
+
+
+def latest_commit(spark: SparkSession, ref: TableRef) -> Mapping[str, Any] | None:
+    """The table's latest commit (version, operation, operationMetrics, ...): read from its Delta log with delta-rs
+    where the table is a local path of this process, else DESCRIBE HISTORY's row (a Spark job)."""
+
+    if ref.path is not None:
+        retake(ref.path)  # after the commit just made, the table's snapshot is taken again
+
+    def from_log() -> Mapping[str, Any] | None:
+        if ref.path is None or not session_kind(spark).sees_its_files:
+            raise LogUnreadable("a catalog table, or the session's files are not this process'")
+        history = look(ref.path).history(1)
+        if not history or "operation" not in history[0] or "version" not in history[0]:
+            raise LogUnreadable(f"{ref.path}: the log's last commit has no operation or version")
+        return history[0]
+
+    def with_spark(_why: Exception) -> Mapping[str, Any] | None:
+        row = spark.sql(f"DESCRIBE HISTORY {table_name(ref)} LIMIT 1").first()
+        return None if row is None else row.asDict()
+
+    return log_else(f"the last commit of {ref.label}", from_log, with_spark)
 
 
 def read_table(spark: SparkSession, ref: TableRef, role: str) -> DataFrame:
@@ -126,13 +188,6 @@ def read_source(spark: SparkSession, ref: SourceRef, role: str) -> DataFrame:
     return filtered
 
 
-def latest_unit(df: DataFrame, inc_col: str, time_uom: str) -> int | None:
-    """The latest unit present in the incremental column (Delta answers max() from its statistics)."""
-    value = df.agg(F.max(inc_col).alias("latest")).first()
-    latest = None if value is None else value["latest"]
-    return None if latest is None else to_index(latest, time_uom)
-
-
 def count_null_keys(
     frames: Sequence[tuple[DataFrame, Sequence[str]]], inc: str, uom: TimeUnit | str, first: int, last: int
 ) -> list[int]:
@@ -149,29 +204,6 @@ def count_null_keys(
     rows = functools.reduce(DataFrame.unionByName, sides).groupBy("side").count().collect()
     found = {int(row["side"]): int(row["count"]) for row in rows}
     return [found.get(side, 0) for side in range(len(frames))]
-
-
-def count_null_inc(df: DataFrame, inc_col: str) -> int:
-    """Rows whose incremental column is NULL: never joined, but counted and reported."""
-    return df.where(F.col(inc_col).isNull()).count()
-
-
-_GLOB = re.compile(r"([{}\[\]*?\\])")
-
-
-def scan_stats(spark: SparkSession, scan: DataFrame) -> ScanStats:
-    """Files (and their bytes) that Spark and Delta plan to read for `scan`, after partition and file pruning."""
-    files = scan.inputFiles()
-    if not files:
-        return ScanStats(0, 0)
-    local = [local_file_path(f) for f in files]
-    if all(path is not None for path in local):  # local disk: the file system answers without a Spark job
-        return ScanStats(len(files), sum(os.path.getsize(path) for path in local if path is not None))
-    # a load() path is a glob pattern: escape its glob characters so a table path like `x[1]` is read literally
-    literal = [_GLOB.sub(r"\\\1", f) for f in files]
-    sizes = spark.read.format("binaryFile").load(literal).agg(F.sum("length").alias("bytes")).first()
-    total = 0 if sizes is None or sizes["bytes"] is None else int(sizes["bytes"])
-    return ScanStats(len(files), total)
 
 
 def window_rows(

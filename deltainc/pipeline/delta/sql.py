@@ -1,60 +1,31 @@
-"""Delta operations as SQL and DataFrame calls only, so they work the same on a classic SparkSession and on a
-Spark Connect client (where delta-spark's `DeltaTable` needs Delta's Connect server plugin, which a server may
-not have): whether a table exists, its latest commit and detail, DELETE, and MERGE INTO a table from a DataFrame.
+"""Delta operations as SQL only, so they work the same on a classic SparkSession and on a Spark Connect client
+(where delta-spark's `DeltaTable` needs Delta's Connect server plugin, which a server may not have): a table's
+name in SQL, its detail, DELETE, and MERGE INTO a table from a DataFrame. Reading a table is `sources`'.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
-from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, Row, SparkSession
 
-from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.snapshot import log_else, look, retake
 from deltainc.pipeline.job.sections import TableRef
-from deltainc.spark_compat import session_conf, session_kind
+from deltainc.spark_compat import session_conf
 
 __all__ = [
     "table_name",
     "path_ref",
-    "is_delta_path",
-    "table_exists",
-    "read",
-    "latest_commit",
     "detail",
     "delete_where",
     "merge_into",
     "quote_name",
     "assignments",
     "insert_values",
-    "local_file_path",
 ]
 
 _AUTO_MERGE = "spark.databricks.delta.schema.autoMerge.enabled"
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a Hadoop path's scheme comes before any '/'
-
-
-def local_file_path(location: str) -> str | None:
-    """The local path of a Hadoop path string (as inputFiles() gives it), or None if it is on another file system.
-
-    inputFiles() returns Hadoop's Path.toString(): the scheme, then the on-disk name verbatim, with no %-escapes
-    (a timestamp partition folder `RecDate=2025-02-01 00%3A00%3A00` comes back as is, '%3A' being part of the
-    name). So nothing may be unquoted, and it is not a URI either: '#' and '?' belong to the name, not to a
-    fragment or query, which is why urllib's urlparse must not see it.
-    """
-    if location.startswith("file:"):
-        rest = location[len("file:") :]
-        if rest.startswith("//"):  # file:///tmp/x (empty authority) or file://host/tmp/x
-            slash = rest.find("/", 2)
-            return rest[slash:] if slash >= 0 else "/"
-        return rest
-    return None if _SCHEME.match(location) else location  # s3a:, abfss:, dbfs:, ... (a bare /path is local)
 
 
 def quote_name(column: str) -> str:
@@ -84,55 +55,6 @@ def table_name(ref: TableRef) -> str:
     if ref.path is not None:
         return "delta." + quote_name(ref.path)
     return ref.table or ""
-
-
-def is_delta_path(spark: SparkSession, path: str) -> bool:
-    """Whether a Delta table has committed at `path`; a local folder answers from its `_delta_log` alone."""
-    local = local_file_path(path)  # Hadoop takes a path's name verbatim: nothing to unquote
-    if local is not None:
-        log = os.path.join(local, "_delta_log")
-        return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
-    try:
-        spark.read.format("delta").load(path).schema  # noqa: B018 - analysing the load reads the log's head
-    except AnalysisException:
-        return False
-    return True
-
-
-def table_exists(spark: SparkSession, ref: TableRef) -> bool:
-    """Whether the Delta table behind `ref` exists."""
-    if ref.path is not None:
-        return is_delta_path(spark, ref.path)
-    return bool(spark.catalog.tableExists(ref.table or ""))
-
-
-def read(spark: SparkSession, ref: TableRef) -> DataFrame:
-    """The table's current rows."""
-    if ref.path is not None:
-        return spark.read.format("delta").load(ref.path)
-    return spark.read.table(ref.table or "")
-
-
-def latest_commit(spark: SparkSession, ref: TableRef) -> Mapping[str, Any] | None:
-    """The table's latest commit (version, operation, operationMetrics, ...): read from its Delta log with delta-rs
-    where the table is a local path of this process, else DESCRIBE HISTORY's row (a Spark job)."""
-
-    if ref.path is not None:
-        retake(ref.path)  # after the commit just made, the table's snapshot is taken again
-
-    def from_log() -> Mapping[str, Any] | None:
-        if ref.path is None or not session_kind(spark).sees_its_files:
-            raise LogUnreadable("a catalog table, or the session's files are not this process'")
-        history = look(ref.path).history(1)
-        if not history or "operation" not in history[0] or "version" not in history[0]:
-            raise LogUnreadable(f"{ref.path}: the log's last commit has no operation or version")
-        return history[0]
-
-    def with_spark(_why: Exception) -> Mapping[str, Any] | None:
-        row = spark.sql(f"DESCRIBE HISTORY {table_name(ref)} LIMIT 1").first()
-        return None if row is None else row.asDict()
-
-    return log_else(f"the last commit of {ref.label}", from_log, with_spark)
 
 
 def detail(spark: SparkSession, ref: TableRef) -> Row | None:

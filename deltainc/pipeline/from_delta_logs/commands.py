@@ -31,7 +31,8 @@ from deltainc.pipeline.delta.delta_log_stats import latest_in_both, source_locat
 from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.sources import shape_from_log
 from deltainc.pipeline.job.job_config import JobConfig, load
-from deltainc.pipeline.job.kinds import JoinPlan, kind_of
+from deltainc.pipeline.job.kinds import JoinPlan
+from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.plan import PipelineResult
 from deltainc.pipeline.state import (
     Lease,

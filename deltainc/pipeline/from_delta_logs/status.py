@@ -16,8 +16,7 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
 from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.pipeline.state.model import JobState
-from deltainc.settings import Settings
-from deltainc.storage import is_s3
+from deltainc.settings import Settings, is_s3
 
 __all__ = ["state_from_log", "status_from_log", "status_with_problem"]
 

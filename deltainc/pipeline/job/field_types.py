@@ -12,7 +12,7 @@ from typing import Annotated, Any, get_args
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from deltainc.join.options import Text
-from deltainc.storage import spark_location
+from deltainc.settings import spark_location
 from deltainc.text_enum import TextEnum
 
 __all__ = [
@@ -49,7 +49,7 @@ def absolute_location(location: str) -> str:
     """A local path made absolute against the current directory (Spark resolves relative ones against where its
     JVM started, which need not be where the command runs); a URI is kept, but s3:// and s3n:// become s3a://."""
     if "://" in location or location.startswith(("file:", "dbfs:")):
-        return spark_location(location)  # S3 as Spark names it (s3a://); delta-rs gets s3:// (deltainc.storage)
+        return spark_location(location)  # S3 as Spark names it (s3a://); delta-rs gets s3:// (deltainc.settings)
     return os.path.abspath(os.path.expanduser(location))
 
 

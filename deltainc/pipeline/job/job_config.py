@@ -16,8 +16,7 @@ from deltainc.errors import ConfigError, did_you_mean
 from deltainc.join.options import How
 from deltainc.pipeline.job.field_types import Corrections, Name, NonNegativeInt, Section, absolute_location, known_keys
 from deltainc.pipeline.job.sections import FeatureConfig, JoinConfig, SourceRef, StateConfig, TargetConfig
-from deltainc.settings import Settings, load_settings
-from deltainc.storage import uses_s3
+from deltainc.settings import Settings, load_settings, uses_s3
 
 if sys.version_info >= (3, 11):
     import tomllib

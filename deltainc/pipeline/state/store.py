@@ -30,7 +30,7 @@ from deltainc.pipeline.delta.delta_log import column_types, job_rows, open_table
 from deltainc.pipeline.delta.snapshot import log_required
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.model import JobState, RunRecord, StatePaths, state_paths
-from deltainc.storage import storage_options
+from deltainc.settings import storage_options
 
 if TYPE_CHECKING:
     import pyarrow as pa

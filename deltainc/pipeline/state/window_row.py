@@ -18,11 +18,12 @@ from deltainc.errors import ConfigError
 from deltainc.join.options import counted_types
 from deltainc.join.windows import Window
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.kinds import JobKind, kind_of
+from deltainc.pipeline.job.kinds import JobKind
+from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.state.model import Command, RunRecord, RunStatus
 
 if TYPE_CHECKING:  # annotations only: `status` imports the settings' half without pyspark
-    from deltainc.pipeline.delta.sources import ScanStats
+    from deltainc.pipeline.delta.spark_counts import ScanStats
     from deltainc.pipeline.state.lock import Lease
 
 __all__ = [

@@ -26,8 +26,9 @@ from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import files_in_units
 from deltainc.pipeline.delta.snapshot import log_else
-from deltainc.pipeline.delta.sources import ScanStats, scan_stats
-from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
+from deltainc.pipeline.delta.sources import read
+from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
+from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into
 from deltainc.pipeline.target.layout import IS_FINAL, holds_open_rows_apart
 from deltainc.pipeline.target.write_mode import (
     CommitResult,

@@ -24,8 +24,7 @@ from pyspark.sql import types as T
 from deltainc.errors import SchemaError
 from deltainc.join.options import WAITING_TYPES
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE
-from deltainc.pipeline.delta.sources import TableShape, table_shape
-from deltainc.pipeline.delta.sql import table_exists
+from deltainc.pipeline.delta.sources import TableShape, table_exists, table_shape
 from deltainc.pipeline.job.sections import TableRef
 
 __all__ = [

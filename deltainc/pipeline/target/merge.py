@@ -23,8 +23,9 @@ from deltainc.errors import AmbiguousRowsError
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.join.windows import Window, from_index, read_bounds
-from deltainc.pipeline.delta.sources import scan_stats
-from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into, read
+from deltainc.pipeline.delta.sources import read
+from deltainc.pipeline.delta.spark_counts import scan_stats
+from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into
 from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity, shown_samples
 from deltainc.pipeline.target.forward_write import sql_literal

@@ -16,8 +16,8 @@ from pyspark.sql import functions as F
 
 from deltainc.join.output_layout import RESERVED_PREFIX
 from deltainc.join.windows import Window, from_index
-from deltainc.pipeline.delta.sources import ScanStats, scan_stats
-from deltainc.pipeline.delta.sql import read as read_target
+from deltainc.pipeline.delta.sources import read as read_target
+from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
 from deltainc.pipeline.target.forward_write import overwrite_target, replace_where, sql_literal
 from deltainc.pipeline.target.write_mode import (
     NO_COMMIT,

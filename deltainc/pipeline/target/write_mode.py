@@ -22,8 +22,9 @@ from pyspark.sql import DataFrame, SparkSession
 from deltainc.join.windows import TimeUnit, Window
 from deltainc.pipeline.delta.delta_log import LogUnreadable, local_folder
 from deltainc.pipeline.delta.snapshot import log_else
-from deltainc.pipeline.delta.sources import ScanStats, TableShape, table_shape
-from deltainc.pipeline.delta.sql import detail, latest_commit
+from deltainc.pipeline.delta.sources import TableShape, latest_commit, table_shape
+from deltainc.pipeline.delta.spark_counts import ScanStats
+from deltainc.pipeline.delta.sql import detail
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import TableRef

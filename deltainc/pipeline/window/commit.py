@@ -35,8 +35,8 @@ from deltainc.errors import Cancelled, ConfigError
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.sources import ScanStats, table_shape
-from deltainc.pipeline.delta.sql import latest_commit, table_exists
+from deltainc.pipeline.delta.sources import latest_commit, table_exists, table_shape
+from deltainc.pipeline.delta.spark_counts import ScanStats
 from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.prepared_job import PreparedJob

@@ -16,16 +16,15 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.sql import table_exists
+from deltainc.pipeline.delta.sources import table_exists
 from deltainc.pipeline.plan import WindowReport
-from deltainc.pipeline.prepared_job import PreparedJob
+from deltainc.pipeline.prepared_job import PreparedJob, latest_labels, null_inc, null_keys, scanned
 from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run
 from deltainc.pipeline.state.window_row import Clock, started, timed, with_reads, with_writes
 from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target.write_mode import WriteMode
 from deltainc.pipeline.window.commit import Counting, finish_commit, fitted, shaped, write_window, written_counted
 from deltainc.pipeline.window.failure_row import record_failure
-from deltainc.pipeline.window.source_facts import latest_labels, null_inc, null_keys, scanned
 from deltainc.pipeline.window.too_late_writes import (
     LateRows,
     keep_too_late,
@@ -34,8 +33,7 @@ from deltainc.pipeline.window.too_late_writes import (
     settled,
     too_late_found,
 )
-from deltainc.spark import take_startup_seconds
-from deltainc.spark_compat import labelled_jobs, observes_writes
+from deltainc.spark_compat import labelled_jobs, observes_writes, take_startup_seconds
 from deltainc.text_enum import TextEnum
 
 __all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]

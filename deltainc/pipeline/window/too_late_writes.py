@@ -22,7 +22,7 @@ from pyspark.sql.types import DataType
 from deltainc.errors import ConfigError, InternalError
 from deltainc.join.join_spec import resolve_join_cond
 from deltainc.join.windows import Window, from_index
-from deltainc.pipeline.delta.sql import read, table_exists
+from deltainc.pipeline.delta.sources import read, table_exists
 from deltainc.pipeline.job.kinds import LateSearch
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.forward_write import replace_where, sql_literal

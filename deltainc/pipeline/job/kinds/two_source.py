@@ -1,4 +1,5 @@
-"""A two-source job as a kind of job (`job_kind.JobKind`): A joined with one B by `[join]`.
+"""A two-source job as a kind of job (`job_kind.JobKind`): A joined with one B by `[join]`; and `kind_of`, the one
+place that asks which kind a job file describes (a feature job when it lists `[[features]]`, else this kind).
 
 What it says from the job file alone needs no pyspark; its check against A's and B's schemas (`plan_join`: the
 join's checks, the target's identity and the output columns the writers need) runs once, from the Delta logs
@@ -16,8 +17,10 @@ from deltainc.join.options import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, WAITING_TIME, plan_layout
 from deltainc.join.windows import open_read_bounds
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.kinds.feature_job import FeatureJob
 from deltainc.pipeline.job.kinds.job_kind import (
     Identity,
+    JobKind,
     LateSearch,
     SourceScan,
     SpineReach,
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
     from deltainc.join.join_spec import JoinSpec
     from deltainc.join.options import How
 
-__all__ = ["TwoSourceJob", "TwoSourcePlan", "TwoSourceJoin", "output_select", "plan_join"]
+__all__ = ["TwoSourceJob", "TwoSourcePlan", "TwoSourceJoin", "kind_of", "output_select", "plan_join"]
 
 
 @dataclass(frozen=True)
@@ -239,3 +242,16 @@ def _in_job_terms(error: ConfigError | SchemaError) -> ConfigError | SchemaError
     if text.startswith("inc_col_name:"):
         return type(error)("join.inc_col:" + text.removeprefix("inc_col_name:"))
     return error
+
+
+def kind_of(job: JobConfig) -> JobKind:
+    """The job's kind: a feature job when it lists `[[features]]`, else a two-source job (`JobConfig` accepts one
+    form or the other).
+
+    Example:
+        ```python
+        kind = kind_of(load_job("conf/jobs/bank_trx.toml"))
+        kind.read_ranges(first, last)  # {'source_a': (...), 'source_b': (...)}
+        ```
+    """
+    return FeatureJob(job) if job.features else TwoSourceJob(job)

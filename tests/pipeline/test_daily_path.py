@@ -32,7 +32,7 @@ PAYMENTS = "PayId long, OrderId long, EventTime timestamp, RecDate date"
 # settings.py, `kind_of` to job/kinds/two_source.py, a table's reads to delta/sources.py, the sources' facts to
 # prepared_job.py (a run in a session it is given no longer enters spark.py). These 31 hold 7,216 lines; 25 modules
 # of at most 300 lines hold 7,500, so 25 is in reach only if each holds close to 300 of one concept: the pairs
-# that sum to 300 or less (state/from_delta_log.py + state/processes.py) hold two concepts apart.
+# of one layer that sum to 300 or less (state/from_delta_log.py + state/processes.py, the only one) hold two concepts.
 MOST_MODULES = 31
 
 day, at = days_from(START)

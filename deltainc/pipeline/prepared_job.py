@@ -21,7 +21,6 @@ from deltainc.join.windows import TimeUnit, Window, from_index, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import (
     files_in_units,
-    latest_in_both,
     latest_unit_from_log,
     null_count_from_log,
     null_keys_in_units,
@@ -35,7 +34,15 @@ from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SourceS
 from deltainc.pipeline.job.kinds.job_kind import Identity, window_rows_of
 from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.job.sections import SourceRef
-from deltainc.pipeline.state import JobState, StatePaths, check_unchanged, read_state, state_paths
+from deltainc.pipeline.state import (
+    JobState,
+    StatePaths,
+    check_unchanged,
+    latest_in_sources,
+    read_state,
+    state_paths,
+    upstream_watermark,
+)
 from deltainc.pipeline.target.duplicate_identity import WindowSources
 from deltainc.pipeline.target.layout import target_partitioning
 from deltainc.settings import Settings, resolved
@@ -174,15 +181,22 @@ def open_job(
 
 
 def latest_available(prepared: PreparedJob) -> int | None:
-    """The latest unit present in both sources: from their Delta logs where they answer exactly, else with Spark."""
-    inc, uom = prepared.job.join.inc_col, prepared.uom
+    """The latest unit present in every source (another job's target: that job's watermark): from their Delta logs
+    where they answer exactly, else with Spark."""
+    inc, uom, state_dir = prepared.job.join.inc_col, prepared.uom, prepared.settings.state_dir
 
     def with_spark(_why: Exception) -> int | None:
-        units = [latest_unit(frame, inc, uom) for frame in prepared.join.frames.values()]
+        refs, frames = dict(prepared.job.sources), prepared.join.frames
+        units = [
+            upstream_watermark(refs[role], state_dir) if refs[role].job else latest_unit(frame, inc, uom)
+            for role, frame in frames.items()
+        ]
         return None if None in units else min(u for u in units if u is not None)
 
     return log_else(
-        f"{prepared.job.name}: the latest {inc} in the sources", lambda: latest_in_both(prepared.job), with_spark
+        f"{prepared.job.name}: the latest {inc} in the sources",
+        lambda: latest_in_sources(prepared.job, state_dir),
+        with_spark,
     )
 
 

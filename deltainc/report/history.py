@@ -27,11 +27,11 @@ from deltainc.join.options import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE
 from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
-from deltainc.pipeline.delta.delta_log_stats import latest_in_both, source_location
+from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.delta.snapshot import log_else, log_required, look
 from deltainc.pipeline.from_delta_logs.status import state_from_log
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.state import JobStatus, describe
+from deltainc.pipeline.state import JobStatus, describe, latest_in_sources
 from deltainc.pipeline.state.job_status import utc
 from deltainc.report.series import Row, UnitCounts, span, window_label
 from deltainc.settings import Settings, is_s3
@@ -66,7 +66,9 @@ def read_history(job: JobConfig, settings: Settings) -> History:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # delta-rs may add a backtrace
         raise ConfigError(f"state_dir: the run log of {job.name} cannot be read: {first}") from exc
     # The header says why when the sources' logs cannot answer; the history is still the run log's.
-    latest, problem = log_else("the sources' latest RecDate", lambda: (latest_in_both(job), None), _unanswered)
+    latest, problem = log_else(
+        "the sources' latest RecDate", lambda: (latest_in_sources(job, settings.state_dir), None), _unanswered
+    )
     status = describe(job, state, latest, newest_first[:1], settings.lock_expiry_seconds, problem, "delta_log")
     for row in newest_first:  # pyspark's naive local time made explicit, as status shows it
         row["started_at"] = utc(row.get("started_at"))

@@ -612,3 +612,51 @@ def test_a_feature_sources_settings_are_remembered_and_a_change_is_one(tmp_path:
     assert [c.setting for c in changes(before, built_with(longer))] == ["features[risk]"]
     two_source = load_job(write(tmp_path, MINIMAL))
     assert "join.how" in [c.setting for c in changes(built_with(two_source), before)]
+
+
+def chain(tmp_path: Path, downstream_a: str, upstream: str = MINIMAL) -> Path:
+    """An upstream job `up` (target at tmp_path/up_target, state at tmp_path/up_state) and a job `down` whose
+    [source_a] is `downstream_a`, as job files side by side; the path of down's file."""
+    up = replaced('name = "j"', 'name = "up"', upstream)
+    up = replaced('path = "t"', f'path = "{tmp_path / "up_target"}"', up)
+    write(tmp_path, up + f'[state]\npath = "{tmp_path / "up_state"}"\n', "up.toml")
+    down = replaced('name = "j"', 'name = "down"', replaced('[source_a]\npath = "a"', f"[source_a]\n{downstream_a}"))
+    return write(tmp_path, down, "down.toml")
+
+
+def test_a_source_named_by_job_is_that_jobs_targets_final_rows_up_to_its_watermark(tmp_path: Path) -> None:
+    source = load_job(chain(tmp_path, 'job = "up"')).source_a
+    assert (source.path, source.where) == (str(tmp_path / "up_target"), "IsFinal")
+    assert (source.job, source.job_state) == ("up", str(tmp_path / "up_state"))  # where its watermark is read
+    own = load_job(chain(tmp_path, 'job = "up"\nwhere = "TrxId > 0"')).source_a
+    assert own.where == "IsFinal AND (TrxId > 0)"
+
+
+def test_a_source_naming_a_job_that_is_not_beside_it_is_refused_listing_the_jobs_there(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"source_a\.job: no job 'upp' in .* \(jobs there: down, up\)"):
+        load_job(chain(tmp_path, 'job = "upp"'))
+
+
+def test_jobs_that_read_each_other_in_a_cycle_are_refused_naming_the_cycle(tmp_path: Path) -> None:
+    up = replaced('[source_b]\npath = "b"', '[source_b]\njob = "down"')
+    with pytest.raises(ConfigError, match=r"source_b\.job: the jobs read each other in a cycle: down -> up -> down"):
+        load_job(chain(tmp_path, 'job = "up"', upstream=up))
+
+
+@pytest.mark.parametrize("other", ['path = "a"', 'table = "db.a"', 'job_state = "s"'])
+def test_a_source_gives_a_job_or_a_table_not_both(tmp_path: Path, other: str) -> None:
+    key = other.split(" ")[0]
+    with pytest.raises(ConfigError, match=rf"source_a: give job or {key}, not both"):
+        load_job(chain(tmp_path, f'job = "up"\n{other}'))
+
+
+def test_a_source_named_by_job_is_dated_as_this_job_is_or_refused_naming_inc_col_and_time_uom(tmp_path: Path) -> None:
+    hourly = with_lines(MINIMAL, "join", 'time_uom = "hour"')
+    message = r"source_a\.job: up's target is dated by RecDate in hours; join\.inc_col and join\.time_uom must be"
+    with pytest.raises(ConfigError, match=message):
+        load_job(chain(tmp_path, 'job = "up"', upstream=hourly))
+
+
+def test_job_state_is_set_from_the_upstreams_job_file_only() -> None:
+    with pytest.raises(ValueError, match="job_state: only with job"):
+        SourceRef(path="a", job_state="/s")

@@ -12,10 +12,10 @@ import pytest
 from delta_rows import column_names, read_rows, write_rows
 from pyspark.sql import SparkSession
 
-from deltainc import JoinType, SchemaError
+from deltainc import ConfigError, JoinType, SchemaError
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.inspection import validate_job
-from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.job_config import JobConfig, load_job
 
 pytestmark = pytest.mark.spark
 
@@ -89,3 +89,52 @@ def test_a_job_on_another_jobs_target_validates_and_runs_on_its_final_rows(spark
         (3, D3, D3, 30, D3, 6, D3, 0, None, same, True, 300, D3, 0, None, same, True),
     ]
     assert read_rows(out) == expected
+
+
+def job_file(root: Path, name: str, a: str, b: str, b_key: str, join: str) -> Path:
+    """A job file `root/name.toml`: source A `a` (a path, or `job = "..."`), source B the table `root/b`."""
+    text = f"""\
+name = "{name}"
+start_date = {D1}
+[source_a]
+{a}
+[source_b]
+path = "{root / b}"
+[join]
+how = "left"
+join_cols = ["TrxId"]
+{join}
+[target]
+path = "{root / name}"
+keys = ["TrxId"]
+b_keys = ["{b_key}"]
+[state]
+path = "{root / "state"}"
+"""
+    (root / f"{name}.toml").write_text(text)
+    return root / f"{name}.toml"
+
+
+@pytest.mark.windows
+def test_a_source_named_by_job_reaches_no_further_than_that_jobs_watermark(spark: SparkSession, tmp_path: Path) -> None:
+    write_rows(tmp_path / "a", [(1, 10, D1), (2, 20, D1), (3, 30, D3)], "TrxId long, Amount int, RecDate date")
+    write_rows(tmp_path / "b", [(1, 5, D1), (3, 6, D3)], "TrxId long, SepaId long, RecDate date")
+    write_rows(tmp_path / "scans", [(1, 100, D2), (2, 200, D2), (3, 300, D3)], "TrxId long, ScanId long, RecDate date")
+    up = load_job(job_file(tmp_path, "trx", f'path = "{tmp_path / "a"}"', "b", "SepaId", "max_waiting_time = 1"))
+    join = 'max_waiting_time = 2\nalias_a = "A2"\nalias_b = "B2"'
+    down = load_job(job_file(tmp_path, "trx_scans", 'job = "trx"', "scans", "ScanId", join))
+    with pytest.raises(ConfigError, match=r"source_a: no Delta table at .* \(the target of job trx, which has not run"):
+        run(down, spark=spark)
+    assert not (tmp_path / "trx_scans").exists()
+    run(up, until=D2, spark=spark)
+
+    def stop_after_the_commit(step: str) -> None:
+        if step == "written":
+            raise RuntimeError("stopped after trx's commit of D3, before its watermark")
+
+    with pytest.raises(RuntimeError, match="stopped after"):
+        run(up, spark=spark, on_step=stop_after_the_commit)
+    assert {row[0] for row in read_rows(tmp_path / "trx", ["TrxId"])} == {1, 2, 3}  # trx 3, final on D3, is there
+    result = run(down, spark=spark)
+    assert result.watermark == D2.isoformat()  # trx's watermark, not its target's latest RecDate
+    assert [row[0] for row in read_rows(tmp_path / "trx_scans", ["TrxId"])] == [1, 2]

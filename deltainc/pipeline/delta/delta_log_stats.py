@@ -22,12 +22,11 @@ from deltainc.pipeline.job.sections import TableRef
 from deltainc.settings import is_s3
 
 if TYPE_CHECKING:
-    from deltainc.pipeline.job.job_config import JobConfig
+    pass
 
 __all__ = [
     "source_location",
     "latest_unit_from_log",
-    "latest_in_both",
     "null_count_from_log",
     "files_in_units",
     "null_keys_in_units",
@@ -112,15 +111,6 @@ def latest_unit_from_log(location: str, inc_col: str, time_uom: str) -> int | No
     if latest is None:
         return None
     return to_index(spark_value(latest, snapshot.types[column], column), time_uom)
-
-
-def latest_in_both(job: JobConfig) -> int | None:
-    """The latest unit present in every source of `job`, from their Delta logs (LogUnreadable, FileNotFoundError)."""
-    units = [
-        latest_unit_from_log(source_location(ref, role), job.join.inc_col, job.join.time_uom)
-        for role, ref in job.sources
-    ]
-    return None if None in units else min(u for u in units if u is not None)
 
 
 def null_count_from_log(location: str, inc_col: str) -> int:

@@ -118,7 +118,9 @@ def latest_commit(spark: SparkSession, ref: TableRef) -> Mapping[str, Any] | Non
 def read_table(spark: SparkSession, ref: TableRef, role: str) -> DataFrame:
     """The Delta table behind `ref`; a missing table is a ConfigError naming the role (source_a, ...)."""
     if not table_exists(spark, ref):
-        raise ConfigError(f"{role}: no Delta table at {ref.label}")
+        upstream = ref.job if isinstance(ref, SourceRef) else None
+        after = f" (the target of job {upstream}, which has not run yet: run it first)" if upstream else ""
+        raise ConfigError(f"{role}: no Delta table at {ref.label}{after}")
     return read(spark, ref)
 
 

@@ -27,7 +27,7 @@ from typing import TypeVar
 from deltainc.errors import ConfigError
 from deltainc.join.windows import from_index, next_window, parse_point, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.delta_log_stats import latest_in_both, source_location
+from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.sources import shape_from_log
 from deltainc.pipeline.job.job_config import JobConfig, load
@@ -37,6 +37,7 @@ from deltainc.pipeline.plan import PipelineResult
 from deltainc.pipeline.state import (
     Lease,
     check_unchanged,
+    latest_in_sources,
     locked,
     read_state,
     read_state_from_log,
@@ -133,7 +134,7 @@ def _idle_run(job: JobConfig, settings: Settings, until: str | dt.date | None) -
     root = job.state_path(settings.state_dir)
     try:
         state = read_state_from_log(state_paths(root), job.name)
-        latest = latest_in_both(job)
+        latest = latest_in_sources(job, settings.state_dir)
     except FileNotFoundError as exc:
         raise LogUnreadable(str(exc)) from exc
     start = to_index(job.start_date, uom)

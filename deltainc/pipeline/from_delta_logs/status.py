@@ -10,10 +10,16 @@ the state tables still say.
 from __future__ import annotations
 
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.delta_log_stats import latest_in_both
 from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.state import JobStatus, describe, read_runs_from_log, read_state_from_log, state_paths
+from deltainc.pipeline.state import (
+    JobStatus,
+    describe,
+    latest_in_sources,
+    read_runs_from_log,
+    read_state_from_log,
+    state_paths,
+)
 from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.pipeline.state.model import JobState
 from deltainc.settings import Settings, is_s3
@@ -38,7 +44,7 @@ def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
     latest: int | None = None
     problem = None
     try:
-        latest = latest_in_both(job)
+        latest = latest_in_sources(job, settings.state_dir)
     except FileNotFoundError as exc:
         problem = str(exc)
     return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, read_with="delta_log")

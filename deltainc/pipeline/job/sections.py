@@ -62,6 +62,17 @@ class SourceRef(TableRef):
     # A Spark SQL condition on the source's columns: only rows where it holds are joined, in every window alike
     # (e.g. "OrderId IS NOT NULL" leaves out rows whose key is NULL). A change is a change of the target's rows.
     where: Text | None = None
+    # Another job of the job directory whose target's final rows this source is (`job = "shipments_scans"` in the
+    # job file, which `load_job` turns into that target's path or table, `where = "IsFinal"` and the upstream's
+    # state folder): the source then reaches no further than that job's watermark.
+    job: Name | None = None
+    job_state: Location | None = None  # the upstream's state folder; None = the settings' state_dir
+
+    @model_validator(mode="after")
+    def _job_state_with_job(self) -> SourceRef:
+        if self.job_state is not None and self.job is None:
+            raise ValueError("job_state: only with job (load_job sets it from the upstream's job file)")
+        return self
 
 
 class JoinConfig(JoinOptions):

@@ -7,7 +7,12 @@ with delta-rs (no Spark), so what uses only this can be tested without a JVM.
 
 from __future__ import annotations
 
-from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
+from deltainc.pipeline.state.from_delta_log import (
+    latest_in_sources,
+    read_runs_from_log,
+    read_state_from_log,
+    upstream_watermark,
+)
 from deltainc.pipeline.state.job_status import JobStatus, describe, status_document
 from deltainc.pipeline.state.lock import Lease, locked
 from deltainc.pipeline.state.model import Command, JobState, RunRecord, RunStatus, StatePaths, state_paths
@@ -15,6 +20,8 @@ from deltainc.pipeline.state.store import append_run, read_runs, read_state, rem
 from deltainc.pipeline.state.window_row import built_with, check_unchanged, encode, refusal
 
 __all__ = [
+    "latest_in_sources",
+    "upstream_watermark",
     "Command",
     "JobState",
     "JobStatus",

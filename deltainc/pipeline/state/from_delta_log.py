@@ -7,6 +7,8 @@ LogUnreadable where delta-rs cannot read a state table; `store.read_state` turns
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deltainc.pipeline.delta.delta_log import (
     LogUnreadable,
@@ -18,10 +20,16 @@ from deltainc.pipeline.delta.delta_log import (
     require,
     spark_row,
 )
-from deltainc.pipeline.state.model import JobState, LockHolder, RunStatus, StatePaths
+from deltainc.pipeline.delta.delta_log_stats import latest_unit_from_log, source_location
+from deltainc.pipeline.job.field_types import absolute_location
+from deltainc.pipeline.state.model import JobState, LockHolder, RunStatus, StatePaths, state_paths
 from deltainc.pipeline.state.processes import decode
 
-__all__ = ["read_state_from_log", "read_runs_from_log"]
+if TYPE_CHECKING:
+    from deltainc.pipeline.job.job_config import JobConfig
+    from deltainc.pipeline.job.sections import SourceRef
+
+__all__ = ["read_state_from_log", "read_runs_from_log", "upstream_watermark", "latest_in_sources"]
 
 
 def _max_unit(location: str, job: str, column: str) -> int | None:
@@ -116,3 +124,22 @@ def read_runs_from_log(paths: StatePaths, job: str, limit: int) -> list[dict[str
     dated = sorted((row for row in rows if row["started_at"] is not None), key=lambda row: instant(row["started_at"]))
     ordered = [*reversed(dated), *(row for row in rows if row["started_at"] is None)]
     return [spark_row(row, types) for row in ordered[:limit]]
+
+
+def upstream_watermark(ref: SourceRef, state_dir: Path) -> int | None:
+    """The watermark of the job whose target `ref` reads (`job = "..."`): its final rows reach no further, though
+    its target holds later open rows (and, after a stopped run, rows its next run recomputes)."""
+    root = ref.job_state or absolute_location(str(state_dir))
+    return read_state_from_log(state_paths(root), ref.job or "").watermark
+
+
+def latest_in_sources(job: JobConfig, state_dir: Path) -> int | None:
+    """The latest unit every source of `job` has, from the Delta logs: a table's latest `inc_col`, another job's
+    target's that job's watermark (LogUnreadable, FileNotFoundError where a log cannot answer)."""
+    units = [
+        upstream_watermark(ref, state_dir)
+        if ref.job is not None
+        else latest_unit_from_log(source_location(ref, role), job.join.inc_col, job.join.time_uom)
+        for role, ref in job.sources
+    ]
+    return None if None in units else min(u for u in units if u is not None)

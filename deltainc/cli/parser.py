@@ -91,7 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler, json=False)
         return sub
 
-    sub = command("run", "process every pending window of a job", run_commands.run)
+    sub = command(
+        "run", "process every pending window of a job (of every job, each after the jobs it reads)", run_commands.run,
+        job="[JOB]",
+    )  # fmt: skip
     sub.add_argument("--until", type=_point, metavar="DATE", help="process nothing after this date")
     sub.add_argument(
         "--rebuild",

@@ -15,6 +15,7 @@ from deltainc.cli.context import Context
 from deltainc.cli.output import EXIT_OK, emit_json, result_document, window_line
 from deltainc.errors import ConfigError
 from deltainc.join.windows import parse_point
+from deltainc.pipeline.job.order import run_order
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -47,14 +48,28 @@ def _on_window(ctx: Context) -> Callable[[WindowReport], None]:
 
 
 def run(ctx: Context) -> int:
-    """`deltainc run JOB [--until DATE] [--rebuild]`."""
+    """`deltainc run [JOB] [--until DATE] [--rebuild]`: without JOB, every job of the job directory, each after the
+    jobs whose targets it reads; every job file is loaded first, so a bad one refuses the run before any job runs,
+    and a job that fails stops the run before the jobs after it."""
     from deltainc import pipeline
 
-    job, _ = ctx.job(ctx.args.job)
-    result = pipeline.run(
-        job, ctx.args.until, ctx.spark, ctx.settings, on_window=_on_window(ctx), rebuild=ctx.args.rebuild
-    )
-    _print_result(ctx, result)
+    if ctx.args.job is None and ctx.args.rebuild:
+        raise ConfigError("run --rebuild: give the JOB to rebuild")
+    if ctx.args.job is None:
+        jobs = run_order([ctx.job(str(path))[0] for path in ctx.all_jobs()])
+    else:
+        jobs = [ctx.job(ctx.args.job)[0]]
+    documents = []
+    for job in jobs:
+        result = pipeline.run(
+            job, ctx.args.until, ctx.spark, ctx.settings, on_window=_on_window(ctx), rebuild=ctx.args.rebuild
+        )
+        if ctx.json and ctx.args.job is None:  # one JSON document for them all, as `status` gives
+            documents.append(result_document(result))
+        else:
+            _print_result(ctx, result)
+    if ctx.json and ctx.args.job is None:
+        emit_json({"jobs": documents})
     return EXIT_OK
 
 

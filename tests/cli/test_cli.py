@@ -852,3 +852,43 @@ def test_run_job_leaves_the_master_to_spark_submit_and_returns_the_exit_code(mon
     monkeypatch.setattr(cli, "main", fake_main)
     assert run_job.run(["run", "bank_trx"]) == 3
     assert seen == {"argv": ["run", "bank_trx"], "master": ""}
+
+
+def scans_job(root: Path, scans: str, name: str = "trx_scans", reads: str = "trx") -> Path:
+    """A job in root/jobs whose source A is the job `reads`'s target (`job = ...`), joined with the scans at `scans`."""
+    path = root / "jobs" / f"{name}.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f'name = "{name}"\nstart_date = {D1}\n[source_a]\njob = "{reads}"\n[source_b]\npath = "{scans}"\n'
+        '[join]\nhow = "left"\njoin_cols = ["TrxId"]\nlook_back_time = 3\nmax_waiting_time = 1\n'
+        'alias_a = "A2"\nalias_b = "B2"\n'
+        f'[target]\npath = "{root / f"target_{name}"}"\nkeys = ["TrxId"]\nb_keys = ["ScanId"]\n'
+    )
+    return path
+
+
+@pytest.mark.windows
+def test_run_without_a_job_runs_every_job_each_after_the_jobs_whose_targets_it_reads(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scans = write_rows(tmp_path / "scans", [(100, 1, D1), (101, 3, D2)], "ScanId long, TrxId long, RecDate date")
+    scans_job(tmp_path, scans, name="a_scans")  # first by name, yet it reads trx
+    write_job(tmp_path, sources)
+    assert main(["run"]) == 0
+    out, _ = capsys.readouterr()
+    summaries = [line.split(":")[0] for line in out.splitlines() if "processed" in line]
+    assert summaries == ["trx", "a_scans"]
+    assert main(["status", "--json"]) == 0
+    jobs = {entry["job"]: entry for entry in json.loads(capsys.readouterr().out)["jobs"]}
+    assert jobs["a_scans"]["watermark"] == jobs["trx"]["watermark"] == D2.isoformat()
+
+
+def test_run_without_a_job_refuses_jobs_in_a_cycle_before_any_job_runs(
+    tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None
+) -> None:
+    write_job(tmp_path, sources, name="good")
+    scans_job(tmp_path, sources.b, name="x", reads="y")
+    scans_job(tmp_path, sources.b, name="y", reads="x")
+    assert main(["run"]) == 2
+    assert "the jobs read each other in a cycle: x -> y -> x" in capsys.readouterr().err
+    assert nothing_written(tmp_path, "good")

@@ -881,6 +881,11 @@ def test_run_without_a_job_runs_every_job_each_after_the_jobs_whose_targets_it_r
     assert main(["status", "--json"]) == 0
     jobs = {entry["job"]: entry for entry in json.loads(capsys.readouterr().out)["jobs"]}
     assert jobs["a_scans"]["watermark"] == jobs["trx"]["watermark"] == D2.isoformat()
+    assert (jobs["a_scans"]["upstream"], jobs["trx"]["upstream"]) == (["trx"], [])
+    assert main(["status", "a_scans"]) == 0
+    assert re.search(
+        r"^  upstream +trx \(the latest RecDate is at most its watermark\)$", capsys.readouterr().out, re.M
+    )
 
 
 def test_run_without_a_job_refuses_jobs_in_a_cycle_before_any_job_runs(

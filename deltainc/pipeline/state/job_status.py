@@ -13,6 +13,7 @@ from typing import Any
 
 from deltainc.join.windows import Pending, from_index, pending_range, to_index
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.order import upstream_jobs
 from deltainc.pipeline.state.model import JobState, judge
 from deltainc.pipeline.state.window_row import SettingChange, built_with, changes
 
@@ -34,6 +35,7 @@ class JobStatus:
     changed_settings: tuple[SettingChange, ...] = ()  # since the target was built: a run would refuse
     problem: str | None = None  # what could not be read (a missing source), so the rest is still shown
     read_with: str = "spark"  # "delta_log" when answered from the Delta logs without a JVM; UNREAD: nothing read
+    upstream: tuple[str, ...] = ()  # the jobs whose targets it reads: their watermarks bound latest_available
 
 
 def utc(value: object) -> object:
@@ -93,6 +95,7 @@ def describe(
         changed_settings=changes(state.settings, built_with(job)),
         problem=problem,
         read_with=read_with,
+        upstream=upstream_jobs(job),
     )
 
 
@@ -128,4 +131,5 @@ def status_document(status: JobStatus) -> dict[str, Any]:
         "changed_settings": [{"setting": c.setting, "before": c.before, "now": c.now} for c in status.changed_settings],
         "problem": status.problem,
         "read_with": status.read_with,
+        "upstream": list(status.upstream),
     }

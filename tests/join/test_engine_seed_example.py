@@ -103,6 +103,7 @@ def test_look_back_1_leaves_trx_2_and_7_unmatched(spark: SparkSession, seed: tup
     assert out[1][1] == JoinType.A_LATE
 
 
+@pytest.mark.windows  # the engine over many windows
 def test_daily_windows_give_the_monthly_result(spark: SparkSession, seed: tuple[DataFrame, DataFrame]) -> None:
     a, b = seed
     settings = IncJoinSettings(output_select=OUT)
@@ -272,6 +273,7 @@ def test_daily_run_on_2025_03_06_seed_rule_outputs_trx_7s_b_as_not_matched_the_w
     ]
 
 
+@pytest.mark.windows  # the engine over many windows
 def test_daily_windows_give_the_spanning_full_outer_result_when_b_waits_for_a(
     spark: SparkSession, seed_b_only: tuple[DataFrame, DataFrame]
 ) -> None:

@@ -111,6 +111,7 @@ def daily_histories(test: Callable[..., None]) -> Callable[..., None]:
     )
 
 
+@pytest.mark.windows  # the engine over many windows
 @daily_histories
 def test_daily_windows_union_to_the_spanning_window(
     spark: SparkSession, histories: list[History], lb: int, mw: int
@@ -122,6 +123,7 @@ def test_daily_windows_union_to_the_spanning_window(
         assert daily == whole, (how, lb, mw)
 
 
+@pytest.mark.windows  # the engine over many windows
 @daily_histories
 def test_daily_final_rows_and_the_last_days_waiting_rows_union_to_the_spanning_window(
     spark: SparkSession, histories: list[History], lb: int, mw: int

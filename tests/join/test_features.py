@@ -146,28 +146,36 @@ def _batched(batch: list[History]) -> tuple[Rows, Rows, Rows]:
     return spine, left, asof
 
 
-histories = given(
-    batch=st.lists(st.tuples(keyed_days, keyed_days, keyed_days), min_size=BATCH[0], max_size=BATCH[1]),
-    lbs=st.tuples(st.integers(0, 2), st.integers(0, 2)),
-    mws=st.tuples(st.integers(0, 3), st.integers(0, 3)),
-    cuts=st.sets(st.integers(1, DAYS - 1), max_size=4),
-)
+HISTORIES = {
+    "batch": st.lists(st.tuples(keyed_days, keyed_days, keyed_days), min_size=BATCH[0], max_size=BATCH[1]),
+    "lbs": st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    "mws": st.tuples(st.integers(0, 3), st.integers(0, 3)),
+}
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@histories
+@given(**HISTORIES)
+def test_one_window_over_all_days_gives_the_rows_of_the_rules(
+    spark: SparkSession, batch: list[History], lbs: tuple, mws: tuple
+) -> None:
+    a, b_left, b_asof = _batched(batch)
+    df_a, features = _frame(spark, a, "ia"), _features(spark, b_left, b_asof, lbs, mws)
+    assert _window(df_a, features, 0, DAYS - 1) == _model(a, b_left, b_asof, lbs, mws, 0, DAYS - 1)
+
+
+@pytest.mark.windows  # the engine over many windows
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(**HISTORIES, cuts=st.sets(st.integers(1, DAYS - 1), max_size=4))
 def test_any_split_into_windows_gives_the_rows_of_the_rules(
     spark: SparkSession, batch: list[History], lbs: tuple, mws: tuple, cuts: set[int]
 ) -> None:
-    """One window over all days, and the same days in windows cut at `cuts` (each window's waiting rows replaced
-    by the next one's output), give the combined rows of the rules."""
+    """The days in windows cut at `cuts` (each window's waiting rows replaced by the next one's output) give the
+    rows of the rules over all days."""
     a, b_left, b_asof = _batched(batch)
     df_a, features = _frame(spark, a, "ia"), _features(spark, b_left, b_asof, lbs, mws)
     expected = _model(a, b_left, b_asof, lbs, mws, 0, DAYS - 1)
     bounds = [0, *sorted(cuts), DAYS]
-    cut_windows = [(s, e - 1) for s, e in zip(bounds, bounds[1:], strict=False)]
-    whole, *cut = _windows(df_a, features, [(0, DAYS - 1), *cut_windows])
-    assert whole == expected
+    cut = _windows(df_a, features, [(s, e - 1) for s, e in zip(bounds, bounds[1:], strict=False)])
 
     target: Counter[tuple] = Counter()
     for window in cut:

@@ -239,6 +239,7 @@ def test_waiting_rows_move_forward_and_resolve_never_back(spark: SparkSession, t
     assert states() == final
 
 
+@pytest.mark.windows  # a second command that runs the job
 def test_nothing_pending_returns_cleanly_and_writes_nothing(
     spark: SparkSession, tmp_path: Path, small: tuple[str, str]
 ) -> None:
@@ -600,6 +601,7 @@ def test_status_of_a_job_whose_source_is_missing_names_the_problem_and_still_sho
     assert (shown.watermark, shown.pending, len(shown.runs)) == (SMALL_LAST.isoformat(), None, 1)
 
 
+@pytest.mark.windows  # a second command that runs the job
 def test_a_changed_setting_is_refused_naming_old_and_new_value_and_nothing_is_written(
     spark: SparkSession, tmp_path: Path, small: tuple[str, str]
 ) -> None:

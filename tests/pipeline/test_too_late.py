@@ -46,6 +46,7 @@ def _frame(spark: SparkSession, rows: Rows, id_col: str) -> DataFrame:
     return frame(spark, [(k, i, DAY0 + dt.timedelta(days=d)) for k, i, d in rows], f"k int, {id_col} int, RecDate date")
 
 
+@pytest.mark.windows  # the too-late search over many windows
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     a_days=st.sets(st.tuples(st.integers(0, 2), st.integers(0, DAYS - 1)), max_size=8),

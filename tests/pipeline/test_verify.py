@@ -65,6 +65,7 @@ def test_a_target_built_by_the_job_equals_its_reload(processed: Path, capsys: py
     )  # an equal range in --json: the drift test's range on the 1st
 
 
+@pytest.mark.windows  # verify, three times, after the run that built the target
 def test_a_row_changed_behind_the_jobs_back_is_drift(
     spark: SparkSession, processed: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -115,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
         "since every later row can depend on a corrected one; otherwise exactly --start..--end is merged, "
         "forward only",
     )
+    sub.add_argument(
+        "--downstream",
+        action="store_true",
+        help="then re-run the jobs of the job directory that read this job's target (directly or through others), "
+        "in dependency order, each from --start to its own watermark; without it the command names them",
+    )
 
     sub = command(
         "backfill",

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from cli_jobs import A_ROWS, A_SCHEMA, B_ROWS, B_SCHEMA, D1, D2, Sources, edit, settings_env, write_job
-from delta_rows import write_rows
+from delta_rows import read_rows, write_rows
 from pyspark.sql import SparkSession
 
 import deltainc
@@ -886,6 +886,43 @@ def test_run_without_a_job_runs_every_job_each_after_the_jobs_whose_targets_it_r
     assert re.search(
         r"^  upstream +trx \(the latest RecDate is at most its watermark\)$", capsys.readouterr().out, re.M
     )
+
+
+@pytest.mark.windows
+def test_a_rerun_names_the_jobs_that_read_its_target_and_with_downstream_leaves_them_equal_to_a_reload(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = write_rows(tmp_path / "a", A_ROWS, A_SCHEMA)
+    wrong = [(10, 1, "NL", D1), (11, 2, "NL", D2), (12, 4, "DE", D2)]  # SepaId 12 is TrxId 3's, not 4's
+    b = write_rows(tmp_path / "b", wrong, B_SCHEMA)
+    scans = write_rows(
+        tmp_path / "scans", [(100, 1, D1), (101, 3, D2), (102, 4, D2)], "ScanId long, TrxId long, RecDate date"
+    )
+    write_job(tmp_path, Sources(a, b, "", "", ""))
+    scans_job(tmp_path, scans)
+    assert main(["run"]) == 0
+    final = "IsFinal"
+    assert {r[0] for r in read_rows(tmp_path / "target_trx_scans", ["TrxId", final]) if r[1]} == {1, 4}
+    write_rows(b, [*wrong[:2], (12, 3, "DE", D2)], B_SCHEMA, mode="overwrite")  # the corrected B row
+    capsys.readouterr()
+    assert main(["rerun", "trx", "--start", D2.isoformat()]) == 0
+    told = f"downstream: trx_scans read trx's rows from {D2} on: re-run it with `deltainc rerun trx_scans --start {D2} "
+    assert told in capsys.readouterr().out
+    assert main(["rerun", "trx", "--start", D2.isoformat(), "--downstream", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["downstream"] == [{"job": "trx_scans", "start": D2.isoformat(), "end": D2.isoformat()}]
+    assert [run["job"] for run in document["downstream_reruns"]] == ["trx_scans"]
+    for name in ("trx", "trx_scans"):  # a reload of the corrected sources, as a new pair of jobs
+        (tmp_path / "jobs" / f"{name}.toml").rename(tmp_path / f"{name}.toml.done")
+    write_job(tmp_path, Sources(a, b, "", "", ""), name="fresh")
+    scans_job(tmp_path, scans, name="fresh_scans", reads="fresh")
+    assert main(["run"]) == 0
+    for name, fresh in (("trx", "fresh"), ("trx_scans", "fresh_scans")):
+        assert read_rows(tmp_path / f"target_{name}") == read_rows(tmp_path / f"target_{fresh}"), name
+    assert {r[0] for r in read_rows(tmp_path / "target_trx_scans", ["TrxId", final]) if r[1]} == {
+        1,
+        3,
+    }  # 2 waits for its scan
 
 
 def test_run_without_a_job_refuses_jobs_in_a_cycle_before_any_job_runs(

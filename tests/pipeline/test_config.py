@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from deltainc.errors import ConfigError
 from deltainc.pipeline.job.job_config import JobConfig, load_job, resolve_job
 from deltainc.pipeline.job.sections import SourceRef, StateConfig, TableRef
-from deltainc.pipeline.state.window_row import built_with, changes
+from deltainc.pipeline.state.window_row import SettingsChangedError, built_with, changes, check_unchanged, encode
 
 pytestmark = pytest.mark.pure
 
@@ -643,7 +644,7 @@ def test_jobs_that_read_each_other_in_a_cycle_are_refused_naming_the_cycle(tmp_p
         load_job(chain(tmp_path, 'job = "up"', upstream=up))
 
 
-@pytest.mark.parametrize("other", ['path = "a"', 'table = "db.a"', 'job_state = "s"'])
+@pytest.mark.parametrize("other", ['path = "a"', 'table = "db.a"', 'job_state = "s"', 'upstream = "x"'])
 def test_a_source_gives_a_job_or_a_table_not_both(tmp_path: Path, other: str) -> None:
     key = other.split(" ")[0]
     with pytest.raises(ConfigError, match=rf"source_a: give job or {key}, not both"):
@@ -660,3 +661,25 @@ def test_a_source_named_by_job_is_dated_as_this_job_is_or_refused_naming_inc_col
 def test_job_state_is_set_from_the_upstreams_job_file_only() -> None:
     with pytest.raises(ValueError, match="job_state: only with job"):
         SourceRef(path="a", job_state="/s")
+
+
+def test_a_job_remembers_the_settings_of_the_job_whose_target_it_reads_and_is_refused_when_they_change(
+    tmp_path: Path,
+) -> None:
+    down = chain(tmp_path, 'job = "up"')
+    recorded = json.loads(encode(built_with(load_job(down))))  # as its run log keeps them
+    assert recorded["source_a.job.join.how"] == "left" and recorded["source_a.job.target.keys"] == ["TrxId"]
+    up = tmp_path / "up.toml"
+    up.write_text(up.read_text().replace('how = "left"', 'how = "left"\nmax_waiting_time = 2'))
+    message = r"changed since its target was built(.|\n)*\nsource_a\.job\.join\.max_waiting_time: 0 -> 2\n"
+    with pytest.raises(SettingsChangedError, match=message):
+        check_unchanged(load_job(down), recorded, "run")
+
+
+def test_the_settings_of_an_upstreams_upstream_are_remembered_too(tmp_path: Path) -> None:
+    down = chain(tmp_path, 'job = "up"')  # up reads top, a third job file beside them
+    up = tmp_path / "up.toml"
+    up.write_text(up.read_text().replace('[source_a]\npath = "a"', '[source_a]\njob = "top"'))
+    top = replaced('path = "t"', f'path = "{tmp_path / "top_target"}"', replaced('name = "j"', 'name = "top"'))
+    write(tmp_path, top, "top.toml")
+    assert built_with(load_job(down))["source_a.job.source_a.job.join.how"] == "left"

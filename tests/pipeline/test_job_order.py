@@ -8,7 +8,7 @@ import pytest
 
 from deltainc.errors import ConfigError
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.order import run_order, upstream_jobs
+from deltainc.pipeline.job.order import downstream_jobs, run_order, upstream_jobs
 
 pytestmark = pytest.mark.pure
 
@@ -46,3 +46,16 @@ def test_jobs_that_read_each_other_in_a_cycle_are_refused_naming_them() -> None:
 def test_two_jobs_of_one_name_are_refused_naming_it() -> None:
     with pytest.raises(ConfigError, match=r"name: two job files name their job 'a'"):
         run_order([job("a"), job("a", "b")])
+
+
+def test_the_jobs_below_a_job_are_those_reading_its_target_directly_or_through_others_in_run_order() -> None:
+    jobs = [
+        job("risk", "scans"),
+        job("scans", "trx"),
+        job("trx"),
+        job("other", "elsewhere"),
+        job("both", "trx", "risk"),
+    ]
+    assert [j.name for j in downstream_jobs(jobs, "trx")] == ["scans", "risk", "both"]
+    assert [j.name for j in downstream_jobs(jobs, "risk")] == ["both"]
+    assert downstream_jobs(jobs, "both") == []

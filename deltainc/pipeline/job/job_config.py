@@ -16,6 +16,7 @@ from deltainc.errors import ConfigError, did_you_mean
 from deltainc.join.options import How
 from deltainc.pipeline.job.field_types import Corrections, Name, NonNegativeInt, Section, absolute_location, known_keys
 from deltainc.pipeline.job.sections import FeatureConfig, JoinConfig, SourceRef, StateConfig, TargetConfig
+from deltainc.pipeline.job.upstream import check_dating, resolve_upstream, source_sections
 from deltainc.settings import Settings, load_settings, uses_s3
 
 if sys.version_info >= (3, 11):
@@ -209,8 +210,8 @@ def _load(path: Path, downstream: tuple[str, ...]) -> JobConfig:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read job file: {exc.strerror or exc}") from None
     upstreams = {
-        where: _upstream(section, f"{path}: {where}", path.parent, (*downstream, path.stem))
-        for where, section in _source_sections(data)
+        where: resolve_upstream(section, f"{path}: {where}", path.parent, (*downstream, path.stem), _load)
+        for where, section in source_sections(data)
         if "job" in section
     }
     try:
@@ -222,50 +223,8 @@ def _load(path: Path, downstream: tuple[str, ...]) -> JobConfig:
             lines.append(f"{path}: {where + ': ' if where else ''}{_describe(error)}")
         raise ConfigError("\n".join(lines)) from None
     for where, upstream in upstreams.items():
-        if (upstream.join.inc_col, upstream.join.time_uom) != (job.join.inc_col, job.join.time_uom):
-            raise ConfigError(
-                f"{path}: {where}.job: {upstream.name}'s target is dated by {upstream.join.inc_col} in "
-                f"{upstream.join.time_uom.value}s; join.inc_col and join.time_uom must be the same here (they are "
-                f"{job.join.inc_col} and {job.join.time_uom.value})"
-            )
+        check_dating(f"{path}: {where}", upstream, job)
     return job
-
-
-def _source_sections(data: Any) -> list[tuple[str, dict[str, Any]]]:
-    """The job file's source sections (source_a, source_b, each [[features]]) as they are in its TOML, by name."""
-    if not isinstance(data, dict):
-        return []
-    sections: list[tuple[str | int, Any]] = [(name, data.get(name)) for name in ("source_a", "source_b")]
-    features = data.get("features")
-    sections += list(enumerate(features)) if isinstance(features, list) else []
-    return [(f"features[{name}]" if isinstance(name, int) else name, s) for name, s in sections if isinstance(s, dict)]
-
-
-def _upstream(section: dict[str, Any], label: str, job_dir: Path, chain: tuple[str, ...]) -> JobConfig:
-    """The job a source section names (`job = "..."`, a job file beside this one), loaded; the section made that
-    job's target's final rows: its path or table, `IsFinal` (and the section's own `where`) and its state folder."""
-    name = section["job"]
-    if not isinstance(name, str):
-        raise ConfigError(f"{label}.job: the name of a job in {job_dir}, got {name!r}")
-    given = [key for key in ("path", "table", "job_state") if key in section]
-    if given:
-        raise ConfigError(f"{label}: give job or {given[0]}, not both (job = {name!r} reads that job's target)")
-    if name in chain:
-        raise ConfigError(f"{label}.job: the jobs read each other in a cycle: {' -> '.join((*chain, name))}")
-    file = job_dir / f"{name}.toml"
-    if not file.is_file():
-        jobs = ", ".join(sorted(p.stem for p in job_dir.glob("*.toml"))) or "none"
-        raise ConfigError(f"{label}.job: no job {name!r} in {job_dir} (jobs there: {jobs})")
-    upstream = _load(file, chain)
-    own = section.get("where")
-    section.update(
-        job=upstream.name,
-        where="IsFinal" if own is None else f"IsFinal AND ({own})",
-        **{"path": upstream.target.path} if upstream.target.path is not None else {"table": upstream.target.table},
-    )
-    if upstream.state.path is not None:
-        section["job_state"] = upstream.state.path
-    return upstream
 
 
 def resolve_job(name_or_path: str, job_dir: Path) -> Path:

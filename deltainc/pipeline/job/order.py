@@ -9,7 +9,7 @@ from graphlib import CycleError, TopologicalSorter
 from deltainc.errors import ConfigError
 from deltainc.pipeline.job.job_config import JobConfig
 
-__all__ = ["upstream_jobs", "run_order"]
+__all__ = ["upstream_jobs", "run_order", "downstream_jobs"]
 
 
 def upstream_jobs(job: JobConfig) -> tuple[str, ...]:
@@ -44,3 +44,18 @@ def run_order(jobs: Sequence[JobConfig]) -> list[JobConfig]:
         order += ready
         sorter.done(*ready)
     return [by_name[name] for name in order]
+
+
+def downstream_jobs(jobs: Sequence[JobConfig], name: str) -> list[JobConfig]:
+    """The jobs among `jobs` that read the target of the job `name`, directly or through others, in run order.
+
+    Example: ``[job.name for job in downstream_jobs([risk, trx_scans, trx], "trx")] == ["trx_scans", "risk"]`` where
+    trx_scans reads `job = "trx"` and risk reads `job = "trx_scans"`.
+    """
+    reached = {name}
+    below: list[JobConfig] = []
+    for job in run_order(jobs):
+        if job.name != name and reached.intersection(upstream_jobs(job)):
+            reached.add(job.name)
+            below.append(job)
+    return below

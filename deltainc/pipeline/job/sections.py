@@ -67,11 +67,15 @@ class SourceRef(TableRef):
     # state folder): the source then reaches no further than that job's watermark.
     job: Name | None = None
     job_state: Location | None = None  # the upstream's state folder; None = the settings' state_dir
+    # That job as load_job read its file (a JobConfig): its settings decide this source's rows, so this job
+    # remembers them as its own (`source_a.job.join.max_waiting_time`, ... in state/window_row.built_with).
+    upstream: Any = Field(default=None, exclude=True, repr=False)
 
     @model_validator(mode="after")
     def _job_state_with_job(self) -> SourceRef:
-        if self.job_state is not None and self.job is None:
-            raise ValueError("job_state: only with job (load_job sets it from the upstream's job file)")
+        for name in ("job_state", "upstream"):
+            if getattr(self, name) is not None and self.job is None:
+                raise ValueError(f"{name}: only with job (load_job sets it from the upstream's job file)")
         return self
 
 

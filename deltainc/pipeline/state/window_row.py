@@ -193,8 +193,10 @@ class SettingsChangedError(ConfigError):
 
 def built_with(job: JobConfig) -> dict[str, object]:
     """The settings that decide which rows the target holds, by their names in the job file (JSON values): what
-    the job's kind remembers (`JobKind.remembered`)."""
-    return kind_of(job).remembered()
+    the job's kind remembers (`JobKind.remembered`), and the settings of the jobs whose targets it reads."""
+    upstreams = [(where, ref.upstream) for where, ref in job.sources if ref.upstream is not None]
+    inherited = {f"{where}.job.{name}": v for where, up in upstreams for name, v in built_with(up).items()}
+    return {**kind_of(job).remembered(), **inherited}  # e.g. source_a.job.join.max_waiting_time
 
 
 def encode(settings: Mapping[str, object]) -> str:

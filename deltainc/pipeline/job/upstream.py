@@ -1,0 +1,85 @@
+"""A source that names another job (`job = "trx"` in a source section): which sections do, what such a section
+becomes when the job file loads (that job's target's final rows, its state folder, and the job itself, whose
+settings decide those rows)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from deltainc.errors import ConfigError
+
+# A job as job_config.JobConfig holds it: job_config imports this module, so the type cannot be named here.
+JobConfig = Any
+
+__all__ = ["source_sections", "resolve_upstream", "check_dating"]
+
+# What load_job sets on a source that names a job; a job file gives none of them.
+_SET_BY_LOAD = ("path", "table", "job_state", "upstream")
+
+
+def source_sections(data: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The job file's source sections (source_a, source_b, each [[features]]) as they are in its TOML, by name."""
+    if not isinstance(data, dict):
+        return []
+    sections: list[tuple[str | int, Any]] = [(name, data.get(name)) for name in ("source_a", "source_b")]
+    features = data.get("features")
+    sections += list(enumerate(features)) if isinstance(features, list) else []
+    return [(f"features[{name}]" if isinstance(name, int) else name, s) for name, s in sections if isinstance(s, dict)]
+
+
+def resolve_upstream(
+    section: dict[str, Any],
+    label: str,
+    job_dir: Path,
+    chain: tuple[str, ...],
+    load: Callable[[Path, tuple[str, ...]], JobConfig],
+) -> JobConfig:
+    """The job a source section names (a job file beside this one), loaded with `load`; the section made that
+    job's target's final rows: its path or table, `IsFinal` (and the section's own `where`), its state folder and
+    the upstream job itself (its settings decide the rows).
+
+    Args:
+        section: the source's TOML table, changed in place.
+        label: how messages name the section, e.g. "jobs/scores.toml: source_a".
+        job_dir: the folder of the job files.
+        chain: the names of the jobs that read this one, in order (a cycle is one of them named again).
+        load: loads a job file given the chain below it (`job_config._load`).
+
+    Example: `resolve_upstream({"job": "trx"}, "scores.toml: source_a", Path("jobs"), ("scores",), _load)` returns
+    trx's job and sets the section's path to trx's target.
+    """
+    name = section["job"]
+    if not isinstance(name, str):
+        raise ConfigError(f"{label}.job: the name of a job in {job_dir}, got {name!r}")
+    given = [key for key in _SET_BY_LOAD if key in section]
+    if given:
+        raise ConfigError(f"{label}: give job or {given[0]}, not both (job = {name!r} reads that job's target)")
+    if name in chain:
+        raise ConfigError(f"{label}.job: the jobs read each other in a cycle: {' -> '.join((*chain, name))}")
+    file = job_dir / f"{name}.toml"
+    if not file.is_file():
+        jobs = ", ".join(sorted(p.stem for p in job_dir.glob("*.toml"))) or "none"
+        raise ConfigError(f"{label}.job: no job {name!r} in {job_dir} (jobs there: {jobs})")
+    upstream = load(file, chain)
+    own = section.get("where")
+    section.update(
+        job=upstream.name,
+        where="IsFinal" if own is None else f"IsFinal AND ({own})",
+        upstream=upstream,
+        **{"path": upstream.target.path} if upstream.target.path is not None else {"table": upstream.target.table},
+    )
+    if upstream.state.path is not None:
+        section["job_state"] = upstream.state.path
+    return upstream
+
+
+def check_dating(label: str, upstream: JobConfig, job: JobConfig) -> None:
+    """ConfigError unless `job` dates its rows as `upstream` dates its target's (inc_col and time_uom)."""
+    if (upstream.join.inc_col, upstream.join.time_uom) != (job.join.inc_col, job.join.time_uom):
+        raise ConfigError(
+            f"{label}.job: {upstream.name}'s target is dated by {upstream.join.inc_col} in "
+            f"{upstream.join.time_uom.value}s; join.inc_col and join.time_uom must be the same here (they are "
+            f"{job.join.inc_col} and {job.join.time_uom.value})"
+        )

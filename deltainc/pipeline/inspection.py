@@ -73,7 +73,7 @@ def status(
         latest = None if None in units else min(u for u in units if u is not None)
     except (ConfigError, SchemaError) as exc:
         problem = str(exc)
-    return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem)
+    return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, state_dir=settings.state_dir)
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,9 @@ def read_history(job: JobConfig, settings: Settings) -> History:
     latest, problem = log_else(
         "the sources' latest RecDate", lambda: (latest_in_sources(job, settings.state_dir), None), _unanswered
     )
-    status = describe(job, state, latest, newest_first[:1], settings.lock_expiry_seconds, problem, "delta_log")
+    status = describe(
+        job, state, latest, newest_first[:1], settings.lock_expiry_seconds, problem, "delta_log", settings.state_dir
+    )
     for row in newest_first:  # pyspark's naive local time made explicit, as status shows it
         row["started_at"] = utc(row.get("started_at"))
     return History(tuple(reversed(newest_first)), status)

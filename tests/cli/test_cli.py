@@ -874,18 +874,20 @@ def test_run_without_a_job_runs_every_job_each_after_the_jobs_whose_targets_it_r
     scans = write_rows(tmp_path / "scans", [(100, 1, D1), (101, 3, D2)], "ScanId long, TrxId long, RecDate date")
     scans_job(tmp_path, scans, name="a_scans")  # first by name, yet it reads trx
     write_job(tmp_path, sources)
-    assert main(["run"]) == 0
+    assert main(["run", "--until", D1.isoformat()]) == 0
     out, _ = capsys.readouterr()
     summaries = [line.split(":")[0] for line in out.splitlines() if "processed" in line]
     assert summaries == ["trx", "a_scans"]
+    assert main(["run", "trx"]) == 0  # trx a day ahead of the job that reads it
+    capsys.readouterr()
     assert main(["status", "--json"]) == 0
     jobs = {entry["job"]: entry for entry in json.loads(capsys.readouterr().out)["jobs"]}
-    assert jobs["a_scans"]["watermark"] == jobs["trx"]["watermark"] == D2.isoformat()
+    assert (jobs["a_scans"]["watermark"], jobs["trx"]["watermark"]) == (D1.isoformat(), D2.isoformat())
     assert (jobs["a_scans"]["upstream"], jobs["trx"]["upstream"]) == (["trx"], [])
+    assert jobs["a_scans"]["upstream_watermarks"] == [{"job": "trx", "watermark": D2.isoformat(), "behind": 1}]
     assert main(["status", "a_scans"]) == 0
-    assert re.search(
-        r"^  upstream +trx \(the latest RecDate is at most its watermark\)$", capsys.readouterr().out, re.M
-    )
+    line = rf"^  upstream +trx: watermark {D2}; this job is 1 day\(s\) behind it \(the latest RecDate is at most its"
+    assert re.search(line, capsys.readouterr().out, re.M)
 
 
 @pytest.mark.windows

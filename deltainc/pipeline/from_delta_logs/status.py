@@ -47,7 +47,7 @@ def status_from_log(job: JobConfig, settings: Settings, runs: int) -> JobStatus:
         latest = latest_in_sources(job, settings.state_dir)
     except FileNotFoundError as exc:
         problem = str(exc)
-    return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, read_with="delta_log")
+    return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, "delta_log", settings.state_dir)
 
 
 def status_with_problem(job: JobConfig, settings: Settings, runs: int, problem: str) -> JobStatus:
@@ -70,4 +70,4 @@ def status_with_problem(job: JobConfig, settings: Settings, runs: int, problem: 
         state, recent = state_from_log(job, settings, runs)
     except Exception as exc:  # the state is unreadable too: say so rather than show a job that never ran
         return JobStatus(job.name, None, None, None, None, problem=f"{problem}; its state: {exc}", read_with=UNREAD)
-    return describe(job, state, None, recent, settings.lock_expiry_seconds, problem, read_with="delta_log")
+    return describe(job, state, None, recent, settings.lock_expiry_seconds, problem, "delta_log", settings.state_dir)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from deltainc.join.windows import Pending, from_index, pending_range, to_index
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.order import upstream_jobs
+from deltainc.pipeline.state.from_delta_log import upstream_watermark
 from deltainc.pipeline.state.model import JobState, judge
 from deltainc.pipeline.state.window_row import SettingChange, built_with, changes
 
@@ -36,6 +38,8 @@ class JobStatus:
     problem: str | None = None  # what could not be read (a missing source), so the rest is still shown
     read_with: str = "spark"  # "delta_log" when answered from the Delta logs without a JVM; UNREAD: nothing read
     upstream: tuple[str, ...] = ()  # the jobs whose targets it reads: their watermarks bound latest_available
+    # Each upstream job's watermark and how many units this job's watermark is behind it (None: either never ran).
+    upstream_watermarks: tuple[tuple[str, str | None, int | None], ...] = ()
 
 
 def utc(value: object) -> object:
@@ -76,8 +80,10 @@ def describe(
     expiry_seconds: int,
     problem: str | None = None,
     read_with: str = "spark",
+    state_dir: Path | None = None,
 ) -> JobStatus:
-    """The status of `job` from what was read: its state, the sources' latest unit, its recent runs."""
+    """The status of `job` from what was read: its state, the sources' latest unit, its recent runs; with
+    `state_dir` (the settings' default state folder) its upstream jobs' watermarks too, read from their logs."""
     uom = job.join.time_uom
 
     def label(unit: int | None) -> str | None:
@@ -96,7 +102,21 @@ def describe(
         problem=problem,
         read_with=read_with,
         upstream=upstream_jobs(job),
+        upstream_watermarks=() if state_dir is None else _upstream_watermarks(job, state.watermark, state_dir),
     )
+
+
+def _upstream_watermarks(
+    job: JobConfig, own: int | None, state_dir: Path
+) -> tuple[tuple[str, str | None, int | None], ...]:
+    """Each upstream job's watermark (None before its first run) and how far behind it this job's watermark is,
+    in the job's time_uom."""
+    units = {ref.job: upstream_watermark(ref, state_dir) for _, ref in job.sources if ref.job is not None}
+    label = {
+        name: None if unit is None else from_index(unit, job.join.time_uom).isoformat() for name, unit in units.items()
+    }
+    behind = {name: None if unit is None or own is None else max(0, unit - own) for name, unit in units.items()}
+    return tuple((name, label[name], behind[name]) for name in sorted(units))
 
 
 def _window(start: int, end: int, uom: str) -> dict[str, str]:
@@ -132,4 +152,8 @@ def status_document(status: JobStatus) -> dict[str, Any]:
         "problem": status.problem,
         "read_with": status.read_with,
         "upstream": list(status.upstream),
+        "upstream_watermarks": [
+            {"job": name, "watermark": watermark, "behind": behind}
+            for name, watermark, behind in status.upstream_watermarks
+        ],
     }

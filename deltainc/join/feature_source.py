@@ -13,13 +13,15 @@ from pyspark.sql import types as T
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.join_spec import JoinSpec, check_join, column_type, resolve_join_cond
 from deltainc.join.options import AsofStrategy, IncJoinSettings
-from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
+from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 
 __all__ = [
     "FeatureSource",
     "contributed",
     "feature_columns",
     "spine_rec",
+    "spine_names",
+    "spine_renamed",
     "check_features",
     "check_source",
     "combined_columns",
@@ -94,6 +96,19 @@ def spine_rec(settings: IncJoinSettings) -> str:
     return f"{settings.inc_col_name}_{settings.alias_a}"
 
 
+def spine_names(spine: T.StructType, settings: IncJoinSettings) -> dict[str, str]:
+    """Each spine column's output name: the ones the output has as its own end in the spine's alias (RecDate_A,
+    and, on a job's target as the spine, JoinType_A, WaitingTime_A, IsFinal_A, DiffArrivalTime_A)."""
+    own = {n.lower() for n in (settings.inc_col_name, WAITING_TIME, JOIN_TYPE, IS_FINAL, DIFF_ARRIVAL_TIME)}
+    return {c: f"{c}_{settings.alias_a}" if c.lower() in own else c for c in spine.fieldNames()}
+
+
+def spine_renamed(spine: DataFrame, settings: IncJoinSettings) -> DataFrame:
+    """The spine's rows with its columns' output names (`spine_names`)."""
+    renames = {c: name for c, name in spine_names(spine.schema, settings).items() if c != name}
+    return spine.withColumnsRenamed(renames)
+
+
 def contributed(source: FeatureSource, inc: str) -> tuple[str, ...]:
     """The source's own columns it adds to the output (unprefixed): `columns`, checked, or all but keys and `inc`."""
     schema = source.schema
@@ -139,9 +154,9 @@ def _check(
     for name in (inc, WAITING_TIME, JOIN_TYPE):
         claim(name, "the output's own column")
     claim(spine_rec(settings), "the spine's RecDate")
-    for column in spine.fieldNames():
+    for column, name in spine_names(spine, settings).items():
         if column != inc:
-            claim(column, f"source_a column {column!r}")
+            claim(name, f"source_a column {column!r}")
     seen: set[str] = set()
     for source in features:
         where = f"features[{source.name}]"
@@ -154,10 +169,13 @@ def _check(
             claim(name, f"{where} ({what})")
 
 
-def source_settings(source: FeatureSource, settings: IncJoinSettings, select: str) -> IncJoinSettings:
-    """The single-source join of `source`: waiting rows kept (a combined row needs every component)."""
+def source_settings(
+    source: FeatureSource, settings: IncJoinSettings, select: str, spine: Sequence[str] = ()
+) -> IncJoinSettings:
+    """The single-source join of `source` onto the rows with columns `spine`: waiting rows kept (a combined row
+    needs every component)."""
     options = settings.model_copy(
-        update={"alias_b": source.alias_b, "include_waiting": True, "enforce_sliding_join_window": True,
+        update={"alias_b": _b_alias(source, spine), "include_waiting": True, "enforce_sliding_join_window": True,
                 "b_waits_for_a": False, "output_select": select}
     )  # fmt: skip
     if source.how != "asof":
@@ -171,10 +189,21 @@ def source_settings(source: FeatureSource, settings: IncJoinSettings, select: st
     )
 
 
+def _b_alias(source: FeatureSource, spine: Sequence[str]) -> str:
+    """The source's alias in its join: `alias_b`, or, without a join_cond to name it, the first of B2, B3, ... that
+    suffixes no column of the source as a spine column is named (a job's target as the spine has RecDate_B). The
+    suffixed names never reach the output: each of the source's columns there is named by its prefix."""
+    taken, alias, n = {c.lower() for c in spine}, source.alias_b, 1
+    while source.join_cond is None and any(f"{c}_{alias}".lower() in taken for c in source.schema.fieldNames()):
+        n += 1
+        alias = f"{source.alias_b}{n}"
+    return alias
+
+
 def check_source(spine: T.StructType, source: FeatureSource, settings: IncJoinSettings) -> JoinSpec:
     """The single-source join's checks on the schemas (all but resolving its join condition), with the messages
     naming the source; `spine` may be the rows the sources before it were joined onto."""
-    options = source_settings(source, settings, "inc_col")
+    options = source_settings(source, settings, "inc_col", spine.fieldNames())
     try:
         return check_join(spine, source.schema, source.how, source.join_cols, source.join_cond,
                           source.look_back_time, source.max_waiting_time, None, None, options)  # fmt: skip
@@ -193,7 +222,9 @@ def resolve_feature_conds(
         if source.join_cond is None or isinstance(source.df, T.StructType):
             continue
         try:
-            resolve_join_cond(spine, source.df, source.join_cond, source_settings(source, settings, "inc_col"))
+            resolve_join_cond(
+                spine, source.df, source.join_cond, source_settings(source, settings, "inc_col", spine.columns)
+            )
         except ConfigError as exc:
             raise ConfigError(f"features[{source.name}].{exc}") from None
 
@@ -201,7 +232,7 @@ def resolve_feature_conds(
 def combined_columns(spine: T.StructType, features: Sequence[FeatureSource], settings: IncJoinSettings) -> list[str]:
     """The combined rows' columns in order: RecDate, the spine's, each source's block, WaitingTime, JoinType."""
     inc = settings.inc_col_name
-    spine_out = [spine_rec(settings) if c == inc else c for c in spine.fieldNames()]
+    spine_out = list(spine_names(spine, settings).values())
     blocks = [name for source in features for name in feature_columns(source, inc)]
     return [inc, *spine_out, *blocks, WAITING_TIME, JOIN_TYPE]
 

@@ -44,6 +44,7 @@ from deltainc.join.feature_source import (
     contributed,
     source_settings,
     spine_rec,
+    spine_renamed,
 )
 from deltainc.join.join_spec import JoinSpec
 from deltainc.join.options import IncJoinSettings, JoinType
@@ -103,7 +104,7 @@ def _plan_step(rows: DataFrame, source: FeatureSource, carried: str, settings: I
     renames |= {layout.b_name(inc): f"{p}{inc}", DIFF_ARRIVAL_TIME: f"{p}{DIFF_ARRIVAL_TIME}"}
     renames |= {JOIN_TYPE: f"{p}{JOIN_TYPE}", inc: carried}
     # Only the output's columns change: the checks above hold for them as they are.
-    options = source_settings(source, settings, ", ".join(renames))
+    options = source_settings(source, settings, ", ".join(renames), a.columns)
     layout = plan_layout(a.columns, source.schema.fieldNames(), spec.join_cols, spec.how, options)
     return FeatureStep(source, carried, replace(spec, settings=options, layout=layout), tuple(renames.items()))
 
@@ -136,7 +137,7 @@ def prepare_features(
     settings = settings if settings is not None else IncJoinSettings()
     carried = _carried_names(spine.schema, features, settings)
     order = sorted(range(len(features)), key=lambda i: -features[i].max_waiting_time)  # the longest wait first
-    rows = spine.withColumnRenamed(settings.inc_col_name, spine_rec(settings))
+    rows = spine_renamed(spine, settings)
     steps = []
     for i in order:
         steps.append(_plan_step(rows, features[i], carried[i], settings))
@@ -211,7 +212,7 @@ def join_features(
     reach = max(source.max_waiting_time for source in features)
     first = None if start is None else start - reach
     rec_type = spine.schema[inc].dataType
-    combined = spine.where(source_filter(spine, inc, uom, first, end)).withColumnRenamed(inc, spine_rec(settings))
+    combined = spine_renamed(spine.where(source_filter(spine, inc, uom, first, end)), settings)
     steps = joined.steps
     for done, step in enumerate(steps, start=1):
         combined = join_step(combined, step, settings, (first, end), sources.get(step.source.name))

@@ -7,9 +7,10 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from functools import reduce
-from itertools import product
 
 import pytest
+from feature_model import PROVISIONAL, WAITING, Rows
+from feature_model import model as _model
 from frames import frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,10 +26,8 @@ pytestmark = pytest.mark.spark
 
 DAY0 = dt.date(2025, 1, 1)
 DAYS = 7
-WAITING, PROVISIONAL = 5, 7
 SETTINGS = IncJoinSettings(include_waiting=True)
 
-Rows = list[tuple[int, int, int]]  # (key, row id, day offset from DAY0)
 keyed_days = st.lists(st.tuples(st.integers(0, 3), st.integers(-2, DAYS + 1)), max_size=10)
 
 
@@ -39,48 +38,6 @@ def _frame(spark: SparkSession, rows: Rows, id_col: str) -> DataFrame:
 
 def _numbered(pairs: list[tuple[int, int]], first_id: int) -> Rows:
     return [(k, first_id + n, d) for n, (k, d) in enumerate(pairs)]
-
-
-def _left(a: tuple[int, int, int], b: Rows, lb: int, mw: int, e: int) -> list[tuple[int | None, int, int]]:
-    """A left source's components of spine row `a` as of e: (B id, output day, JoinType) per match, else one."""
-    k, _, ta = a
-    found = [(ib, max(ta, tb), 1 if tb == ta else 2 if tb < ta else 3) for kb, ib, tb in b
-             if kb == k and tb <= e and ta - lb <= tb <= ta + mw]  # fmt: skip
-    if found:
-        return found
-    wait = min(mw, max(0, e - ta))
-    return [(None, ta + wait, 4 if wait == mw else WAITING)]
-
-
-def _nearest(a: tuple[int, int, int], b: Rows, lb: int, mw: int, e: int) -> list[tuple[int | None, int, int]]:
-    """An as-of (nearest) source's one component: the nearest B row arrived by e (ties: the later day, then the
-    smaller id), final once no nearer row can arrive (a.t + min(mw, distance)), provisional before."""
-    k, _, ta = a
-    candidates = [(abs(tb - ta), -tb, ib, tb) for kb, ib, tb in b if kb == k and tb <= e and ta - lb <= tb <= ta + mw]
-    if not candidates:
-        wait = min(mw, max(0, e - ta))
-        return [(None, ta + wait, 4 if wait == mw else WAITING)]
-    distance, _, ib, tb = min(candidates)
-    final = ta + min(mw, distance)
-    if final > e:
-        return [(ib, e, PROVISIONAL)]
-    return [(ib, final, 1 if tb == ta else 2 if tb < ta else 3)]
-
-
-def _model(spine: Rows, left: Rows, asof: Rows, lbs: tuple[int, int], mws: tuple[int, int], s: int, e: int) -> Counter:
-    """The combined rows with RecDate in [s, e]: (id, RecDate, L id, L JoinType, S id, S JoinType, WaitingTime,
-    JoinType) as days from DAY0."""
-    out: Counter[tuple] = Counter()
-    for a in (row for row in spine if row[2] <= e):
-        ta = a[2]
-        for (lid, lt, lc), (sid, st_, sc) in product(
-            _left(a, left, lbs[0], mws[0], e), _nearest(a, asof, lbs[1], mws[1], e)
-        ):
-            rec = max(lt, st_)
-            code = WAITING if WAITING in (lc, sc) else PROVISIONAL if PROVISIONAL in (lc, sc) else max(lc, sc)
-            if s <= rec:
-                out[(a[1], rec, lid, lc, sid, sc, rec - ta, code)] += 1
-    return out
 
 
 def _features(spark: SparkSession, left: Rows, asof: Rows, lbs: tuple[int, int], mws: tuple[int, int]) -> list:
@@ -218,3 +175,14 @@ def test_a_source_missing_its_recdate_or_join_column_is_refused_naming_the_sourc
     no_key = _frame(spark, [], "ib").withColumnRenamed("k", "kk")
     with pytest.raises(SchemaError, match=r"features\[fx\]: join_cols: column 'k' missing from the feature source"):
         feature_join(spine, [FeatureSource("fx", no_key, "asof", ("k",))], ["ia"], DAY0, DAY0)
+
+
+def test_a_spine_column_the_output_has_too_ends_in_the_spines_alias(spark: SparkSession) -> None:
+    """A job's target as the spine (docs/concepts/pipelines.md) brings its own JoinType, WaitingTime and IsFinal."""
+    spine = _frame(spark, [(1, 1, 0)], "ia").selectExpr("*", "2 AS JoinType", "0 AS WaitingTime", "true AS IsFinal")
+    left = _frame(spark, [(1, 10, 0)], "ib")
+    out = feature_join(spine, [FeatureSource("L", left, "left", ("k",))], ["ia"], DAY0, DAY0, SETTINGS)
+    spine_part = ["k", "ia", "RecDate_A", "JoinType_A", "WaitingTime_A", "IsFinal_A"]
+    assert out.columns[: len(spine_part) + 1] == ["RecDate", *spine_part]
+    row = out.collect()[0]
+    assert (row.JoinType_A, row.IsFinal_A, row.JoinType, row.L_ib) == (2, True, 1, 10)  # the spine's, then its own

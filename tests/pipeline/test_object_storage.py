@@ -112,3 +112,33 @@ def test_a_run_on_s3_killed_during_its_target_commit_is_recovered_by_the_next_ru
     assert unlocked.returncode == 0, unlocked.stderr[-2000:]
     shown = killed.stdout + killed.stderr + unlocked.stdout + unlocked.stderr + str(logged)
     assert SECRET_KEY not in shown  # no credential printed, logged or in the run log
+
+
+def downstream_file(folder: Path, name: str, reads: str, b: str, target: Path) -> Path:
+    """A job beside `reads`'s file whose source A is that job's target (on S3) and source B the table `b`; its
+    target and state on local disk."""
+    path = folder / f"{name}.toml"
+    path.write_text(
+        f'name = "{name}"\nstart_date = {START}\n[source_a]\njob = "{reads}"\n[source_b]\npath = "{b}"\n'
+        '[join]\nhow = "left"\njoin_cols = ["TrxId"]\nlook_back_time = 1\nmax_waiting_time = 1\n'
+        'alias_a = "A2"\nalias_b = "B2"\n'
+        f'[target]\npath = "{target}"\nkeys = ["TrxId", "SepaId"]\nb_keys = ["SepaId"]\n'
+        f'[state]\npath = "{target.parent / "state"}"\n'
+    )
+    return path
+
+
+def test_a_chain_from_s3_to_local_disk_run_day_by_day_equals_it_reloaded(
+    spark: SparkSession, bucket: str, tmp_path: Path
+) -> None:
+    targets = {}
+    for schedule, max_window in (("daily", 1), ("once", 0)):
+        folder = tmp_path / schedule
+        folder.mkdir()
+        up = load_job(job_file(folder, bucket, f"up_{schedule}", max_window))
+        down = load_job(downstream_file(folder, f"down_{schedule}", up.name, f"{bucket}/b", tmp_path / schedule / "t"))
+        assert up.target.path is not None and up.target.path.startswith("s3a://")
+        for job in (up, down):  # the daily pair a window a day, the other one window each
+            run(job, spark=spark, settings=Settings())
+        targets[schedule] = target_rows(spark, down)
+    assert targets["daily"] and targets["daily"] == targets["once"]

@@ -109,10 +109,9 @@ def _downstream(ctx: Context, name: str) -> list[tuple[JobConfig, str, str]]:
     """The jobs of the job directory below `name` that processed --start already, each with the units to re-run:
     --start (or its start_date, if later) to its watermark. Without --downstream a job file that cannot be read
     is passed over: the rerun it names is the user's to make."""
-    if not ctx.settings.job_dir.is_dir():
-        return []
+    job_dir = ctx.settings.job_dir
     jobs = []
-    for path in ctx.all_jobs():
+    for path in sorted(job_dir.glob("*.toml")) if job_dir.is_dir() else []:
         try:
             jobs.append(load_job(path))
         except ConfigError:

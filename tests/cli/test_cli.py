@@ -891,6 +891,18 @@ def test_run_without_a_job_runs_every_job_each_after_the_jobs_whose_targets_it_r
 
 
 @pytest.mark.windows
+def test_a_rerun_of_a_job_file_outside_an_empty_job_directory_looks_for_no_jobs_below_it(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = write_job(tmp_path / "elsewhere", sources)
+    (tmp_path / "jobs").mkdir()  # the settings' job_dir, without job files
+    assert main(["run", str(job), "--until", D1.isoformat()]) == 0
+    assert main(["rerun", str(job), "--start", D1.isoformat()]) == 0
+    out = capsys.readouterr().out
+    assert "trx: re-ran 2025-03-01" in out and "downstream" not in out
+
+
+@pytest.mark.windows
 def test_a_rerun_names_the_jobs_that_read_its_target_and_with_downstream_leaves_them_equal_to_a_reload(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -97,8 +97,8 @@ def spine_rec(settings: IncJoinSettings) -> str:
 
 
 def spine_names(spine: T.StructType, settings: IncJoinSettings) -> dict[str, str]:
-    """Each spine column's output name: the ones the output has as its own end in the spine's alias (RecDate_A,
-    and, on a job's target as the spine, JoinType_A, WaitingTime_A, IsFinal_A, DiffArrivalTime_A)."""
+    """Each spine column's output name: the ones the output or a source's join makes of its own (RecDate, and on
+    a job's target as the spine JoinType, WaitingTime, IsFinal, DiffArrivalTime) end in the spine's alias."""
     own = {n.lower() for n in (settings.inc_col_name, WAITING_TIME, JOIN_TYPE, IS_FINAL, DIFF_ARRIVAL_TIME)}
     return {c: f"{c}_{settings.alias_a}" if c.lower() in own else c for c in spine.fieldNames()}
 

@@ -15,10 +15,8 @@ from deltainc.cli.context import Context
 from deltainc.cli.output import EXIT_OK, emit_json, result_document, window_line
 from deltainc.errors import ConfigError
 from deltainc.join.windows import Window, parse_point
-from deltainc.pipeline.job.job_config import JobConfig, load_job
-from deltainc.pipeline.job.order import downstream_jobs, run_order
-from deltainc.pipeline.state.from_delta_log import read_state_from_log
-from deltainc.pipeline.state.model import state_paths
+from deltainc.pipeline.job.order import run_order
+from deltainc.pipeline.state.downstream import downstream_reruns
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -83,50 +81,27 @@ def rerun(ctx: Context) -> int:
 
     check_range(ctx.args.start, ctx.args.end)
     job, _ = ctx.job(ctx.args.job)
-    below = _downstream(ctx, job.name)  # before anything is written: a bad job file refuses --downstream here
+    if ctx.args.downstream:  # before anything is written: a job file that cannot be read refuses the rerun here
+        found = downstream_reruns(job.name, ctx.args.start, ctx.settings.job_dir, ctx.settings.state_dir, strict=True)
+        ctx.s3 = ctx.s3 or any(below.job.on_s3 for below in found)  # the session reaches their tables too
     result = pipeline.rerun(job, ctx.args.start, ctx.args.end, ctx.spark, ctx.settings, on_window=_on_window(ctx))
     documents = []
-    for down, start, end in below if ctx.args.downstream else []:
-        ctx.log_name = down.name
-        done = pipeline.rerun(down, start, end, ctx.spark, ctx.settings, on_window=_on_window(ctx))
+    for below in result.downstream if ctx.args.downstream else ():
+        ctx.log_name = below.job.name
+        done = pipeline.rerun(below.job, below.start, below.end, ctx.spark, ctx.settings, on_window=_on_window(ctx))
         documents.append(result_document(done))
         if not ctx.json:
             _print_result(ctx, done)
     if ctx.json:
-        named = [{"job": down.name, "start": start, "end": end} for down, start, end in below]
-        emit_json({**result_document(result), "downstream": named, "downstream_reruns": documents})
+        emit_json({**result_document(result), "downstream_reruns": documents})
         return EXIT_OK
     _print_result(ctx, result)
-    for down, start, end in [] if ctx.args.downstream else below:
+    for below in () if ctx.args.downstream else result.downstream:
         ctx.print(
-            f"downstream: {down.name} read {job.name}'s rows from {start} on: re-run it with `deltainc rerun "
-            f"{down.name} --start {start} --end {end}`, or this rerun with --downstream"
+            f"downstream: {below.job.name} read {job.name}'s rows from {below.start} on: re-run it with `deltainc "
+            f"rerun {below.job.name} --start {below.start} --end {below.end}`, or this rerun with --downstream"
         )
     return EXIT_OK
-
-
-def _downstream(ctx: Context, name: str) -> list[tuple[JobConfig, str, str]]:
-    """The jobs of the job directory below `name` that processed --start already, each with the units to re-run:
-    --start (or its start_date, if later) to its watermark. Without --downstream a job file that cannot be read
-    is passed over: the rerun it names is the user's to make."""
-    job_dir = ctx.settings.job_dir
-    jobs = []
-    for path in sorted(job_dir.glob("*.toml")) if job_dir.is_dir() else []:
-        try:
-            jobs.append(load_job(path))
-        except ConfigError:
-            if ctx.args.downstream:
-                raise
-    below = []
-    for down in downstream_jobs(jobs, name):
-        uom = down.join.time_uom
-        first = max(parse_point(ctx.args.start, "--start", uom), parse_point(down.start_date, "start_date", uom))
-        last = read_state_from_log(state_paths(down.state_path(ctx.settings.state_dir)), down.name).watermark
-        if last is not None and last >= first:
-            window = Window(first, last, uom)
-            below.append((down, window.label(first), window.label(last)))
-            ctx.s3 = ctx.s3 or (ctx.args.downstream and down.on_s3)  # its session reaches their tables too
-    return below
 
 
 def backfill(ctx: Context) -> int:

@@ -34,6 +34,7 @@ from deltainc.pipeline.plan import (
 )
 from deltainc.pipeline.prepared_job import PreparedJob, latest_available, open_job
 from deltainc.pipeline.state import Command, JobState, Lease, check_unchanged, locked
+from deltainc.pipeline.state.downstream import DownstreamRerun, downstream_reruns, encode_reruns
 from deltainc.pipeline.window.run import StepHook, begin, process_window, record_stop
 from deltainc.settings import Settings
 
@@ -42,6 +43,7 @@ __all__ = ["run", "rerun", "backfill"]
 
 WindowHook = Callable[[WindowReport], None]
 ProgressHook = Callable[[int, int, WindowReport | None, Window], None]  # chunk number, of, its report
+Plan = tuple[Planned, ...]
 Session = SparkSession | Callable[[], SparkSession] | None  # a session, one started when asked for, or get_spark()'s
 
 
@@ -63,8 +65,9 @@ def _locked(prepared: PreparedJob, state: JobState | None, lease: Lease | None) 
 
 
 def _result(prepared: PreparedJob, command: str, run_id: str | None, reports: list[WindowReport], message: str,
-            watermark: int | None) -> PipelineResult:  # fmt: skip
-    return PipelineResult(prepared.job.name, command, run_id, tuple(reports), prepared.label(watermark), message)
+            watermark: int | None, below: tuple[DownstreamRerun, ...] = ()) -> PipelineResult:  # fmt: skip
+    label = prepared.label(watermark)
+    return PipelineResult(prepared.job.name, command, run_id, tuple(reports), label, message, below)
 
 
 @one_look()
@@ -184,10 +187,12 @@ def rerun(
         last_arg = "--start" if end is None else "--end"
         window = Window(first, last, prepared.uom)
         plan = rerun_plan(prepared.job, first, last, state.watermark, last_arg)  # the watermark as read: it stays
-        done = _execute(prepared, state, Command.RERUN, lambda _: plan, on_step, found.lease, False, on_window)
+        below = downstream_reruns(config.name, start, settings.job_dir, settings.state_dir, strict=False)
+        done = _execute(prepared, state, Command.RERUN, lambda _: plan, on_step, found.lease, False, on_window,
+                        downstream=encode_reruns(below))  # fmt: skip
         todo = plan[0].window
         message = f"re-ran {window}" + (f" (recomputed {todo}: rows after it depend on it)" if todo != window else "")
-        return _result(prepared, Command.RERUN, done.run_id, done.reports, message, state.watermark)
+        return _result(prepared, Command.RERUN, done.run_id, done.reports, message, state.watermark, below)
 
 
 @one_look()
@@ -258,27 +263,20 @@ class _Executed:
     planned: int  # windows in the plan, done ones included
 
 
-def _execute(
-    prepared: PreparedJob,
-    state: JobState,
-    command: Command,
-    plan: Callable[[int | None], tuple[Planned, ...]],
-    on_step: StepHook | None,
-    lease: Lease | None,
-    check: bool = True,
-    on_window: WindowHook | None = None,
-    on_progress: ProgressHook | None = None,
-) -> _Executed:
+def _execute(prepared: PreparedJob, state: JobState, command: Command, plan: Callable[[int | None], Plan],
+             on_step: StepHook | None, lease: Lease | None, check: bool = True, on_window: WindowHook | None = None,
+             on_progress: ProgressHook | None = None, downstream: str | None = None) -> _Executed:  # fmt: skip
     """Take the lock, plan from the watermark as of holding it (its settings `check`ed again), and process the
     plan's windows in order; each window's run-log row moves the watermark (or not: its mode says), and the
-    last one releases the lock. Stopped between two windows, the next one's row says cancelled."""
+    last one releases the lock. Stopped between two windows, the next one's row says cancelled. `downstream`: what
+    a rerun's rows record of the jobs below it (`encode_reruns`)."""
     with _locked(prepared, state, lease) as held:
         if check:
             check_unchanged(prepared.job, held.state.settings, command.value)  # as of holding the lock
         watermark = held.state.watermark
         items = plan(watermark)
         todo = to_do(items)
-        ongoing = begin(prepared, command, held, on_step)
+        ongoing = begin(prepared, command, held, on_step, downstream)
         reports: list[WindowReport] = []
         try:
             for item in items:

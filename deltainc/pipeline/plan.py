@@ -17,6 +17,7 @@ from deltainc.join.options import counted_types
 from deltainc.join.windows import Window, chunk_windows, from_index, next_window, to_index
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import RunRecord
+from deltainc.pipeline.state.downstream import DownstreamRerun
 from deltainc.pipeline.target.forward_write import FORWARD
 from deltainc.pipeline.target.merge import FORWARD_ONLY, RERUN
 from deltainc.pipeline.target.recompute_write import REBUILD, RECOMPUTE
@@ -182,6 +183,7 @@ class PipelineResult:
     windows: tuple[WindowReport, ...]
     watermark: str | None
     message: str
+    downstream: tuple[DownstreamRerun, ...] = ()  # a rerun: the jobs that read its target and what each must re-run
 
     @property
     def nothing_pending(self) -> bool:
@@ -197,4 +199,5 @@ class PipelineResult:
             "watermark": self.watermark,
             "message": self.message,
             "nothing_pending": self.nothing_pending,
+            "downstream": [rerun.document() for rerun in self.downstream],
         }

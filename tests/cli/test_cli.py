@@ -922,9 +922,13 @@ def test_a_rerun_names_the_jobs_that_read_its_target_and_with_downstream_leaves_
     assert main(["rerun", "trx", "--start", D2.isoformat()]) == 0
     told = f"downstream: trx_scans read trx's rows from {D2} on: re-run it with `deltainc rerun trx_scans --start {D2} "
     assert told in capsys.readouterr().out
+    below = [{"job": "trx_scans", "start": D2.isoformat(), "end": D2.isoformat()}]
+    assert main(["status", "trx", "--json", "--runs", "1"]) == 0
+    (rerun,) = json.loads(capsys.readouterr().out)["runs"]
+    assert (rerun["command"], json.loads(rerun["downstream"])) == ("rerun", below)  # the run log keeps it too
     assert main(["rerun", "trx", "--start", D2.isoformat(), "--downstream", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["downstream"] == [{"job": "trx_scans", "start": D2.isoformat(), "end": D2.isoformat()}]
+    assert document["downstream"] == below
     assert [run["job"] for run in document["downstream_reruns"]] == ["trx_scans"]
     for name in ("trx", "trx_scans"):  # a reload of the corrected sources, as a new pair of jobs
         (tmp_path / "jobs" / f"{name}.toml").rename(tmp_path / f"{name}.toml.done")

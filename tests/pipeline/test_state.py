@@ -69,7 +69,8 @@ def test_the_run_log_schema_derived_from_the_run_record_is_the_one_existing_run_
         "time_uom STRING, watermark STRING, watermark_unit BIGINT, releases_lock BOOLEAN, took_over STRING, "
         "job_settings STRING, rows_not_matched BIGINT, rows_b_waiting BIGINT, rows_too_late BIGINT, "
         "rows_provisional BIGINT, null_key_a BIGINT, null_key_b BIGINT, source_reads STRING, "
-        "spark_start_s DOUBLE, join_s DOUBLE, write_s DOUBLE, bookkeeping_s DOUBLE, source_latest STRING"
+        "spark_start_s DOUBLE, join_s DOUBLE, write_s DOUBLE, bookkeeping_s DOUBLE, source_latest STRING, "
+        "downstream STRING"
     )
 
 

@@ -219,6 +219,8 @@ class RunRecord:
     write_s: float | None = None
     bookkeeping_s: float | None = None
     source_latest: str | None = None  # JSON: each source's latest RecDate label when the command began
+    # JSON, a rerun: the jobs that read this job's target and the units each must re-run (state/downstream.py)
+    downstream: str | None = None
 
     def rows(self, name: str) -> int:
         """The window's output rows of the JoinType called `name` (`JoinType.outcome`): its `rows_<name>` field."""
@@ -239,7 +241,7 @@ def run_document(row: Mapping[str, object]) -> dict[str, object]:
     for name, value in row.items():
         if name == "watermark_unit":
             continue
-        if name in ("job_settings", "source_reads", "source_latest") and isinstance(value, str):
+        if name in ("job_settings", "source_reads", "source_latest", "downstream") and isinstance(value, str):
             value = json.loads(value)
         document[name] = value.isoformat() if isinstance(value, dt.datetime) else value
     return document

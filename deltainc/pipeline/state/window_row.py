@@ -92,6 +92,7 @@ def started(
     window: Window,
     null_counts: tuple[int, int],
     source_latest: str | None,
+    downstream: str | None = None,
 ) -> RunRecord:
     """The window's run-log row as it stands when it starts: failed, releasing the lock (a failure ends the run).
 
@@ -114,6 +115,7 @@ def started(
         took_over=lease.took_over,
         job_settings=encode(built_with(job)),
         source_latest=source_latest,
+        downstream=downstream,
     )
 
 

@@ -64,10 +64,17 @@ class CommandRun:
     null_counts: tuple[int, int]  # rows with a NULL inc_col in source_a, source_b: never joined
     on_step: StepHook | None = None  # told each Step of a window
     source_latest: str | None = None  # JSON: each source's latest RecDate when the command began (the lag)
+    downstream: str | None = None  # JSON, a rerun: the jobs below it and what each must re-run
     clock: Clock = field(default_factory=lambda: Clock(None))
 
 
-def begin(prepared: PreparedJob, command: Command, lease: Lease, on_step: StepHook | None = None) -> CommandRun:
+def begin(
+    prepared: PreparedJob,
+    command: Command,
+    lease: Lease,
+    on_step: StepHook | None = None,
+    downstream: str | None = None,
+) -> CommandRun:
     """The run of `command` under `lease`; counts the sources' rows with a NULL inc_col (and warns of them)."""
     clock = Clock(None)
     inc, job = prepared.job.join.inc_col, prepared.job
@@ -78,7 +85,7 @@ def begin(prepared: PreparedJob, command: Command, lease: Lease, on_step: StepHo
         log.warning("%s: rows with a NULL %s are never joined: %s", prepared.job.name, inc, counted)
     counts = (found["source_a"], sum(n for role, n in found.items() if role != "source_a"))
     clock.spark_start_s = take_startup_seconds(prepared.spark)
-    return CommandRun(prepared, command, lease, counts, on_step, latest_labels(prepared), clock)
+    return CommandRun(prepared, command, lease, counts, on_step, latest_labels(prepared), downstream, clock)
 
 
 def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) -> WindowReport:
@@ -200,4 +207,4 @@ def _uncache(frame: DataFrame | None) -> None:
 
 def _started(run: CommandRun, window: Window) -> RunRecord:
     """The window's run-log row as it starts (`window_row.started`)."""
-    return started(run.prepared.job, run.lease, run.command, window, run.null_counts, run.source_latest)
+    return started(run.prepared.job, run.lease, run.command, window, run.null_counts, run.source_latest, run.downstream)

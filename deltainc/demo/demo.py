@@ -22,14 +22,15 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc import pipeline
-from deltainc.demo.demo_features import run_features
-from deltainc.demo.demo_result import DemoDay, DemoResult, day_counts, same_rows, schedule_table
-from deltainc.demo.jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job
+from deltainc.demo.demo_features import risk_scores, run_features
+from deltainc.demo.demo_result import ChainResult, DemoDay, DemoResult, day_counts, same_rows, schedule_table
+from deltainc.demo.jobs import DEMO_START, LOOK_BACK_TIME, MAX_WAITING_TIME, demo_job, scored_job
 from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.errors import ConfigError
 from deltainc.join.options import JoinType
 from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.delta.sql import path_ref
+from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.report import write_report
 from deltainc.settings import load_settings
 
@@ -75,6 +76,23 @@ def _day(spec: SampleSpec, offset: int) -> dt.date:
     return spec.start + dt.timedelta(days=offset)
 
 
+def _chain(
+    root: Path, spark: SparkSession, daily: JobConfig, reload: JobConfig, echo: Callable[[str], None]
+) -> ChainResult:
+    """The chain's second job (`scored_job`), run after each day above, against the same job on the reload's
+    target run once: a chain reloaded equals the chain run day by day."""
+    pipeline.run(reload, spark=spark)
+    rows = spark.read.format("delta").load(str(root / f"target_{daily.name}"))
+    equal = same_rows(rows, spark.read.format("delta").load(str(root / f"target_{reload.name}")))
+    result = ChainResult(rows.count(), equal)
+    echo(
+        f"A chain of two jobs: {daily.name} reads demo_daily's final matched payments (a row reaches it the day it "
+        f"became final) and adds the account's risk score as of the transaction; run after each day above, it "
+        f"holds {result.rows} rows. Reloaded in one run from the reload's target: equal: {'yes' if equal else 'NO'}"
+    )
+    return result
+
+
 def run_demo(
     root: Path,
     spark: SparkSession,
@@ -95,6 +113,7 @@ def run_demo(
     spec = SampleSpec(start=DEMO_START, days=days, rows_per_day=rows_per_day)
     _start_clean(root)
     daily_job, reload = demo_job(root, "demo_daily", 1), demo_job(root, "demo_reload", 0)
+    scored, scored_reload = scored_job(root, "demo_scored", daily_job), scored_job(root, "demo_scored_reload", reload)
     echo(
         f"deltainc demo: {days} days x {rows_per_day} ledger transactions from {spec.start} under {root}\n"
         f"  A = ledger, B = payment engine; full outer join on TrxId, look_back_time {LOOK_BACK_TIME}, "
@@ -108,6 +127,8 @@ def run_demo(
             f"backfill --chunk all`); then each of the last {days - history} days is loaded and run alone"
         )
 
+    # The risk scores, for the chain's second job and the feature table: every delivery at once, dated by RecDate.
+    risk_scores(spark, spec).write.format("delta").partitionBy("RecDate").save(str(root / "risk_scores"))
     source_a, source_b = generate(spark, spec, partitions=2)
     source_a = source_a.persist(StorageLevel.MEMORY_AND_DISK)
     source_b = source_b.persist(StorageLevel.MEMORY_AND_DISK)
@@ -128,6 +149,8 @@ def run_demo(
             else:
                 outcome = pipeline.run(daily_job, spark=spark)
             ran = time.monotonic()
+            chained = pipeline.run(scored, spark=spark)  # the chain's second job, up to demo_daily's watermark
+            chain_s = time.monotonic() - ran
             windows, watermark = outcome.windows, outcome.watermark
             span = [first + dt.timedelta(days=i) for i in range((day - first).days + 1)]
             entry = DemoDay(
@@ -147,7 +170,8 @@ def run_demo(
             what = ", ".join(entry.windows) if entry.windows else "nothing pending"
             echo(
                 f"  {entry.label}: loaded A {entry.rows_a:>5} / B {entry.rows_b:>5} rows ({entry.load_s:.1f} s); "
-                f"run: {what} ({entry.run_s:.1f} s) +{entry.inserted} ~{entry.updated} -{entry.deleted}"
+                f"run: {what} ({entry.run_s:.1f} s) +{entry.inserted} ~{entry.updated} -{entry.deleted}; "
+                f"then {scored.name}: +{sum(w.record.rows_inserted for w in chained.windows)} ({chain_s:.1f} s)"
             )
     finally:
         source_a.unpersist()
@@ -185,6 +209,7 @@ def run_demo(
         f"One-shot reload of {reloaded_windows} into a second target ({reload_s:.1f} s): "
         f"equal to the daily target: {'yes' if reload_equal else 'NO'}"
     )
+    chain = _chain(root, spark, scored, scored_reload, echo)
     features = run_features(root, spark, spec, echo)
     report = write_report(daily_job, load_settings(), root / f"{daily_job.name}-report.html").page
     echo(f"The daily job's history as a page of charts (deltainc report): {report}")
@@ -199,10 +224,12 @@ def run_demo(
         total_s=time.monotonic() - clock,
         features=features,
         report=report,
+        chain=chain,
     )
     echo(
         f"Done in {result.total_s:.0f} s ({result.seconds_per_day:.1f} s per scheduled day). "
         f"Tables under {root}: ledger, payments, risk_scores, target_{daily_job.name}, target_{reload.name}, "
-        "target_demo_features, target_demo_features_reload, _deltainc"
+        f"target_{scored.name}, target_{scored_reload.name}, target_demo_features, target_demo_features_reload, "
+        "_deltainc"
     )
     return result

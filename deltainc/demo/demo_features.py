@@ -59,9 +59,8 @@ def _by_type(rows: list[Row]) -> dict[int, int]:
 
 
 def run_features(root: Path, spark: SparkSession, spec: SampleSpec, echo: Callable[[str], None]) -> FeatureResult:
-    """Write the risk scores next to the ledger, build the feature table up to the last SHOWN_DAYS days in one run,
-    then one run per day, then reload it in one run into a second table and compare."""
-    risk_scores(spark, spec).write.format("delta").partitionBy("RecDate").save(str(root / "risk_scores"))
+    """Build the feature table (the risk scores are under `root` already) up to the last SHOWN_DAYS days in one
+    run, then one run per day, then reload it in one run into a second table and compare."""
     job, reload = feature_job(root, "demo_features", spec.start), feature_job(root, "demo_features_reload", spec.start)
     target = root / f"target_{job.name}"
     last = spec.start + dt.timedelta(days=spec.days - 1)

@@ -16,6 +16,7 @@ from deltainc import pipeline
 from deltainc.join.options import counted_types
 
 __all__ = [
+    "ChainResult",
     "COUNT_NAMES",
     "DemoDay",
     "DemoResult",
@@ -76,6 +77,14 @@ class FeatureResult:
 
 
 @dataclass(frozen=True)
+class ChainResult:
+    """What the chain part of the demo did: the second job's rows, and whether its reload gave the same rows."""
+
+    rows: int
+    reload_equal: bool
+
+
+@dataclass(frozen=True)
 class DemoResult:
     """What the demo did and whether the two promises held."""
 
@@ -89,11 +98,13 @@ class DemoResult:
     total_s: float
     features: FeatureResult | None = None  # the as-of job's part
     report: Path | None = None  # the daily job's report (`deltainc report`): its history as a page of charts
+    chain: ChainResult | None = None  # the chain's second job, on demo_daily's final rows
 
     @property
     def ok(self) -> bool:
-        """Both promises held (and the as-of feature table's reload equalled its daily runs)."""
-        return self.rerun_unchanged and self.reload_equal and (self.features is None or self.features.reload_equal)
+        """Both promises held (and the feature table's and the chain's reloads equalled their daily runs)."""
+        parts = (self.features, self.chain)
+        return self.rerun_unchanged and self.reload_equal and all(p is None or p.reload_equal for p in parts)
 
     @property
     def seconds_per_day(self) -> float:

@@ -10,9 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from deltainc.join.options import JoinType
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.upstream import reading
 
-__all__ = ["DEMO_START", "LOOK_BACK_TIME", "MAX_WAITING_TIME", "demo_job", "feature_job", "left_job_toml"]
+__all__ = ["DEMO_START", "LOOK_BACK_TIME", "MAX_WAITING_TIME", "demo_job", "feature_job", "scored_job", "left_job_toml"]
 
 DEMO_START = dt.date(2025, 3, 1)
 LOOK_BACK_TIME = 2  # the seed's example: B arrives up to 2 days before A ...
@@ -43,12 +45,33 @@ def feature_job(root: Path, name: str, start: dt.date) -> JobConfig:
     as of TrxDT (asof, a score valid up to 30 days before, delivered up to 2 days late), and the payment engine's
     record of the transaction (left, the seed's tolerances; a transaction may have two records, told apart by
     SepaId). A row is final when both sources are."""
-    risk = {"name": "risk", "path": str(root / "risk_scores"), "how": "asof", "join_cols": ["AccountName"],
-            "asof_col": "TrxDT", "asof_col_b": "ValidFrom", "look_back_time": 30, "max_waiting_time": 2,
-            "columns": ["ScoreId", "Risk"]}  # fmt: skip
     payment = {"name": "payment", "path": str(root / "payments"), "how": "left", "join_cols": ["TrxId"],
                "look_back_time": LOOK_BACK_TIME, "max_waiting_time": MAX_WAITING_TIME, "keys": ["SepaId"]}  # fmt: skip
-    return _ledger_job(root, name, start, {"features": [risk, payment]})
+    return _ledger_job(root, name, start, {"features": [_risk(root), payment]})
+
+
+def _risk(root: Path) -> dict[str, Any]:
+    """The feature source of the account's latest risk score as of TrxDT: a score valid up to 30 days before,
+    delivered up to 2 days late."""
+    return {"name": "risk", "path": str(root / "risk_scores"), "how": "asof", "join_cols": ["AccountName"],
+            "asof_col": "TrxDT", "asof_col_b": "ValidFrom", "look_back_time": 30, "max_waiting_time": 2,
+            "columns": ["ScoreId", "Risk"]}  # fmt: skip
+
+
+def scored_job(root: Path, name: str, upstream: JobConfig) -> JobConfig:
+    """The chain's second job: the payments `upstream` (a `demo_job`) matched for good, each with its account's
+    risk score as of the transaction (as in `feature_job`). It reads upstream's final rows, each dated by the day
+    it became final, so it runs after upstream and up to upstream's watermark."""
+    matched = ", ".join(str(int(code)) for code in (JoinType.SAME_TIME, JoinType.A_LATE, JoinType.B_LATE))
+    spine = reading(upstream, f"JoinType IN ({matched})")
+    target, state = (
+        {"path": str(root / f"target_{name}"), "keys": ["TrxId", "SepaId"]},
+        {"path": str(root / "_deltainc")},
+    )
+    return JobConfig.model_validate(
+        {"name": name, "start_date": upstream.start_date, "source_a": spine, "join": {"alias_a": "Trx"},
+         "features": [_risk(root)], "target": target, "state": state}
+    )  # fmt: skip
 
 
 def left_job_toml(

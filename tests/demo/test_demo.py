@@ -115,3 +115,16 @@ def test_a_folder_the_demo_did_not_make_is_never_emptied(spark: SparkSession, tm
     with pytest.raises(ConfigError, match="demo root: .* is not empty and was not made by the demo"):
         run_demo(tmp_path, spark, days=1, rows_per_day=1)
     assert (tmp_path / "precious.txt").read_text() == "keep me"
+
+
+@pytest.mark.windows
+def test_the_chains_second_job_holds_each_final_matched_payment_of_the_first_and_its_reload_is_equal(
+    spark: SparkSession, demo: tuple[DemoResult, list[str], Path]
+) -> None:
+    result, lines, root = demo
+    assert result.chain is not None and result.chain.reload_equal and result.chain.rows > 0
+    upstream = spark.read.format("delta").load(str(root / "target_demo_daily"))
+    matched = upstream.where("IsFinal AND SepaId IS NOT NULL AND TrxDT IS NOT NULL").select("TrxId", "SepaId")
+    scored = spark.read.format("delta").load(str(root / "target_demo_scored")).select("TrxId", "SepaId")
+    assert sorted(scored.collect()) == sorted(matched.collect())
+    assert any(line.startswith("A chain of two jobs: demo_scored reads") and "equal: yes" in line for line in lines)

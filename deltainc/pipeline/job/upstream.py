@@ -13,7 +13,7 @@ from deltainc.errors import ConfigError
 # A job as job_config.JobConfig holds it: job_config imports this module, so the type cannot be named here.
 JobConfig = Any
 
-__all__ = ["source_sections", "resolve_upstream", "check_dating"]
+__all__ = ["source_sections", "resolve_upstream", "reading", "check_dating"]
 
 # What load_job sets on a source that names a job; a job file gives none of them.
 _SET_BY_LOAD = ("path", "table", "job_state", "upstream")
@@ -63,16 +63,20 @@ def resolve_upstream(
         jobs = ", ".join(sorted(p.stem for p in job_dir.glob("*.toml"))) or "none"
         raise ConfigError(f"{label}.job: no job {name!r} in {job_dir} (jobs there: {jobs})")
     upstream = load(file, chain)
-    own = section.get("where")
-    section.update(
-        job=upstream.name,
-        where="IsFinal" if own is None else f"IsFinal AND ({own})",
-        upstream=upstream,
-        **{"path": upstream.target.path} if upstream.target.path is not None else {"table": upstream.target.table},
-    )
-    if upstream.state.path is not None:
-        section["job_state"] = upstream.state.path
+    section.update(reading(upstream, section.get("where")))
     return upstream
+
+
+def reading(upstream: JobConfig, where: str | None = None) -> dict[str, Any]:
+    """A source section's fields for `upstream`'s target's final rows (what `job = "..."` becomes): its path or
+    table, `IsFinal` and `where`, its state folder and the job itself. A job built in code reads another this way.
+
+    Example: ``{"name": "risk", **reading(trx), "how": "asof", ...}`` is a feature source of trx's final rows.
+    """
+    where = "IsFinal" if where is None else f"IsFinal AND ({where})"
+    table = {"path": upstream.target.path} if upstream.target.path is not None else {"table": upstream.target.table}
+    state = {} if upstream.state.path is None else {"job_state": upstream.state.path}
+    return {"job": upstream.name, "where": where, "upstream": upstream, **table, **state}
 
 
 def check_dating(label: str, upstream: JobConfig, job: JobConfig) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from benchmarks import feature_sources, layout_ab, too_late
+from benchmarks.chain_runs import chain_runs
 from benchmarks.connect_ab import measure as measure_connect
 from benchmarks.data import ensure_sources
 from benchmarks.demo_time import demo_time
@@ -205,6 +206,15 @@ def _hourly(ctx: Context) -> list[str]:
     return hourly_runs(ctx.folder, min(12, args.days), 48, min(300, args.rows_per_day), args.max_seconds)
 
 
+def _chain(ctx: Context) -> list[str]:
+    """2,000 ledger rows a day (or --rows-per-day when fewer), 20 days of history (fewer when --days is smaller),
+    then 6 scheduled days (or --days when fewer)."""
+    args = ctx.args
+    return chain_runs(
+        ctx.spark, ctx.folder, min(2000, args.rows_per_day), max(2, min(20, args.days)), min(6, args.days)
+    )
+
+
 def _report_time(ctx: Context) -> list[str]:
     """A pair a repetition, a year of daily runs (or --days when fewer)."""
     return report_time(ctx.folder, ctx.args.repeat, min(365, ctx.args.days))
@@ -246,6 +256,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("source-kinds", _report(_source_kinds), sources=True),
     _scenario("demo", _report(_demo)),
     _scenario("hourly", _report(_hourly)),
+    _scenario("chain", _report(_chain)),
     _scenario("stream", _stream, stream_section, stream_check, sources=True),
 )
 

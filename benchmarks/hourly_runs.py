@@ -30,14 +30,12 @@ import pyarrow as pa
 from deltalake import write_deltalake
 
 from benchmarks.report import load_average
-from benchmarks.small_job import bench_env, delta_commits
-from benchmarks.timing import run_process
+from benchmarks.small_job import counted_process, delta_commits
 
 __all__ = ["Hour", "Shipments", "job_toml", "measure", "render", "hourly_runs"]
 
 HOUR_ZERO = dt.datetime(2025, 3, 1, tzinfo=dt.timezone.utc)
 JOB = "shipments_hourly"
-REPO = Path(__file__).resolve().parents[1]
 
 FLOOR = """
 import datetime, json, sys, time
@@ -144,29 +142,6 @@ def job_toml(root: Path) -> str:
     ) + "\n"  # fmt: skip
 
 
-def _env(root: Path, events: Path) -> dict[str, str]:
-    """bench_env's settings, this checkout's packages first, and Spark's event log in `events` (jobs counted)."""
-    env = bench_env(root)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    conf = {
-        "spark.eventLog.enabled": "true",
-        "spark.eventLog.dir": events.absolute().as_uri(),
-        "spark.eventLog.compress": "false",  # plain JSON lines, one file
-        "spark.eventLog.rolling.enabled": "false",
-    }
-    env["DELTAINC_SPARK__CONF"] = json.dumps(conf)
-    return env
-
-
-def _process(command: list[str], root: Path, events: Path) -> tuple[float, int, str]:
-    """Run `command` in `root` as a fresh process: its wall seconds, its Spark jobs and its stdout."""
-    shutil.rmtree(events, ignore_errors=True)
-    events.mkdir(parents=True)
-    done = run_process(command, root, _env(root, events))
-    jobs = sum(f.read_text().count('"Event":"SparkListenerJobStart"') for f in events.rglob("*") if f.is_file())
-    return done.seconds, jobs, done.stdout
-
-
 def _last_run(root: Path) -> dict[str, Any]:
     """The job's newest run-log row (delta-rs: no JVM)."""
     from deltainc.pipeline.state.model import state_paths
@@ -178,7 +153,7 @@ def _last_run(root: Path) -> dict[str, Any]:
 def _run(root: Path) -> tuple[float, int, int, dict[str, Any]]:
     """`python -m deltainc run JOB` once: seconds, Spark jobs, Delta commits and its run-log row."""
     before = delta_commits(root)
-    seconds, jobs, _ = _process([sys.executable, "-m", "deltainc", "run", JOB], root, root / "events-run")
+    seconds, jobs, _ = counted_process([sys.executable, "-m", "deltainc", "run", JOB], root, root / "events-run")
     return seconds, jobs, delta_commits(root) - before, _last_run(root)
 
 
@@ -187,7 +162,7 @@ def _floor(root: Path, hour: int) -> tuple[float, int, dict[str, float]]:
     job_file, out = str(root / "jobs" / f"{JOB}.toml"), str(root / "floor")
     start = (HOUR_ZERO + dt.timedelta(hours=hour)).replace(tzinfo=None).isoformat()  # naive UTC, as deltainc's
     command = [sys.executable, "-c", FLOOR, job_file, start, out]
-    seconds, jobs, stdout = _process(command, root, root / "events-floor")
+    seconds, jobs, stdout = counted_process(command, root, root / "events-floor")
     return seconds, jobs, json.loads(stdout.strip().splitlines()[-1])
 
 

@@ -8,18 +8,23 @@ sample sources joined left, one day a window) and runs it up to a day on the har
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import shutil
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from benchmarks.timing import run_process
 from deltainc.demo.jobs import left_job_toml
 from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.job.job_config import load_job
 from deltainc.settings import Settings, SparkSettings
 
-__all__ = ["START", "job_file", "bench_env", "prepare", "delta_commits"]
+__all__ = ["START", "job_file", "bench_env", "counted_process", "prepare", "delta_commits"]
+
+REPO = Path(__file__).resolve().parents[1]
 
 START = dt.date(2025, 3, 1)
 
@@ -54,6 +59,33 @@ def bench_env(root: Path) -> dict[str, str]:
     }
 
 
+def _event_env(root: Path, events: Path) -> dict[str, str]:
+    """bench_env's settings, this checkout's packages first, and Spark's event log in `events` (jobs counted)."""
+    env = bench_env(root)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    conf = {
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": events.absolute().as_uri(),
+        "spark.eventLog.compress": "false",  # plain JSON lines, one file
+        "spark.eventLog.rolling.enabled": "false",
+    }
+    env["DELTAINC_SPARK__CONF"] = json.dumps(conf)
+    return env
+
+
+def counted_process(command: list[str], root: Path, events: Path) -> tuple[float, int, str]:
+    """Run `command` in `root` as a fresh process with bench_env's settings: its wall seconds, its Spark jobs (from
+    its Spark event log, kept in `events`) and its stdout.
+
+    Example: `seconds, jobs, out = counted_process([sys.executable, "-m", "deltainc", "run"], root, root / "ev")`.
+    """
+    shutil.rmtree(events, ignore_errors=True)
+    events.mkdir(parents=True)
+    done = run_process(command, root, _event_env(root, events))
+    jobs = sum(f.read_text().count('"Event":"SparkListenerJobStart"') for f in events.rglob("*") if f.is_file())
+    return done.seconds, jobs, done.stdout
+
+
 def prepare(spark: SparkSession, root: Path, until: str | None = "2025-03-05", rows_per_day: int = 50) -> None:
     """Sources of 10 days x `rows_per_day` rows under `root` and the job `trx` run up to `until` on `spark` (by
     default its first 5 days: 5 windows, 5 run-log rows; None: every day, so nothing is pending). Does nothing if the
@@ -74,7 +106,7 @@ def prepare(spark: SparkSession, root: Path, until: str | None = "2025-03-05", r
 
 
 def delta_commits(root: Path) -> int:
-    """Delta commits so far in the target and the state tables under `root` (their logs' JSON files)."""
-    return sum(1 for _ in root.glob("target/_delta_log/*.json")) + sum(
+    """Delta commits so far in the targets (`target*`) and the state tables under `root` (their logs' JSON files)."""
+    return sum(1 for _ in root.glob("target*/_delta_log/*.json")) + sum(
         1 for _ in root.glob("state/*/_delta_log/*.json")
     )

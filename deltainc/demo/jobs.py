@@ -64,10 +64,10 @@ def scored_job(root: Path, name: str, upstream: JobConfig) -> JobConfig:
     it became final, so it runs after upstream and up to upstream's watermark."""
     matched = ", ".join(str(int(code)) for code in (JoinType.SAME_TIME, JoinType.A_LATE, JoinType.B_LATE))
     spine = reading(upstream, f"JoinType IN ({matched})")
-    target, state = (
-        {"path": str(root / f"target_{name}"), "keys": ["TrxId", "SepaId"]},
-        {"path": str(root / "_deltainc")},
-    )
+    # A matched payment of upstream is its TrxId, SepaId and the ledger record's RecDate (a corrected ledger record
+    # is a second row of the same TrxId, which the same payment may match).
+    target = {"path": str(root / f"target_{name}"), "keys": ["TrxId", "SepaId", "RecDate_A"]}
+    state = {"path": str(root / "_deltainc")}
     return JobConfig.model_validate(
         {"name": name, "start_date": upstream.start_date, "source_a": spine, "join": {"alias_a": "Trx"},
          "features": [_risk(root)], "target": target, "state": state}

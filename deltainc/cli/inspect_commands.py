@@ -87,12 +87,8 @@ def _print_status(ctx: Context, state: JobStatus, job: JobConfig, path: Path) ->
     unknown = "unknown (its state could not be read)" if state.read_with == UNREAD else "none (never run)"
     ctx.print(f"  watermark        {state.watermark or unknown}")
     ctx.print(f"  latest {job.join.inc_col:<9} {state.latest_available or 'none'} (present in {job.all_sources})")
-    for name, watermark, behind in state.upstream_watermarks:
-        far = "" if behind is None else f"; this job is {behind} {job.join.time_uom.value}(s) behind it"
-        ctx.print(
-            f"  upstream         {name}: watermark {watermark or 'none'}{far} "
-            f"(the latest {job.join.inc_col} is at most its watermark)"
-        )
+    for name, text in state.upstream_lines(job.join.time_uom.value):
+        ctx.print(f"  upstream         {name}: {text} (the latest {job.join.inc_col} is at most its watermark)")
     if state.problem:
         ctx.print(f"  problem          {state.problem}")
     else:

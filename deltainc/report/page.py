@@ -47,7 +47,8 @@ def _cell(value: object, text: bool = False) -> str:
 
 def settings_rows(job: JobConfig, status: JobStatus, layout: str) -> list[tuple[str, str]]:
     """The header's facts: the job's settings (sources, join, look back, wait, target), the target's layout as
-    its log says it (`history.layout_text`) and where it stands (watermark, latest RecDate, pending, lock)."""
+    its log says it (`history.layout_text`) and where it stands (watermark, latest RecDate, each upstream job's
+    watermark, pending, lock)."""
     join = job.join
     rows = [(f"source {role}", ref.label) for role, ref in job.sources]
     rows += kind_of(job).summary()
@@ -59,6 +60,7 @@ def settings_rows(job: JobConfig, status: JobStatus, layout: str) -> list[tuple[
         ("watermark", status.watermark or "none (never run)"),
         ("latest in all sources", status.latest_available or "none"),
     ]
+    rows += [("upstream job", f"{name}: {text}") for name, text in status.upstream_lines(join.time_uom.value)]
     if status.problem:
         rows.append(("problem", status.problem))
     pending = status.pending

@@ -9,12 +9,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from cli_jobs import D1, job_toml, settings_env
 
 from deltainc.cli.app import main
+from deltainc.join.windows import to_index
 from deltainc.pipeline.state import RunRecord, append_run, state_paths
 
 pytestmark = pytest.mark.pure
@@ -94,6 +96,23 @@ def test_the_page_holds_the_numbers_status_json_shows(root: Path, capsys: pytest
     html = page.read_text()
     assert 'class="failed"' in html and "ValueError: boom" in html  # the failed run and its message, in the table
     assert "<link" not in html and "src=" not in html and "http" not in html  # nothing fetched from anywhere
+
+
+def test_the_page_of_a_job_that_reads_another_names_that_job_its_watermark_and_how_far_behind_it_is(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (root / "jobs" / "trx_scored.toml").write_text(
+        f'name = "trx_scored"\nstart_date = {D1}\n[source_a]\njob = "trx"\n[source_b]\npath = "{root / "c"}"\n'
+        '[join]\nhow = "left"\njoin_cols = ["TrxId"]\nalias_a = "T"\nalias_b = "C"\n'
+        f'[target]\npath = "{root / "t2"}"\nkeys = ["TrxId"]\n'
+    )
+    days = [record(day, watermark_unit=to_index(D1) + day) for day in range(3)]  # the units since 1970 as a run's
+    write_runs(root, *days, replace(days[0], job="trx_scored"))
+    page = root / "trx_scored.html"
+    assert main(["report", "trx_scored", "--out", str(page)]) == 0
+    text = re.sub(r"<[^>]+>", " ", page.read_text())
+    upstream = f"trx: watermark {D1 + dt.timedelta(days=2)}; this job is 2 day(s) behind it"
+    assert re.search(rf"upstream job\s+{re.escape(upstream)}", text)
 
 
 def test_a_job_that_never_ran_has_no_runs_yet_and_nothing_is_written(

@@ -41,6 +41,15 @@ class JobStatus:
     # Each upstream job's watermark and how many units this job's watermark is behind it (None: either never ran).
     upstream_watermarks: tuple[tuple[str, str | None, int | None], ...] = ()
 
+    def upstream_lines(self, time_uom: str) -> list[tuple[str, str]]:
+        """Each upstream job and where this job stands against it, as `status` and `report` say it, e.g.
+        `("trx", "watermark 2025-03-09; this job is 1 day(s) behind it")`."""
+        lines = []
+        for name, watermark, behind in self.upstream_watermarks:
+            far = "" if behind is None else f"; this job is {behind} {time_uom}(s) behind it"
+            lines.append((name, f"watermark {watermark or 'none'}{far}"))
+        return lines
+
 
 def utc(value: object) -> object:
     """A naive timestamp as pyspark returns it (local time) made explicit: an aware UTC datetime."""

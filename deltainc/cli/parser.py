@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from deltainc._version import __version__
-from deltainc.cli import inspect_commands, run_commands, tool_commands
+from deltainc.cli import check_command, inspect_commands, run_commands, tool_commands
 from deltainc.cli.context import Context, add_global_options
 from deltainc.cli.output import EXIT_INVALID, PROG
 from deltainc.errors import ConfigError
@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
         "and arrive late.",
         epilog="JOB is a job name in the job directory (settings job_dir, default conf/jobs) or a path to a "
         "job's TOML file. Exit codes: 0 done or nothing pending, 1 failure, 2 invalid configuration or "
-        "input (nothing written), 3 job locked by a concurrent run.",
+        "input (nothing written), 3 job locked by a concurrent run; `check`: 4 a check breached its error level, 5 its "
+        "warn level (with --fail-on-warn).",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     add_global_options(parser, "g_", None)
@@ -140,6 +141,16 @@ def build_parser() -> argparse.ArgumentParser:
         job="[JOB]",
     )
     sub.add_argument("--runs", type=_positive, default=5, metavar="N", help="how many recent runs (default: 5)")
+
+    sub = command(
+        "check",
+        "judge each job's health against its [checks] thresholds (lag, timed-out share, too-late rows, the last run's "
+        "status, freshness and duration) from its run log, without Spark: exit 0 when no error level is breached, "
+        "4 when one is, 5 for a warning with --fail-on-warn",
+        check_command.check,
+        job="[JOB]",
+    )
+    sub.add_argument("--fail-on-warn", action="store_true", help="exit 5 when a check breaches its warn level")
 
     sub = command(
         "validate",

@@ -943,6 +943,50 @@ def test_a_rerun_names_the_jobs_that_read_its_target_and_with_downstream_leaves_
     }  # 2 waits for its scan
 
 
+@pytest.mark.windows
+def test_a_chain_backfilled_job_by_job_in_one_chunk_equals_the_chain_run_day_by_day(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    days = [D1 + dt.timedelta(days=i) for i in range(4)]
+    a = write_rows(tmp_path / "a", [(k, 1.0, days[d]) for k, d in ((1, 0), (2, 0), (3, 1), (4, 1), (5, 2), (6, 3))],
+                   A_SCHEMA)  # fmt: skip
+    # TrxId 2's payment a day late, 3's two days late, 4 none (times out), 6 still waiting at the end.
+    b = write_rows(tmp_path / "b", [(10, 1, "NL", days[0]), (11, 2, "NL", days[1]), (12, 3, "DE", days[3]),
+                                    (13, 5, "DE", days[2])], B_SCHEMA)  # fmt: skip
+    scanned = [(100, 1, 0), (101, 2, 2), (102, 3, 3), (103, 5, 3), (104, 4, 3)]
+    scans = write_rows(
+        tmp_path / "scans", [(s, k, days[d]) for s, k, d in scanned], "ScanId long, TrxId long, RecDate date"
+    )
+    for name in ("trx", "fresh"):
+        write_job(tmp_path, Sources(a, b, "", "", ""), name=name)
+        scans_job(tmp_path, scans, name=f"{name}_scans", reads=name)
+    for day in days:  # the chain day by day
+        assert main(["run", "trx", "--until", day.isoformat()]) == 0
+        assert main(["run", "trx_scans", "--until", day.isoformat()]) == 0
+    for name in ("fresh", "fresh_scans"):  # each job reloaded in one chunk, upstream first
+        assert main(["backfill", name, "--start", D1.isoformat(), "--end", days[-1].isoformat(), "--chunk", "all"]) == 0
+    for name, fresh in (("trx", "fresh"), ("trx_scans", "fresh_scans")):
+        assert read_rows(tmp_path / f"target_{name}") == read_rows(tmp_path / f"target_{fresh}"), name
+    final = {r[0] for r in read_rows(tmp_path / "target_trx_scans", ["TrxId", "IsFinal"]) if r[1]}
+    assert final  # the second job has rows of its own that are final: the comparison is not of empty tables
+
+
+@pytest.mark.windows
+def test_a_job_whose_upstream_was_rebuilt_under_other_settings_is_refused_naming_the_setting_and_writes_nothing(
+    spark: SparkSession, tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_job(tmp_path, sources)
+    scans_job(tmp_path, write_rows(tmp_path / "scans", [(100, 1, D1)], "ScanId long, TrxId long, RecDate date"))
+    assert main(["run"]) == 0
+    edit(tmp_path / "jobs" / "trx.toml", "max_waiting_time = 2", "max_waiting_time = 3")
+    assert main(["run", "trx", "--rebuild"]) == 0
+    versions = sorted((tmp_path / "target_trx_scans" / "_delta_log").glob("*.json"))
+    capsys.readouterr()
+    assert main(["run", "trx_scans"]) == 2
+    assert "source_a.job.join.max_waiting_time: 2 -> 3" in capsys.readouterr().err
+    assert sorted((tmp_path / "target_trx_scans" / "_delta_log").glob("*.json")) == versions
+
+
 def test_run_without_a_job_refuses_jobs_in_a_cycle_before_any_job_runs(
     tmp_path: Path, sources: Sources, capsys: pytest.CaptureFixture[str], no_spark: None
 ) -> None:

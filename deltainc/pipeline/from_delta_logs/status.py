@@ -20,11 +20,12 @@ from deltainc.pipeline.state import (
     read_state_from_log,
     state_paths,
 )
+from deltainc.pipeline.state.health import JobHealth, judge_health, runs_to_read
 from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.pipeline.state.model import JobState
 from deltainc.settings import Settings, is_s3
 
-__all__ = ["state_from_log", "status_from_log", "status_with_problem"]
+__all__ = ["state_from_log", "status_from_log", "status_with_problem", "health_from_log"]
 
 
 def state_from_log(job: JobConfig, settings: Settings, runs: int) -> tuple[JobState, list[dict[str, object]]]:
@@ -71,3 +72,11 @@ def status_with_problem(job: JobConfig, settings: Settings, runs: int, problem: 
     except Exception as exc:  # the state is unreadable too: say so rather than show a job that never ran
         return JobStatus(job.name, None, None, None, None, problem=f"{problem}; its state: {exc}", read_with=UNREAD)
     return describe(job, state, None, recent, settings.lock_expiry_seconds, problem, "delta_log", settings.state_dir)
+
+
+def health_from_log(job: JobConfig, settings: Settings) -> JobHealth:
+    """The job's `[checks]` judged on its status read from the Delta logs, without Spark (`deltainc check`).
+
+    Example: ``health_from_log(load_job("trx"), load_settings()).level`` is `Level.PASS` for a healthy job.
+    """
+    return judge_health(job, status_from_log(job, settings, runs_to_read(job)))

@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from deltainc.errors import ConfigError, did_you_mean
 from deltainc.join.options import How
+from deltainc.pipeline.job.checks_section import ChecksConfig
 from deltainc.pipeline.job.field_types import Corrections, Name, NonNegativeInt, Section, absolute_location, known_keys
 from deltainc.pipeline.job.sections import FeatureConfig, JoinConfig, SourceRef, StateConfig, TargetConfig
 from deltainc.pipeline.job.upstream import check_dating, resolve_upstream, source_sections
@@ -30,7 +31,8 @@ TOMLDecodeError = tomllib.TOMLDecodeError
 
 
 class JobConfig(Section):
-    """One job file: its name, first date, window cap, the two sources, the join, the target and the state."""
+    """One job file: its name, first date, window cap, the two sources, the join, the target, the state and the
+    health checks' thresholds."""
 
     name: Name
     start_date: dt.date
@@ -41,6 +43,7 @@ class JobConfig(Section):
     join: JoinConfig = Field(default_factory=JoinConfig)  # required of a two-source job (`_one_form`)
     target: TargetConfig
     state: StateConfig = Field(default_factory=StateConfig)
+    checks: ChecksConfig = Field(default_factory=ChecksConfig)  # `deltainc check`'s thresholds; no row depends on them
 
     @property
     def sources(self) -> tuple[tuple[str, SourceRef], ...]:

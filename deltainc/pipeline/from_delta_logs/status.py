@@ -16,10 +16,9 @@ from deltainc.pipeline.state import (
     JobStatus,
     describe,
     latest_in_sources,
-    read_runs_from_log,
-    read_state_from_log,
     state_paths,
 )
+from deltainc.pipeline.state.from_delta_log import read_state_and_runs_from_log
 from deltainc.pipeline.state.health import JobHealth, judge_health, runs_to_read
 from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.pipeline.state.model import JobState
@@ -34,8 +33,7 @@ def state_from_log(job: JobConfig, settings: Settings, runs: int) -> tuple[JobSt
     root = job.state_path(settings.state_dir)
     if ("://" in root or root.startswith("file:")) and not is_s3(root):
         raise LogUnreadable(f"the state folder is not a local path or in S3 ({root})")
-    paths = state_paths(root)
-    return read_state_from_log(paths, job.name), read_runs_from_log(paths, job.name, runs)
+    return read_state_and_runs_from_log(state_paths(root), job.name, runs)
 
 
 @one_look()

@@ -7,6 +7,7 @@ LogUnreadable where delta-rs cannot read a state table; `store.read_state` turns
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,13 @@ if TYPE_CHECKING:
     from deltainc.pipeline.job.job_config import JobConfig
     from deltainc.pipeline.job.sections import SourceRef
 
-__all__ = ["read_state_from_log", "read_runs_from_log", "upstream_watermark", "latest_in_sources"]
+__all__ = [
+    "read_state_from_log",
+    "read_runs_from_log",
+    "read_state_and_runs_from_log",
+    "upstream_watermark",
+    "latest_in_sources",
+]
 
 
 def _max_unit(location: str, job: str, column: str) -> int | None:
@@ -42,13 +49,14 @@ def _max_unit(location: str, job: str, column: str) -> int | None:
     return max(units) if units else None
 
 
-def read_state_from_log(paths: StatePaths, job: str) -> JobState:
+def read_state_from_log(paths: StatePaths, job: str, read: RunRows | None = None) -> JobState:
     """`state.read_state` from the logs: the job's watermark, its lock's holder and the settings it was built with.
 
     Watermark: the greatest `watermark_unit` of the job's run-log rows and of the 0.1 watermark table. The holder
     is `finished` once its run_id has a run-log row with `releases_lock` true. Settings: the JSON `job_settings`
     of the latest (by started_at) succeeded row that moved the watermark. A run log without `releases_lock` (0.1)
-    moves no watermark and releases no lock; a lock table without `heartbeat_at` has no heartbeat.
+    moves no watermark and releases no lock; a lock table without `heartbeat_at` has no heartbeat. `read`: the
+    job's run-log rows read already (`_run_rows`), so that the run log is scanned once.
     """
     held: Row | None = None
     locks = open_table(paths.locks)
@@ -62,14 +70,13 @@ def read_state_from_log(paths: StatePaths, job: str) -> JobState:
     watermark: int | None = None
     finished = False
     settings: dict[str, object] | None = None
-    runs = open_table(paths.runs)
-    if runs is not None:
-        run_types = column_types(runs, paths.runs)
-        require(run_types, paths.runs, "job", "run_id", "status", "started_at")
+    read = read or _run_rows(paths, job, ("run_id", "status", "started_at", "watermark_unit", "releases_lock",
+                                          "job_settings"))  # fmt: skip
+    if read is not None:
+        run_types, rows = read[0], [dict(row) for row in read[1]]  # filled in below: the caller's rows stay
+        require(run_types, paths.runs, "run_id", "status", "started_at")
         if "releases_lock" in run_types:
             require(run_types, paths.runs, "watermark_unit")
-        optional = [name for name in ("watermark_unit", "releases_lock", "job_settings") if name in run_types]
-        rows = job_rows(runs, paths.runs, job, ["run_id", "status", "started_at", *optional])
         for row in rows:
             if "releases_lock" not in run_types:  # a run log of deltainc 0.1: no watermark, no lock release
                 row["watermark_unit"], row["releases_lock"] = None, False
@@ -107,20 +114,41 @@ def read_state_from_log(paths: StatePaths, job: str) -> JobState:
     return JobState(watermark=watermark, holder=holder, settings=settings)
 
 
-def read_runs_from_log(paths: StatePaths, job: str, limit: int) -> list[dict[str, object]]:
+RunRows = tuple[dict[str, str], list[Row]]  # the run log's column types, and the job's rows with some of them
+
+
+def _run_rows(paths: StatePaths, job: str, columns: Sequence[str] | None = None) -> RunRows | None:
+    """The job's run-log rows with `columns` (those the run log has; None = all) and the run log's column types;
+    None when no run log has committed yet."""
+    runs = open_table(paths.runs)
+    if runs is None:
+        return None
+    types = column_types(runs, paths.runs)
+    require(types, paths.runs, "job")
+    wanted = list(types) if columns is None else [name for name in columns if name in types]
+    return types, job_rows(runs, paths.runs, job, wanted)
+
+
+def read_state_and_runs_from_log(paths: StatePaths, job: str, limit: int) -> tuple[JobState, list[dict[str, object]]]:
+    """`read_state_from_log` and `read_runs_from_log` from one scan of the run log (status, report, check)."""
+    read = _run_rows(paths, job)
+    return read_state_from_log(paths, job, read), read_runs_from_log(paths, job, limit, read)
+
+
+def read_runs_from_log(paths: StatePaths, job: str, limit: int, read: RunRows | None = None) -> list[dict[str, object]]:
     """`[row.asDict() for row in state.read_runs(...)]` from the log: the job's latest `limit` runs, newest first.
 
     Every column of the run log, in its order, with pyspark's Python values (timestamps naive local time);
-    ordered by started_at descending, rows without one last (Spark's order); no run log yet gives [].
+    ordered by started_at descending, rows without one last (Spark's order); no run log yet gives []. `read`: the
+    job's rows with every column, read already (`_run_rows`).
     """
     if limit < 0:
         raise LogUnreadable(f"limit {limit}: Spark refuses a negative limit")
-    runs = open_table(paths.runs)
-    if runs is None:
+    read = read or _run_rows(paths, job)
+    if read is None:
         return []
-    types = column_types(runs, paths.runs)
-    require(types, paths.runs, "job", "started_at")
-    rows = job_rows(runs, paths.runs, job, list(types))
+    types, rows = read
+    require(types, paths.runs, "started_at")
     dated = sorted((row for row in rows if row["started_at"] is not None), key=lambda row: instant(row["started_at"]))
     ordered = [*reversed(dated), *(row for row in rows if row["started_at"] is None)]
     return [spark_row(row, types) for row in ordered[:limit]]

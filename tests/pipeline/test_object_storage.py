@@ -6,6 +6,7 @@ own S3 client, both configured from the same AWS_* variables (deltainc.storage).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -17,6 +18,7 @@ from processes import KILLER, commits_of, lock_taken_at, python
 from pyspark.sql import SparkSession
 from s3_server import BUCKET, SECRET_KEY, S3Server
 
+from deltainc.cli.app import main
 from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline import verify
 from deltainc.pipeline.controller import rerun, run
@@ -86,6 +88,20 @@ def test_status_reads_a_job_on_s3_from_its_delta_logs_without_spark(daily: JobCo
     assert status.watermark == status.latest_available == LAST.isoformat() and status.lock is None
     assert {r["status"] for r in status.runs} == {"succeeded"}
     assert LAST.isoformat() in [r["window_start"] for r in status.runs if r["command"] == "run"]
+
+
+def test_check_judges_a_job_on_s3_from_its_delta_logs_and_exits_by_the_worst_level(
+    daily: JobConfig, bucket: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = job_file(tmp_path, bucket, "daily", max_window=1)  # the fixture's job, with thresholds
+    checks = "[checks]\nlag = { error = 0 }\ntimed_out_share = { error = 1 }\nduration_s = { warn = 0.001 }\n"
+    path.write_text(path.read_text() + checks)
+    assert main(["check", str(path), "--json"]) == 0  # a warning only
+    levels = {c["name"]: c["level"] for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert levels == {"last_run": "pass", "lag": "pass", "timed_out_share": "pass", "duration_s": "warn"}
+    assert main(["check", str(path), "--fail-on-warn"]) == 5
+    path.write_text(path.read_text() + "freshness_hours = { error = 0.00001 }\n")  # ended more than 36 ms ago
+    assert main(["check", str(path)]) == 4
 
 
 def test_a_run_on_s3_killed_during_its_target_commit_is_recovered_by_the_next_run(

@@ -17,6 +17,7 @@ from pyspark.sql import SparkSession
 
 import deltainc.spark
 from deltainc.cli.app import build_parser
+from deltainc.pipeline.job.checks_section import ChecksConfig
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.sections import FeatureConfig, JoinConfig, StateConfig, TableRef, TargetConfig
 from deltainc.pipeline.target.write_mode import TargetWrite
@@ -123,7 +124,7 @@ def test_every_command_of_the_cli_is_documented() -> None:
 
 def test_the_reference_pages_name_every_key() -> None:
     job_file = (DOCS / "reference" / "job-file.md").read_text(encoding="utf-8")
-    for model in (JobConfig, JoinConfig, TargetConfig, StateConfig, TableRef, FeatureConfig):
+    for model in (JobConfig, JoinConfig, TargetConfig, StateConfig, TableRef, FeatureConfig, ChecksConfig):
         for name in model.model_fields:
             forms = (f"`{name}`", f"`[{name}]`", f"] `{name}`", f"`[[{name}]]`")
             assert any(form in job_file for form in forms), f"{model.__name__}.{name}"

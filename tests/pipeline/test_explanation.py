@@ -1,0 +1,77 @@
+"""Why an A row came out as it did (`pipeline/explanation.py`), on the README's seven transactions: each A row's
+sliding join window, where its B row falls against it, and the facts of the sentence (dates, units, outcome).
+The outcomes are the README's table (look back 2, wait 11; transaction 6 also with wait 10). Pure."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from deltainc.join.options import JoinType
+from deltainc.join.windows import to_index
+from deltainc.pipeline.explanation import Placement, explain_a_row, explain_absent, place
+
+pytestmark = pytest.mark.pure
+
+
+def unit(text: str) -> int:
+    return to_index(dt.date.fromisoformat(text))
+
+
+# TrxId: (A RecDate, B RecDate, the README's JoinType with look back 2 and wait 11)
+SEVEN = {
+    1: ("2025-03-06", "2025-03-05", JoinType.A_LATE),
+    2: ("2025-03-06", "2025-03-04", JoinType.A_LATE),
+    3: ("2025-03-06", "2025-03-06", JoinType.SAME_TIME),
+    4: ("2025-03-07", "2025-03-07", JoinType.SAME_TIME),
+    5: ("2025-03-07", "2025-03-12", JoinType.B_LATE),
+    6: ("2025-03-07", "2025-03-18", JoinType.B_LATE),
+    7: ("2025-03-08", "2025-03-06", JoinType.A_LATE),
+}
+
+
+@pytest.mark.parametrize("trx", sorted(SEVEN))
+def test_each_of_the_seven_transactions_is_matched_on_the_later_of_its_two_days_inside_its_window(trx: int) -> None:
+    a, b, outcome = SEVEN[trx]
+    found = explain_a_row(unit(a), [unit(b)], outcome, 2, 11)
+    assert found.window == (unit(a) - 2, unit(a) + 11)
+    assert [row.placement.where for row in found.b_rows] == ["inside"]
+    assert found.sentence.startswith(f"matched on {max(a, b)}: ")
+    diff = unit(b) - unit(a)
+    if diff:
+        assert f"{abs(diff)} day" in found.sentence and b in found.sentence
+    else:
+        assert "the same day" in found.sentence
+
+
+def test_with_a_wait_of_10_transaction_6_times_out_on_the_17th_and_its_b_row_is_a_day_too_late() -> None:
+    found = explain_a_row(unit("2025-03-07"), [unit("2025-03-18")], JoinType.A_TIMED_OUT, 2, 10, too_late_kept=True)
+    assert found.window == (unit("2025-03-05"), unit("2025-03-17"))
+    assert found.b_rows[0].placement == Placement("after", 1)
+    assert found.sentence.startswith("timed out on 2025-03-17: ")
+    assert "arrived on 2025-03-18, 1 day after the window closed" in found.sentence
+    assert "too-late table" in found.sentence
+
+
+def test_a_b_row_before_the_look_back_never_matches_and_is_said_so() -> None:
+    assert place(unit("2025-03-03"), unit("2025-03-06"), 2, 11) == Placement("before", 1)
+    found = explain_a_row(unit("2025-03-06"), [unit("2025-03-03")], JoinType.A_WAITING, 2, 11)
+    assert found.sentence.startswith("waiting since 2025-03-06: ") and "times out on 2025-03-17" in found.sentence
+    assert "a B row of 2025-03-03 came before the window" in found.sentence
+
+
+def test_a_window_in_hours_counts_hours() -> None:
+    a = to_index(dt.datetime(2025, 3, 6, 10), "hour")
+    found = explain_a_row(a, [a + 3], JoinType.B_LATE, 1, 4, uom="hour")
+    assert found.window == (a - 1, a + 4) and "3 hours later" in found.sentence
+    assert found.sentence.startswith("matched on 2025-03-06T13:00:00")
+
+
+def test_a_key_missing_from_the_target_is_after_the_watermark_filtered_or_absent_from_a() -> None:
+    assert "window not yet run (the watermark 2025-03-09)" in explain_absent(
+        [unit("2025-03-11")], unit("2025-03-09"), False
+    )
+    assert "no run yet" in explain_absent([unit("2025-03-11")], None, False)
+    assert "where condition" in explain_absent([unit("2025-03-01")], unit("2025-03-09"), True)
+    assert explain_absent([], unit("2025-03-09"), False).startswith("no A row has these keys")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from deltainc._version import __version__
-from deltainc.cli import check_command, inspect_commands, run_commands, tool_commands
+from deltainc.cli import check_command, explain_command, inspect_commands, run_commands, tool_commands
 from deltainc.cli.context import Context, add_global_options
 from deltainc.cli.output import EXIT_INVALID, PROG
 from deltainc.errors import ConfigError
@@ -141,6 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
         job="[JOB]",
     )
     sub.add_argument("--runs", type=_positive, default=5, metavar="N", help="how many recent runs (default: 5)")
+
+    sub = command(
+        "explain",
+        "one key of the job's target: its A and B rows, its rows in the target, and why each A row came out as it "
+        "did; exit 1 when the key is nowhere",
+        explain_command.explain,
+    )
+    sub.add_argument("keys", nargs="+", metavar="KEY=VALUE", help="the target's keys, e.g. TrxId=6")
 
     sub = command(
         "check",

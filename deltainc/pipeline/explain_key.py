@@ -1,0 +1,140 @@
+"""`explain` for one key of a job's target (issue 64): the A rows with the key, the B rows with their join keys,
+the target's rows for it now, and why each A row came out as it did (`explanation.py`'s rules). Read with Spark
+(a target may hold deletion vectors), each table filtered on the key so that its files are skipped on their
+statistics; the watermark from the state's Delta log."""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from deltainc.errors import ConfigError
+from deltainc.join.options import JoinType
+from deltainc.join.windows import from_index, to_index
+from deltainc.pipeline.delta.sources import read_table, table_exists
+from deltainc.pipeline.explanation import explain_a_row, explain_absent
+from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.state.from_delta_log import read_state_from_log
+from deltainc.pipeline.state.model import state_paths
+from deltainc.settings import Settings
+
+__all__ = ["KeyExplanation", "explain_key"]
+
+
+@dataclass(frozen=True)
+class KeyExplanation:
+    """What `explain` found for a key: the rows of A, B and the target (as dicts), one sentence per A row (or one
+    for a key without any), and whether the key was found anywhere."""
+
+    job: str
+    keys: dict[str, Any]
+    a_rows: tuple[dict[str, Any], ...]
+    b_rows: tuple[dict[str, Any], ...]
+    target_rows: tuple[dict[str, Any], ...]
+    reasons: tuple[str, ...]
+    watermark: str | None
+
+    @property
+    def found(self) -> bool:
+        return bool(self.a_rows or self.b_rows or self.target_rows)
+
+    def document(self) -> dict[str, Any]:
+        """As `--json` gives it: dates as ISO text."""
+        return {"job": self.job, "keys": _shown(self.keys), "found": self.found, "watermark": self.watermark,
+                "a_rows": [_shown(r) for r in self.a_rows], "b_rows": [_shown(r) for r in self.b_rows],
+                "target_rows": [_shown(r) for r in self.target_rows], "why": list(self.reasons)}  # fmt: skip
+
+
+def _shown(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row as JSON: dates, timestamps and decimals as text."""
+    return {k: v if v is None or isinstance(v, (bool, int, float, str)) else (v.isoformat() if hasattr(v, "isoformat")
+            else str(v)) for k, v in row.items()}  # fmt: skip
+
+
+def _typed(spark: SparkSession, frame: DataFrame, given: Mapping[str, str], allowed: list[str]) -> dict[str, Any]:
+    """`given` as values of `frame`'s column types; a column not in `allowed` or a value that is not of its
+    column's type is a ConfigError naming the column."""
+    if not given:
+        raise ConfigError(f"explain: give the key as KEY=VALUE, one for each of target.keys ({', '.join(allowed)})")
+    typed: dict[str, Any] = {}
+    for name, text in given.items():
+        if name not in allowed:
+            raise ConfigError(f"{name}: not one of target.keys ({', '.join(allowed)})")
+        kind = frame.schema[name].dataType
+        try:  # a value that does not cast: NULL, or with ANSI mode an error
+            value = spark.range(1).select(F.lit(text).cast(kind).alias("v")).first()["v"]  # type: ignore[index]
+        except Exception:
+            value = None
+        if value is None:
+            raise ConfigError(f"{name}: {text!r} is not a {kind.simpleString()} (the column's type in source_a)")
+        typed[name] = value
+    return typed
+
+
+def _equal(values: Mapping[str, Any]) -> Column:
+    return functools.reduce(operator.and_, [F.col(f"`{name}`") == F.lit(value) for name, value in values.items()])
+
+
+def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, settings: Settings) -> KeyExplanation:
+    """Explain the rows of `job`'s target with the key `given` (column -> text, as typed on the command line).
+
+    Args:
+        job: a two-source job joined on `join_cols`.
+        given: some or all of `target.keys` with their values as text.
+        spark: the session that reads the tables.
+        settings: the global settings (the state folder for the watermark).
+
+    Example: ``explain_key(load_job("bank_trx"), {"TrxId": "6"}, spark, load_settings()).reasons`` gives
+    ``("timed out on 2025-03-17: ...",)`` for the README's transaction 6 with a wait of 10 days.
+    """
+    join = job.join
+    if job.features or job.source_b is None or not join.join_cols or join.join_cond is not None:
+        raise ConfigError(f"explain: {job.name} is not a two-source job joined on join_cols only (not yet explained)")
+    inc, uom = join.inc_col, join.time_uom
+    a_all = read_table(spark, job.source_a, "source_a")
+    keys = _typed(spark, a_all, given, list(job.target.keys))
+    a_rows = [r.asDict() for r in a_all.where(_equal(keys)).collect()]
+    kept = a_rows
+    if job.source_a.where is not None:  # the A rows the job joins
+        kept = [r.asDict() for r in a_all.where(_equal(keys)).where(job.source_a.where).collect()]
+    b_rows: list[dict[str, Any]] = []
+    joined = {tuple(r[c] for c in join.join_cols) for r in a_rows}
+    if joined:
+        b_all = read_table(spark, job.source_b, "source_b")
+        match = functools.reduce(operator.or_, [_equal(dict(zip(join.join_cols, v, strict=True))) for v in joined])
+        b_rows = [r.asDict() for r in b_all.where(match).collect()]
+    target_rows = []
+    if table_exists(spark, job.target):
+        target_rows = [r.asDict() for r in read_table(spark, job.target, "target").where(_equal(keys)).collect()]
+    watermark = read_state_from_log(state_paths(job.state_path(settings.state_dir)), job.name).watermark
+    late_ref = job.target.late_rows_ref
+    kept_late: set[Any] = set()  # the A rows (their inc_col) whose too-late B rows the too-late table holds
+    if late_ref is not None and table_exists(spark, late_ref):
+        late = read_table(spark, late_ref, "target.late_rows")
+        if set(keys) <= set(late.columns) and f"{inc}_{join.alias_a}" in late.columns:
+            kept_late = {r[0] for r in late.where(_equal(keys)).select(f"{inc}_{join.alias_a}").collect()}
+    a_at = f"{inc}_{join.alias_a}"
+    reasons = []
+    for a in kept:
+        unit = to_index(a[inc], uom)
+        mine = [t for t in target_rows if t.get(a_at, a[inc]) == a[inc]]
+        if not mine:
+            reasons.append(explain_absent([unit], watermark, False, uom))
+            continue
+        same = [to_index(b[inc], uom) for b in b_rows if all(b[c] == a[c] for c in join.join_cols)]
+        outcome = JoinType(int(mine[0]["JoinType"]))
+        in_table = a[inc] in kept_late
+        found = explain_a_row(unit, same, outcome, join.look_back_time, join.max_waiting_time, uom, in_table)
+        reasons.append(found.sentence)
+    if len(kept) < len(a_rows):
+        reasons.append(explain_absent([to_index(a_rows[0][inc], uom)], watermark, True, uom))
+    if not a_rows:
+        reasons.append(explain_absent([], watermark, False, uom))
+    mark = None if watermark is None else from_index(watermark, uom).isoformat()
+    return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark)

@@ -1,0 +1,113 @@
+"""`deltainc explain JOB KEY=VALUE`: on the README's seven transactions (look back 2, wait 11; and wait 10, where
+transaction 6 times out and its B row is too late), each key's outcome, window and the facts of its sentence; a key
+after the watermark, a key nowhere (exit 1), and bad keys (exit 2, naming the column)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from cli_jobs import settings_env
+from pyspark.sql import SparkSession
+
+from deltainc.cli.app import main
+from deltainc.demo.seed_example import SEED_A_SCHEMA, seed_example
+from deltainc.join.options import JoinType
+
+pytestmark = pytest.mark.spark
+
+# TrxId: (A RecDate, B RecDate, the README's outcome with look back 2 and wait 11)
+SEVEN = {
+    1: ("2025-03-06", "2025-03-05", JoinType.A_LATE),
+    2: ("2025-03-06", "2025-03-04", JoinType.A_LATE),
+    3: ("2025-03-06", "2025-03-06", JoinType.SAME_TIME),
+    4: ("2025-03-07", "2025-03-07", JoinType.SAME_TIME),
+    5: ("2025-03-07", "2025-03-12", JoinType.B_LATE),
+    6: ("2025-03-07", "2025-03-18", JoinType.B_LATE),
+    7: ("2025-03-08", "2025-03-06", JoinType.A_LATE),
+}
+
+
+@pytest.fixture(scope="module")
+def root(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seven transactions as Delta tables, and two jobs over them: wait 11 and wait 10 (too-late rows kept)."""
+    root = tmp_path_factory.mktemp("explain")
+    a, b = seed_example(spark)
+    # A reaches the 18th too (a transaction of its own), so that runs reach B's last day.
+    filler = (dt.datetime(2025, 3, 18, 9, tzinfo=dt.timezone.utc), "Credit", Decimal("1.00"), "Mr. Y", 100,
+              dt.date(2025, 3, 18))  # fmt: skip
+    a = a.unionByName(spark.createDataFrame([filler], SEED_A_SCHEMA))
+    a.write.format("delta").partitionBy("RecDate").save(str(root / "a"))
+    b.write.format("delta").partitionBy("RecDate").save(str(root / "b"))
+    (root / "jobs").mkdir()
+    for name, wait, extra in (("bank", 11, ""), ("bank10", 10, f'late_rows = "{root / "late"}"\n')):
+        (root / "jobs" / f"{name}.toml").write_text(
+            f'name = "{name}"\nstart_date = 2025-03-04\n[source_a]\npath = "{root / "a"}"\n'
+            f'[source_b]\npath = "{root / "b"}"\n[join]\nhow = "left"\njoin_cols = ["TrxId"]\n'
+            f'look_back_time = 2\nmax_waiting_time = {wait}\n[target]\npath = "{root / f"t_{name}"}"\n'
+            f'keys = ["TrxId"]\n{extra}'
+        )
+    return root
+
+
+@pytest.fixture(autouse=True)
+def settings_under_root(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(root)
+    for name, value in settings_env(root).items():
+        monkeypatch.setenv(name, value)
+
+
+def explained(capsys: pytest.CaptureFixture[str], job: str, *pairs: str) -> tuple[int, dict[str, object]]:
+    code = main(["explain", job, *pairs, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_each_of_the_seven_transactions_has_its_outcome_and_is_matched_on_the_later_of_its_days(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "bank"]) == 0
+    capsys.readouterr()
+    for trx, (a, b, outcome) in SEVEN.items():
+        code, found = explained(capsys, "bank", f"TrxId={trx}")
+        (target,) = found["target_rows"]  # type: ignore[misc]
+        assert (code, target["JoinType"], target["RecDate"]) == (0, int(outcome), max(a, b)), trx
+        [(a_row,), (b_row,)] = found["a_rows"], found["b_rows"]  # type: ignore[misc]
+        assert (a_row["RecDate"], b_row["RecDate"]) == (a, b), trx
+        (why,) = found["why"]  # type: ignore[misc]
+        assert why.startswith(f"matched on {max(a, b)}: "), why
+        days = abs(dt.date.fromisoformat(b) - dt.date.fromisoformat(a)).days
+        assert (f"{days} day" in why) if days else ("the same day" in why), why
+
+
+@pytest.mark.windows  # two runs of the job
+def test_with_a_wait_of_10_transaction_6_timed_out_on_the_17th_and_its_b_row_is_in_the_too_late_table(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "bank10", "--until", "2025-03-07"]) == 0
+    capsys.readouterr()
+    code, found = explained(capsys, "bank10", "TrxId=7")  # its A row of the 8th: after the watermark
+    assert code == 0 and found["target_rows"] == [] and found["watermark"] == "2025-03-07"
+    assert found["why"] == ["its A row of 2025-03-08 is in a window not yet run (the watermark 2025-03-07)"]
+    assert main(["run", "bank10"]) == 0
+    capsys.readouterr()
+    assert main(["explain", "bank10", "TrxId=6"]) == 0
+    out = capsys.readouterr().out
+    assert "timed out on 2025-03-17" in out and "arrived on 2025-03-18, 1 day after the window closed" in out
+    assert "too-late table" in out
+    assert f"target  JoinType {int(JoinType.A_TIMED_OUT)}, RecDate 2025-03-17" in out
+
+
+def test_a_key_nowhere_exits_1_and_a_bad_key_exits_2_naming_the_column(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, found = explained(capsys, "bank", "TrxId=99")
+    assert (code, found["found"], found["why"]) == (1, False, ["no A row has these keys: nothing to join"])
+    assert main(["explain", "bank", "Amount=5"]) == 2
+    assert "Amount: not one of target.keys (TrxId)" in capsys.readouterr().err
+    assert main(["explain", "bank", "TrxId=abc"]) == 2
+    assert "TrxId: 'abc' is not a bigint" in capsys.readouterr().err
+    assert main(["explain", "bank", "TrxId"]) == 2
+    assert "TrxId: give each key as KEY=VALUE" in capsys.readouterr().err

@@ -20,8 +20,6 @@ from deltainc.pipeline.state import RunRecord, append_run, state_paths
 
 pytestmark = pytest.mark.pure
 
-NOW = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-
 
 @pytest.fixture()
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -58,7 +56,8 @@ def window(root: Path, day: int, name: str = "trx", hours_ago: float = 1.0, **va
     label = (D1 + dt.timedelta(days=day)).isoformat()
     status = str(values.pop("status", "succeeded"))
     moved = {"watermark": label, "watermark_unit": to_index(D1) + day} if status == "succeeded" else {}
-    started = NOW - dt.timedelta(hours=hours_ago, seconds=-day)  # a later day's run a moment later
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)  # now, not at import: a suite runs for minutes
+    started = now - dt.timedelta(hours=hours_ago, seconds=-day)  # a later day's run a moment later
     took = float(str(values.pop("duration_s", 10.0)))
     row = RunRecord(name, f"run-{name}-{day}-{status}", "run", label, label, status, None, started, took,
                     releases_lock=True, **{"rows_same_time": 9, "rows_a_timed_out": 1, **moved, **values})  # type: ignore[arg-type]  # fmt: skip

@@ -12,23 +12,13 @@ from pathlib import Path
 import pytest
 from cli_jobs import settings_env
 from pyspark.sql import SparkSession
+from seven_transactions import SEVEN
 
 from deltainc.cli.app import main
 from deltainc.demo.seed_example import SEED_A_SCHEMA, seed_example
 from deltainc.join.options import JoinType
 
 pytestmark = pytest.mark.spark
-
-# TrxId: (A RecDate, B RecDate, the README's outcome with look back 2 and wait 11)
-SEVEN = {
-    1: ("2025-03-06", "2025-03-05", JoinType.A_LATE),
-    2: ("2025-03-06", "2025-03-04", JoinType.A_LATE),
-    3: ("2025-03-06", "2025-03-06", JoinType.SAME_TIME),
-    4: ("2025-03-07", "2025-03-07", JoinType.SAME_TIME),
-    5: ("2025-03-07", "2025-03-12", JoinType.B_LATE),
-    6: ("2025-03-07", "2025-03-18", JoinType.B_LATE),
-    7: ("2025-03-08", "2025-03-06", JoinType.A_LATE),
-}
 
 
 @pytest.fixture(scope="module")

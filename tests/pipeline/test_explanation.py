@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from seven_transactions import SEVEN
 
 from deltainc.join.options import JoinType
 from deltainc.join.windows import to_index
@@ -17,18 +18,6 @@ pytestmark = pytest.mark.pure
 
 def unit(text: str) -> int:
     return to_index(dt.date.fromisoformat(text))
-
-
-# TrxId: (A RecDate, B RecDate, the README's JoinType with look back 2 and wait 11)
-SEVEN = {
-    1: ("2025-03-06", "2025-03-05", JoinType.A_LATE),
-    2: ("2025-03-06", "2025-03-04", JoinType.A_LATE),
-    3: ("2025-03-06", "2025-03-06", JoinType.SAME_TIME),
-    4: ("2025-03-07", "2025-03-07", JoinType.SAME_TIME),
-    5: ("2025-03-07", "2025-03-12", JoinType.B_LATE),
-    6: ("2025-03-07", "2025-03-18", JoinType.B_LATE),
-    7: ("2025-03-08", "2025-03-06", JoinType.A_LATE),
-}
 
 
 @pytest.mark.parametrize("trx", sorted(SEVEN))

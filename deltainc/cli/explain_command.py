@@ -48,4 +48,13 @@ def explain(ctx: Context) -> int:
         ctx.print(f"  target  {_line(row, ['JoinType', inc, 'IsFinal', 'WaitingTime', f'{inc}_{join.alias_b}'])}")
     for reason in found.reasons:
         ctx.print(f"  why     {reason}")
+    if found.history_read:
+        ctx.print(f"  history {found.history_read}")
+    for entry in found.history:
+        run = (
+            f"run {entry['run_id']}, window {entry['window']} ({entry['command']})"
+            if entry["run_id"]
+            else "no run-log row"
+        )
+        ctx.print(f"    version {entry['version']} ({entry['time']}): {entry['outcome']}, {inc} {entry[inc]} ({run})")
     return code

@@ -20,7 +20,7 @@ from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.delta.sources import read_table, table_exists
 from deltainc.pipeline.explanation import explain_a_row, explain_absent
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.state.from_delta_log import read_state_from_log
+from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.model import state_paths
 from deltainc.settings import Settings
 
@@ -39,6 +39,8 @@ class KeyExplanation:
     target_rows: tuple[dict[str, Any], ...]
     reasons: tuple[str, ...]
     watermark: str | None
+    history: tuple[dict[str, Any], ...] = ()  # each commit that wrote a row of the key (`_history`)
+    history_read: str = ""  # what the history was read from, or why it was not
 
     @property
     def found(self) -> bool:
@@ -48,7 +50,8 @@ class KeyExplanation:
         """As `--json` gives it: dates as ISO text."""
         return {"job": self.job, "keys": _shown(self.keys), "found": self.found, "watermark": self.watermark,
                 "a_rows": [_shown(r) for r in self.a_rows], "b_rows": [_shown(r) for r in self.b_rows],
-                "target_rows": [_shown(r) for r in self.target_rows], "why": list(self.reasons)}  # fmt: skip
+                "target_rows": [_shown(r) for r in self.target_rows], "why": list(self.reasons),
+                "history": [_shown(r) for r in self.history], "history_read": self.history_read}  # fmt: skip
 
 
 def _shown(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -79,6 +82,29 @@ def _typed(spark: SparkSession, frame: DataFrame, given: Mapping[str, str], allo
 
 def _equal(values: Mapping[str, Any]) -> Column:
     return functools.reduce(operator.and_, [F.col(f"`{name}`") == F.lit(value) for name, value in values.items()])
+
+
+def _history(spark: SparkSession, job: JobConfig, keys: Mapping[str, Any], settings: Settings) -> tuple[
+        list[dict[str, Any]], str]:  # fmt: skip
+    """Each commit that wrote a row of the key (an insert or an update's new row), oldest first, with the run and
+    window whose run-log row names that target version; from the target's change data feed, filtered on the key.
+    Without a change data feed nothing is read, and the second value says so."""
+    if not job.target.change_data_feed or job.target.path is None:
+        return [], "not read: the target keeps no change data feed (target.change_data_feed = true keeps it)"
+    inc = job.join.inc_col
+    feed = spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
+    changes = feed.load(job.target.path).where(_equal(keys))
+    written = changes.where(F.col("_change_type").isin("insert", "update_postimage"))
+    rows = written.select("_commit_version", "_commit_timestamp", "JoinType", inc).orderBy("_commit_version").collect()
+    paths = state_paths(job.state_path(settings.state_dir))
+    by_version = {r["target_version"]: r for r in read_runs_from_log(paths, job.name, 1_000_000) if r["target_version"]}
+    history = []
+    for version, when, code, day in rows:
+        run = by_version.get(version, {})
+        history.append({"version": version, "time": when, "outcome": JoinType(int(code)).outcome, inc: day,
+                        "run_id": run.get("run_id"), "command": run.get("command"),
+                        "window": f"{run.get('window_start')}..{run.get('window_end')}" if run else None})  # fmt: skip
+    return history, f"the change data feed of the target from version 0, filtered on the key ({len(rows)} rows)"
 
 
 def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, settings: Settings) -> KeyExplanation:
@@ -137,4 +163,6 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
     if not a_rows:
         reasons.append(explain_absent([], watermark, False, uom))
     mark = None if watermark is None else from_index(watermark, uom).isoformat()
-    return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark)
+    history, read = _history(spark, job, keys, settings) if target_rows else ([], "")
+    return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark,
+                          tuple(history), read)  # fmt: skip

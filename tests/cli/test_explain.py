@@ -33,7 +33,12 @@ def root(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
     a.write.format("delta").partitionBy("RecDate").save(str(root / "a"))
     b.write.format("delta").partitionBy("RecDate").save(str(root / "b"))
     (root / "jobs").mkdir()
-    for name, wait, extra in (("bank", 11, ""), ("bank10", 10, f'late_rows = "{root / "late"}"\n')):
+    jobs = (
+        ("bank", 11, ""),
+        ("bank10", 10, f'late_rows = "{root / "late"}"\n'),
+        ("daily", 10, "change_data_feed = true\n"),
+    )
+    for name, wait, extra in jobs:
         (root / "jobs" / f"{name}.toml").write_text(
             f'name = "{name}"\nstart_date = 2025-03-04\n[source_a]\npath = "{root / "a"}"\n'
             f'[source_b]\npath = "{root / "b"}"\n[join]\nhow = "left"\njoin_cols = ["TrxId"]\n'
@@ -70,6 +75,7 @@ def test_each_of_the_seven_transactions_has_its_outcome_and_is_matched_on_the_la
         assert why.startswith(f"matched on {max(a, b)}: "), why
         days = abs(dt.date.fromisoformat(b) - dt.date.fromisoformat(a)).days
         assert (f"{days} day" in why) if days else ("the same day" in why), why
+        assert str(found["history_read"]).startswith("not read: the target keeps no change data feed")
 
 
 @pytest.mark.windows  # two runs of the job
@@ -101,3 +107,23 @@ def test_a_key_nowhere_exits_1_and_a_bad_key_exits_2_naming_the_column(
     assert "TrxId: 'abc' is not a bigint" in capsys.readouterr().err
     assert main(["explain", "bank", "TrxId"]) == 2
     assert "TrxId: give each key as KEY=VALUE" in capsys.readouterr().err
+
+
+@pytest.mark.windows  # a window a day
+def test_with_a_change_data_feed_the_history_shows_each_commit_that_wrote_the_row_with_its_run_and_window(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (root / "jobs" / "daily.toml").read_text()
+    (root / "jobs" / "daily.toml").write_text(
+        text.replace("start_date = 2025-03-04\n", "start_date = 2025-03-04\nmax_window = 1\n")
+    )
+    assert main(["run", "daily"]) == 0
+    capsys.readouterr()
+    code, found = explained(capsys, "daily", "TrxId=6")
+    history = found["history"]
+    assert code == 0 and isinstance(history, list)
+    first, last = history[0], history[-1]
+    assert (first["outcome"], first["window"]) == ("a_waiting", "2025-03-07..2025-03-07")
+    assert (last["outcome"], last["window"], last["RecDate"]) == ("a_timed_out", "2025-03-17..2025-03-17", "2025-03-17")
+    assert all(entry["run_id"] and entry["command"] == "run" for entry in history)
+    assert [e["version"] for e in history] == sorted(e["version"] for e in history)

@@ -84,6 +84,14 @@ def _equal(values: Mapping[str, Any]) -> Column:
     return functools.reduce(operator.and_, [F.col(f"`{name}`") == F.lit(value) for name, value in values.items()])
 
 
+def _rows_and_joined(frame: DataFrame, where: str | None) -> tuple[list[dict[str, Any]], list[bool]]:
+    """`frame`'s rows, and for each whether the source's `where` keeps it (the job joins it), in one Spark job."""
+    flag = "__deltainc_joined"
+    kept = F.lit(True) if where is None else F.coalesce(F.expr(where), F.lit(False))
+    rows = [r.asDict() for r in frame.withColumn(flag, kept).collect()]
+    return [{k: v for k, v in r.items() if k != flag} for r in rows], [bool(r[flag]) for r in rows]
+
+
 def _history(spark: SparkSession, job: JobConfig, keys: Mapping[str, Any], settings: Settings) -> tuple[
         list[dict[str, Any]], str]:  # fmt: skip
     """Each commit that wrote a row of the key (an insert or an update's new row), oldest first, with the run and
@@ -125,41 +133,41 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
     inc, uom = join.inc_col, join.time_uom
     a_all = read_table(spark, job.source_a, "source_a")
     keys = _typed(spark, a_all, given, list(job.target.keys))
-    a_rows = [r.asDict() for r in a_all.where(_equal(keys)).collect()]
-    kept = a_rows
-    if job.source_a.where is not None:  # the A rows the job joins
-        kept = [r.asDict() for r in a_all.where(_equal(keys)).where(job.source_a.where).collect()]
+    a_rows, a_joined = _rows_and_joined(a_all.where(_equal(keys)), job.source_a.where)
     b_rows: list[dict[str, Any]] = []
+    b_joined: list[bool] = []
     joined = {tuple(r[c] for c in join.join_cols) for r in a_rows}
     if joined:
         b_all = read_table(spark, job.source_b, "source_b")
         match = functools.reduce(operator.or_, [_equal(dict(zip(join.join_cols, v, strict=True))) for v in joined])
-        b_rows = [r.asDict() for r in b_all.where(match).collect()]
+        b_rows, b_joined = _rows_and_joined(b_all.where(match), job.source_b.where)
     target_rows = []
     if table_exists(spark, job.target):
         target_rows = [r.asDict() for r in read_table(spark, job.target, "target").where(_equal(keys)).collect()]
     watermark = read_state_from_log(state_paths(job.state_path(settings.state_dir)), job.name).watermark
+    a_at = f"{inc}_{join.alias_a}"  # the A row's RecDate in the target and the too-late table
     late_ref = job.target.late_rows_ref
     kept_late: set[Any] = set()  # the A rows (their inc_col) whose too-late B rows the too-late table holds
     if late_ref is not None and table_exists(spark, late_ref):
         late = read_table(spark, late_ref, "target.late_rows")
-        if set(keys) <= set(late.columns) and f"{inc}_{join.alias_a}" in late.columns:
-            kept_late = {r[0] for r in late.where(_equal(keys)).select(f"{inc}_{join.alias_a}").collect()}
-    a_at = f"{inc}_{join.alias_a}"
+        if set(keys) <= set(late.columns) and a_at in late.columns:
+            kept_late = {r[0] for r in late.where(_equal(keys)).select(a_at).collect()}
     reasons = []
-    for a in kept:
+    for a in (row for row, used in zip(a_rows, a_joined, strict=True) if used):
         unit = to_index(a[inc], uom)
         mine = [t for t in target_rows if t.get(a_at, a[inc]) == a[inc]]
         if not mine:
             reasons.append(explain_absent([unit], watermark, False, uom))
             continue
-        same = [to_index(b[inc], uom) for b in b_rows if all(b[c] == a[c] for c in join.join_cols)]
+        same = [to_index(b[inc], uom) for b, used in zip(b_rows, b_joined, strict=True)
+                if used and all(b[c] == a[c] for c in join.join_cols)]  # fmt: skip
         outcome = JoinType(int(mine[0]["JoinType"]))
         in_table = a[inc] in kept_late
         found = explain_a_row(unit, same, outcome, join.look_back_time, join.max_waiting_time, uom, in_table)
         reasons.append(found.sentence)
-    if len(kept) < len(a_rows):
-        reasons.append(explain_absent([to_index(a_rows[0][inc], uom)], watermark, True, uom))
+    left_out = [to_index(row[inc], uom) for row, used in zip(a_rows, a_joined, strict=True) if not used]
+    if left_out:
+        reasons.append(explain_absent(left_out, watermark, True, uom))
     if not a_rows:
         reasons.append(explain_absent([], watermark, False, uom))
     mark = None if watermark is None else from_index(watermark, uom).isoformat()

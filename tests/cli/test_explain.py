@@ -127,3 +127,17 @@ def test_with_a_change_data_feed_the_history_shows_each_commit_that_wrote_the_ro
     assert (last["outcome"], last["window"], last["RecDate"]) == ("a_timed_out", "2025-03-17..2025-03-17", "2025-03-17")
     assert all(entry["run_id"] and entry["command"] == "run" for entry in history)
     assert [e["version"] for e in history] == sorted(e["version"] for e in history)
+
+
+def test_an_a_row_the_jobs_where_leaves_out_is_said_to_be_left_out(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (root / "jobs" / "bank.toml").read_text().replace('name = "bank"', 'name = "bank_where"')
+    text = text.replace(
+        f'[source_a]\npath = "{root / "a"}"\n', f'[source_a]\npath = "{root / "a"}"\nwhere = "TrxId <> 3"\n'
+    )
+    (root / "jobs" / "bank_where.toml").write_text(text.replace('t_bank"', 't_bank_where"'))
+    code, found = explained(capsys, "bank_where", "TrxId=3")
+    assert (code, len(found["a_rows"]), found["why"]) == (0, 1, ["its A row is left out by the job's where condition"])  # type: ignore[arg-type]
+    code, found = explained(capsys, "bank_where", "TrxId=2")  # kept: not run yet
+    assert found["why"] == ["its A row of 2025-03-06 is in a window not yet run (no run yet)"]

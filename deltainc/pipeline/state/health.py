@@ -76,12 +76,13 @@ def _level(value: float, limit: Threshold) -> Level:
     return Level.WARN if limit.warn is not None and value > limit.warn else Level.PASS
 
 
-def _threshold(name: str, value: float | None, limit: Threshold, said: Callable[[float], str], unknown: str) -> Check:
-    """A numeric check; a value that cannot be known breaches the worst level set."""
+def _threshold(name: str, value: float | None, limit: Threshold, said: Callable[[float], str], unknown: str,
+               unit: str = "") -> Check:  # fmt: skip
+    """A numeric check; a value that cannot be known breaches the worst level set. `unit`: of the thresholds."""
     if value is None:
         level = Level.ERROR if limit.error is not None else Level.WARN
         return Check(name, level, None, limit.warn, limit.error, unknown)
-    message = f"{said(value)} ({_limits(limit, ' s' if name == 'duration_s' else '')})"
+    message = f"{said(value)} ({_limits(limit, unit)})"
     return Check(name, _level(value, limit), round(value, 4), limit.warn, limit.error, message)
 
 
@@ -153,7 +154,9 @@ def _duration(job: JobConfig, status: JobStatus, now: dt.datetime) -> Check:
     runs = status.runs
     latest = [r for r in runs if r.get("run_id") == runs[0].get("run_id")] if runs else []
     took = sum(float(str(r.get("duration_s") or 0.0)) for r in latest) if latest else None
-    return _threshold("duration_s", took, job.checks.duration_s, "the last run took {:.1f} s".format, "no run yet")
+    return _threshold(
+        "duration_s", took, job.checks.duration_s, "the last run took {:.1f} s".format, "no run yet", " s"
+    )
 
 
 # The checks a job sets in [checks], by name, in the order they print.

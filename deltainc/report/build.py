@@ -21,6 +21,7 @@ from deltainc.report.charts import Chart, aggregate
 from deltainc.report.history import History, chosen, layout_text, read_history, units_from_target
 from deltainc.report.page import page_html
 from deltainc.report.sections import catch_up_cells, catch_ups, window_marks
+from deltainc.report.thresholds import with_thresholds
 from deltainc.settings import Settings
 
 __all__ = ["Report", "charts_of", "catch_up_rows", "write_report", "default_out"]
@@ -42,7 +43,8 @@ def default_out(job: JobConfig) -> Path:
 
 
 def charts_of(job: JobConfig, history: History, rows: tuple[dict[str, object], ...] | None = None) -> list[Chart]:
-    """The report's charts of `rows` (default: all of the history), each aggregated when its points are many.
+    """The report's charts of `rows` (default: all of the history), each with the lines of the job's `[checks]`
+    thresholds that judge what it shows (`thresholds`), each aggregated when its points are many.
 
     Failed, cancelled and taken-over runs are marked on every chart (`sections`). A catch-up window (`sections`) is
     drawn per unit from the target in the chart of final rows, and kept out of the lines (its numbers are in a
@@ -69,7 +71,7 @@ def charts_of(job: JobConfig, history: History, rows: tuple[dict[str, object], .
         replace(files, note=apart),
         replace(size, note=apart),
     ]
-    return [aggregate(chart) for chart in charts]
+    return [aggregate(with_thresholds(chart, job.checks, uom.value)) for chart in charts]
 
 
 def catch_up_rows(job: JobConfig, rows: Sequence[series.Row]) -> list[dict[str, object]]:

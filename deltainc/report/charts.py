@@ -5,6 +5,11 @@ Three years of hourly windows are 26,280 points per series; a browser draws a fe
 chart at once, not tens of thousands. So a chart with more than `MAX_POINTS` points is folded into the finest
 period that leaves at most that many: day, then ISO week, then month. Counts are summed over the period; states
 at a point in time (the backlog, the lag) keep the period's last value. The chart's note says what was done.
+
+A chart may carry threshold lines (`Line`, the job's `[checks]` levels, `thresholds.py`): each judges one point (a
+run, a window, a moment). A point that keeps its period's last value is still one, so a folded chart of states
+keeps its lines; a point that sums a period's runs or windows is not, and a line of 900 s across days of summed
+seconds would say every day breached it, so a folded chart of counts leaves its lines out and its note says so.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from deltainc.text_enum import TextEnum
 
-__all__ = ["Kind", "Fold", "Series", "Chart", "MAX_POINTS", "PERIODS", "period_of", "aggregate"]
+__all__ = ["Kind", "Fold", "Series", "Line", "Chart", "MAX_POINTS", "PERIODS", "period_of", "aggregate"]
 
 
 class Kind(TextEnum):
@@ -44,9 +49,20 @@ class Series:
 
 
 @dataclass(frozen=True)
+class Line:
+    """A threshold drawn across a chart at `value` (in the chart's unit): its legend's `label` ("warn 900 s
+    (duration_s)") and its `level`, "warn" or "error", which the drawing gives its colour."""
+
+    label: str
+    level: str
+    value: float
+
+
+@dataclass(frozen=True)
 class Chart:
     """One chart: its id on the page, title, unit of y, the points' labels, the series, and per point a mark
-    ("failed", "cancelled", "took over") or None; `note` says how the points were aggregated, if they were."""
+    ("failed", "cancelled", "took over") or None; `note` says how the points were aggregated, if they were;
+    `lines`: the thresholds drawn across it."""
 
     key: str
     title: str
@@ -56,6 +72,7 @@ class Chart:
     kind: Kind
     marks: tuple[str | None, ...] = ()
     note: str = ""
+    lines: tuple[Line, ...] = ()
 
     def total(self, index: int) -> float:
         """The sum of the series at point `index` (unknown values count 0)."""
@@ -146,5 +163,8 @@ def aggregate(chart: Chart, limit: int = MAX_POINTS) -> Chart:
     how = "counts summed" if kept == {Fold.SUM} else "values as of each period's end"
     if kept == {Fold.SUM, Fold.LAST}:
         how = "counts summed, states as of each period's end"
-    note = "; ".join(filter(None, (chart.note, f"{len(chart.x)} points folded into {len(groups)} {name}s: {how}")))
-    return replace(chart, x=tuple(groups), series=series, marks=marks, note=note)
+    lines = chart.lines if kept == {Fold.LAST} else ()
+    dropped = "threshold lines left out: each judges one point, not a sum" if chart.lines and not lines else ""
+    folded = f"{len(chart.x)} points folded into {len(groups)} {name}s: {how}"
+    note = "; ".join(filter(None, (chart.note, folded, dropped)))
+    return replace(chart, x=tuple(groups), series=series, marks=marks, note=note, lines=lines)

@@ -7,6 +7,9 @@ and takes 0.3-1 s to import; matplotlib's SVG has no hover and costs its import 
 charts here are bars and lines over a few hundred points (`charts.aggregate` folds more), which a hundred lines
 of SVG draw; the numbers are also in a table beside each chart. matplotlib (already a dependency) is imported
 only when images are asked for.
+
+A chart's threshold lines (`Chart.lines`) are drawn the same way whatever the chart: dashed across it in their
+level's colour (`LEVELS`), and the y axis reaches the highest of them, so that every line the legend names is seen.
 """
 
 from __future__ import annotations
@@ -14,10 +17,26 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deltainc.report.charts import Chart, Kind
 
-__all__ = ["PALETTE", "MARK", "CHAR_WIDTH", "color", "short_label", "x_ticks", "chart_svg", "write_pngs"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "PALETTE",
+    "MARK",
+    "LEVELS",
+    "DASHES",
+    "CHAR_WIDTH",
+    "color",
+    "short_label",
+    "x_ticks",
+    "chart_svg",
+    "figure_of",
+    "write_pngs",
+]
 
 PALETTE = (
     "#4e79a7",
@@ -35,6 +54,8 @@ WIDTH, HEIGHT = 760, 240
 LEFT, RIGHT, TOP, BOTTOM = 56, 12, 14, 40
 DOTS = 60  # a line chart of at most this many points also draws a dot at each
 MARK = "#d62728"  # failed, cancelled and taken-over runs
+LEVELS = {"warn": "#daa520", "error": "#b2182b"}  # a threshold line's colour by its level: amber, dark red
+DASHES = "8,4"  # a threshold line's dashes, longer than a mark's (3,3): across the chart, not up it
 CHAR_WIDTH = 6.6  # px, at least the width of a tick label's widest character (a digit at 10px) in common fonts
 GAP = 12.0  # px between two tick labels
 
@@ -65,6 +86,7 @@ def _top(chart: Chart) -> float:
         highest = max((chart.total(i) for i in range(len(chart.x))), default=0.0)
     else:
         highest = max((v for s in chart.series for v in s.values if v is not None), default=0.0)
+    highest = max([highest, *(line.value for line in chart.lines)])
     return highest if highest > 0 else 1.0
 
 
@@ -148,6 +170,7 @@ def chart_svg(chart: Chart) -> str:
     else:
         out += _lines(chart, step, y)
     out += _hover(chart, step)
+    out += _thresholds(chart, y)  # over the hover columns, as the marks: a line's tooltip says what it is
     for index, mark in enumerate(chart.marks):  # over the hover columns: a mark says what it marks
         if mark:
             middle = LEFT + step * (index + 0.5)
@@ -197,6 +220,17 @@ def _lines(chart: Chart, step: float, y: Callable[[float], float]) -> list[str]:
     return out
 
 
+def _thresholds(chart: Chart, y: Callable[[float], float]) -> list[str]:
+    """Each threshold line dashed across the plot in its level's colour, its label as its tooltip."""
+    return [
+        f'<g class="threshold" data-level="{escape(line.level)}" data-value="{line.value:g}">'
+        f"<title>{escape(line.label)}</title>"
+        f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(line.value):.1f}" y2="{y(line.value):.1f}" '
+        f'stroke="{LEVELS.get(line.level, MARK)}" stroke-width="1.5" stroke-dasharray="{DASHES}"/></g>'
+        for line in chart.lines
+    ]
+
+
 def _hover(chart: Chart, step: float) -> list[str]:
     """One invisible column per point, over the drawing, holding the point's numbers as its tooltip: one title a
     point rather than one a bar or dot keeps the page small (a year of daily windows: a few hundred KiB)."""
@@ -208,51 +242,57 @@ def _hover(chart: Chart, step: float) -> list[str]:
     ]
 
 
+def figure_of(chart: Chart, job: str) -> Figure:
+    """The chart drawn with matplotlib, as `--png` writes it: bars or lines, the marks, the threshold lines, the
+    legend beside the plot. A `Figure` of its own, not pyplot's: no backend to choose, nothing to close."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(10, 3.2), dpi=110)
+    FigureCanvasAgg(figure)
+    axes = figure.subplots()
+    positions = list(range(len(chart.x)))
+    if chart.kind is Kind.STACKED:
+        base = [0.0] * len(chart.x)
+        for number, series in enumerate(chart.series):
+            values = [v or 0.0 for v in series.values]
+            axes.bar(positions, values, bottom=base, color=color(number), label=series.name, width=0.8)
+            base = [b + v for b, v in zip(base, values, strict=True)]
+    else:
+        for number, series in enumerate(chart.series):
+            known = [(i, v) for i, v in enumerate(series.values) if v is not None]
+            axes.plot([i for i, _ in known], [v for _, v in known], color=color(number), label=series.name)
+    marked = [i for i, mark in enumerate(chart.marks) if mark]
+    for number, index in enumerate(marked):  # a dashed line over the bars, as on the page
+        label = "failed / cancelled / took over" if number == 0 else None
+        axes.axvline(index, color=MARK, linestyle="--", linewidth=1, label=label)
+    if marked:
+        axes.scatter(marked, [0.0] * len(marked), marker="^", color=MARK, clip_on=False, zorder=5)
+    dashes = tuple(float(part) for part in DASHES.split(","))
+    for line in chart.lines:  # axhline widens the y axis to reach it, as `_top` does on the page
+        axes.axhline(line.value, color=LEVELS.get(line.level, MARK), dashes=dashes, linewidth=1.5, label=line.label)
+    ticks = sorted({0, len(chart.x) // 2, len(chart.x) - 1})
+    axes.set_xticks(ticks, [short_label(chart.x[i]) for i in ticks], fontsize=8)
+    axes.set_ylabel(chart.unit)
+    axes.set_title(f"{job}: {chart.title}", fontsize=10)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside, not over
+    axes.grid(axis="y", color="#dddddd")
+    if chart.note:
+        figure.text(0.01, 0.01, chart.note, fontsize=7, color="#666666")
+    figure.tight_layout()
+    return figure
+
+
 def write_pngs(charts: Sequence[Chart], folder: Path, job: str) -> list[Path]:
     """One image per chart that has numbers, `<job>-<chart>.png` in `folder` (created); the files written.
 
     >>> write_pngs(charts, Path("out"), "trx")  # doctest: +SKIP
     [PosixPath('out/trx-outcomes.png'), ...]
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for chart in charts:
-        if chart.empty:
-            continue
-        figure, axes = plt.subplots(figsize=(10, 3.2), dpi=110)
-        positions = list(range(len(chart.x)))
-        if chart.kind is Kind.STACKED:
-            base = [0.0] * len(chart.x)
-            for number, series in enumerate(chart.series):
-                values = [v or 0.0 for v in series.values]
-                axes.bar(positions, values, bottom=base, color=color(number), label=series.name, width=0.8)
-                base = [b + v for b, v in zip(base, values, strict=True)]
-        else:
-            for number, series in enumerate(chart.series):
-                known = [(i, v) for i, v in enumerate(series.values) if v is not None]
-                axes.plot([i for i, _ in known], [v for _, v in known], color=color(number), label=series.name)
-        marked = [i for i, mark in enumerate(chart.marks) if mark]
-        for number, index in enumerate(marked):  # a dashed line over the bars, as on the page
-            label = "failed / cancelled / took over" if number == 0 else None
-            axes.axvline(index, color=MARK, linestyle="--", linewidth=1, label=label)
-        if marked:
-            axes.scatter(marked, [0.0] * len(marked), marker="^", color=MARK, clip_on=False, zorder=5)
-        ticks = sorted({0, len(chart.x) // 2, len(chart.x) - 1})
-        axes.set_xticks(ticks, [short_label(chart.x[i]) for i in ticks], fontsize=8)
-        axes.set_ylabel(chart.unit)
-        axes.set_title(f"{job}: {chart.title}", fontsize=10)
-        axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)  # beside, not over
-        axes.grid(axis="y", color="#dddddd")
-        if chart.note:
-            figure.text(0.01, 0.01, chart.note, fontsize=7, color="#666666")
-        figure.tight_layout()
-        path = folder / f"{job}-{chart.key}.png"
-        figure.savefig(path)
-        plt.close(figure)
-        written.append(path)
+        if not chart.empty:
+            written.append(folder / f"{job}-{chart.key}.png")
+            figure_of(chart, job).savefig(written[-1])
     return written

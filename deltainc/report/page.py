@@ -16,7 +16,7 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.charts import Chart
-from deltainc.report.drawing import MARK, chart_svg, color
+from deltainc.report.drawing import DASHES, LEVELS, MARK, chart_svg, color
 from deltainc.report.sections import health_line
 from deltainc.report.series import PHASES, Row, run_mark, window_label
 
@@ -78,6 +78,12 @@ def _legend(chart: Chart) -> str:
     )
     if any(chart.marks):
         items += f'<span><b style="color:{MARK}">&#9650;</b> failed, cancelled or took over (hover)</span>'
+    items += "".join(  # a dashed swatch in the line's colour, as the chart draws it
+        f'<span class="threshold" data-level="{escape(line.level)}"><svg width="18" height="10"><line x1="0" x2="18" '
+        f'y1="5" y2="5" stroke="{LEVELS.get(line.level, MARK)}" stroke-width="2" stroke-dasharray="{DASHES}"/></svg> '
+        f"{escape(line.label)}</span>"
+        for line in chart.lines
+    )
     return f'<div class="legend">{items}<span>({escape(chart.unit)})</span></div>'
 
 
@@ -161,8 +167,8 @@ def _catch_up_table(cells: Sequence[Mapping[str, object]]) -> str:
 
 
 def _data(charts: Sequence[Chart], rows: Sequence[Row], health: str, catch_ups: Sequence[Mapping[str, object]]) -> str:
-    """The page's numbers as JSON: the health line, each chart's points, series and marks, the catch-up windows
-    and the last runs (`run_cells`)."""
+    """The page's numbers as JSON: the health line, each chart's points, series, marks and threshold lines, the
+    catch-up windows and the last runs (`run_cells`)."""
     document = {
         "health": health,
         "charts": {
@@ -171,6 +177,7 @@ def _data(charts: Sequence[Chart], rows: Sequence[Row], health: str, catch_ups: 
                 "series": {s.name: list(s.values) for s in c.series},
                 "marks": list(c.marks),
                 "note": c.note,
+                "lines": [{"label": line.label, "level": line.level, "value": line.value} for line in c.lines],
             }
             for c in charts
         },

@@ -30,6 +30,7 @@ def _line(row: dict[str, Any], columns: list[str]) -> str:
 def explain(ctx: Context) -> int:
     """`deltainc explain JOB KEY=VALUE [KEY=VALUE ...] [--json]`."""
     from deltainc.pipeline.explain_key import explain_key
+    from deltainc.pipeline.explanation import history_line
 
     job, _ = ctx.job(ctx.args.job)
     given = key_values(ctx.args.keys)
@@ -50,6 +51,8 @@ def explain(ctx: Context) -> int:
         ctx.print(f"  why     {reason}")
     if found.history_read:
         ctx.print(f"  history {found.history_read}")
+    if found.history:
+        ctx.print(f"          {history_line(found.history, inc)}")
     for entry in found.history:
         run = (
             f"run {entry['run_id']}, window {entry['window']} ({entry['command']})"
@@ -57,4 +60,6 @@ def explain(ctx: Context) -> int:
             else "no run-log row"
         )
         ctx.print(f"    version {entry['version']} ({entry['time']}): {entry['outcome']}, {inc} {entry[inc]} ({run})")
+    counted = ", ".join(f"{table} {'not counted' if n is None else n}" for table, n in found.files.items())
+    ctx.print(f"  files   read: {counted}")
     return code

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -17,9 +17,12 @@ from pyspark.sql import functions as F
 from deltainc.errors import ConfigError
 from deltainc.join.options import JoinType
 from deltainc.join.windows import from_index, to_index
+from deltainc.pipeline.delta.key_files import files_with_key
 from deltainc.pipeline.delta.sources import read_table, table_exists
 from deltainc.pipeline.explanation import explain_a_row, explain_absent
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.sections import TableRef
+from deltainc.pipeline.key_history import KeyHistory, key_history
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.model import state_paths
 from deltainc.settings import Settings
@@ -39,8 +42,9 @@ class KeyExplanation:
     target_rows: tuple[dict[str, Any], ...]
     reasons: tuple[str, ...]
     watermark: str | None
-    history: tuple[dict[str, Any], ...] = ()  # each commit that wrote a row of the key (`_history`)
+    history: tuple[dict[str, Any], ...] = ()  # each commit that wrote a row of the key (`key_history`)
     history_read: str = ""  # what the history was read from, or why it was not
+    files: dict[str, int | None] = field(default_factory=dict)  # files read per table (None: not counted)
 
     @property
     def found(self) -> bool:
@@ -51,7 +55,8 @@ class KeyExplanation:
         return {"job": self.job, "keys": _shown(self.keys), "found": self.found, "watermark": self.watermark,
                 "a_rows": [_shown(r) for r in self.a_rows], "b_rows": [_shown(r) for r in self.b_rows],
                 "target_rows": [_shown(r) for r in self.target_rows], "why": list(self.reasons),
-                "history": [_shown(r) for r in self.history], "history_read": self.history_read}  # fmt: skip
+                "history": [_shown(r) for r in self.history], "history_read": self.history_read,
+                "files_read": self.files}  # fmt: skip
 
 
 def _shown(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -92,29 +97,6 @@ def _rows_and_joined(frame: DataFrame, where: str | None) -> tuple[list[dict[str
     return [{k: v for k, v in r.items() if k != flag} for r in rows], [bool(r[flag]) for r in rows]
 
 
-def _history(spark: SparkSession, job: JobConfig, keys: Mapping[str, Any], settings: Settings) -> tuple[
-        list[dict[str, Any]], str]:  # fmt: skip
-    """Each commit that wrote a row of the key (an insert or an update's new row), oldest first, with the run and
-    window whose run-log row names that target version; from the target's change data feed, filtered on the key.
-    Without a change data feed nothing is read, and the second value says so."""
-    if not job.target.change_data_feed or job.target.path is None:
-        return [], "not read: the target keeps no change data feed (target.change_data_feed = true keeps it)"
-    inc = job.join.inc_col
-    feed = spark.read.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
-    changes = feed.load(job.target.path).where(_equal(keys))
-    written = changes.where(F.col("_change_type").isin("insert", "update_postimage"))
-    rows = written.select("_commit_version", "_commit_timestamp", "JoinType", inc).orderBy("_commit_version").collect()
-    paths = state_paths(job.state_path(settings.state_dir))
-    by_version = {r["target_version"]: r for r in read_runs_from_log(paths, job.name, 1_000_000) if r["target_version"]}
-    history = []
-    for version, when, code, day in rows:
-        run = by_version.get(version, {})
-        history.append({"version": version, "time": when, "outcome": JoinType(int(code)).outcome, inc: day,
-                        "run_id": run.get("run_id"), "command": run.get("command"),
-                        "window": f"{run.get('window_start')}..{run.get('window_end')}" if run else None})  # fmt: skip
-    return history, f"the change data feed of the target from version 0, filtered on the key ({len(rows)} rows)"
-
-
 def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, settings: Settings) -> KeyExplanation:
     """Explain the rows of `job`'s target with the key `given` (column -> text, as typed on the command line).
 
@@ -144,7 +126,8 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
     target_rows = []
     if table_exists(spark, job.target):
         target_rows = [r.asDict() for r in read_table(spark, job.target, "target").where(_equal(keys)).collect()]
-    watermark = read_state_from_log(state_paths(job.state_path(settings.state_dir)), job.name).watermark
+    paths = state_paths(job.state_path(settings.state_dir))
+    watermark = read_state_from_log(paths, job.name).watermark
     a_at = f"{inc}_{join.alias_a}"  # the A row's RecDate in the target and the too-late table
     late_ref = job.target.late_rows_ref
     kept_late: set[Any] = set()  # the A rows (their inc_col) whose too-late B rows the too-late table holds
@@ -171,6 +154,22 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
     if not a_rows:
         reasons.append(explain_absent([], watermark, False, uom))
     mark = None if watermark is None else from_index(watermark, uom).isoformat()
-    history, read = _history(spark, job, keys, settings) if target_rows else ([], "")
+    history = KeyHistory((), "")
+    if target_rows:
+        units = [to_index(r[inc], uom) for r in target_rows] + [to_index(a[inc], uom) for a in a_rows]
+        last = max(units + [to_index(a[inc], uom) + join.max_waiting_time for a in a_rows])
+        history = key_history(spark, job, keys, min(units), last, read_runs_from_log(paths, job.name, 1_000_000))
+    files = {"source_a": files_with_key(job.source_a, "source_a", keys)}
+    if joined:
+        files["source_b"] = _files_with_any(job.source_b, "source_b", join.join_cols, joined)
+    files["target"] = files_with_key(job.target, "target", keys)
+    files["target history"] = history.files_read
     return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark,
-                          tuple(history), read)  # fmt: skip
+                          history.entries, history.read, files)  # fmt: skip
+
+
+def _files_with_any(ref: TableRef, role: str, columns: list[str], values: set[tuple[Any, ...]]) -> int | None:
+    """The files of `ref` that may hold any of the join keys `values` (a file counted once per key: an upper
+    bound); None where its log cannot say."""
+    counts = [files_with_key(ref, role, dict(zip(columns, value, strict=True))) for value in values]
+    return None if None in counts else sum(c or 0 for c in counts)

@@ -8,13 +8,14 @@ it matches; a B row before it never will; a B row after it arrives too late, onc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from deltainc.join.options import JoinType
 from deltainc.join.windows import TimeUnit, from_index
 
-__all__ = ["BRow", "Placement", "Explanation", "place", "explain_a_row", "explain_absent"]
+__all__ = ["BRow", "Placement", "Explanation", "place", "explain_a_row", "explain_absent", "history_line"]
 
 
 @dataclass(frozen=True)
@@ -140,3 +141,23 @@ def explain_absent(
         mark = "no run yet" if watermark is None else f"the watermark {from_index(watermark, uom).isoformat()}"
         return f"its A row of {from_index(first, uom).isoformat()} is in a window not yet run ({mark})"
     return f"its A row of {from_index(first, uom).isoformat()} is processed, yet the target has no row for it"
+
+
+def history_line(entries: Sequence[Mapping[str, Any]], inc: str) -> str:
+    """A key's history (`key_history` entries, oldest first) in one line: each run of commits with the same outcome
+    once, at its first commit, e.g. "a_waiting since 2025-03-07 (version 2, run 3f2a…), a_timed_out on 2025-03-17
+    (version 12, run 91c0…)".
+
+    Example: ``history_line([{"outcome": "a_waiting", "RecDate": "2025-03-07", "version": 2, "run_id": "3f2a"}],
+    "RecDate")`` -> ``"a_waiting since 2025-03-07 (version 2, run 3f2a)"``.
+    """
+    said: list[str] = []
+    previous = None
+    for entry in entries:
+        if entry["outcome"] == previous:
+            continue
+        previous = entry["outcome"]
+        how = "since" if previous == JoinType.A_WAITING.outcome else "on"
+        run = f", run {entry['run_id']}" if entry.get("run_id") else ""
+        said.append(f"{previous} {how} {entry[inc]} (version {entry['version']}{run})")
+    return ", ".join(said)

@@ -37,6 +37,7 @@ def root(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("bank", 11, ""),
         ("bank10", 10, f'late_rows = "{root / "late"}"\n'),
         ("daily", 10, "change_data_feed = true\n"),
+        ("daily_log", 10, 'partition_by = ["RecDate"]\n'),  # the earlier layout, no change data feed
     )
     for name, wait, extra in jobs:
         (root / "jobs" / f"{name}.toml").write_text(
@@ -75,7 +76,8 @@ def test_each_of_the_seven_transactions_has_its_outcome_and_is_matched_on_the_la
         assert why.startswith(f"matched on {max(a, b)}: "), why
         days = abs(dt.date.fromisoformat(b) - dt.date.fromisoformat(a)).days
         assert (f"{days} day" in why) if days else ("the same day" in why), why
-        assert str(found["history_read"]).startswith("not read: the target keeps no change data feed")
+        assert str(found["history_read"]).startswith("the log entries of 1 commit(s)")  # one run, no change feed
+        assert [entry["outcome"] for entry in found["history"]] == [outcome.outcome], trx  # type: ignore[attr-defined]
 
 
 @pytest.mark.windows  # two runs of the job
@@ -109,24 +111,34 @@ def test_a_key_nowhere_exits_1_and_a_bad_key_exits_2_naming_the_column(
     assert "TrxId: give each key as KEY=VALUE" in capsys.readouterr().err
 
 
-@pytest.mark.windows  # a window a day
-def test_with_a_change_data_feed_the_history_shows_each_commit_that_wrote_the_row_with_its_run_and_window(
+@pytest.mark.windows  # a window a day, two jobs
+def test_the_history_shows_each_commit_that_wrote_the_row_with_its_run_and_window_with_or_without_a_change_feed(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    text = (root / "jobs" / "daily.toml").read_text()
-    (root / "jobs" / "daily.toml").write_text(
-        text.replace("start_date = 2025-03-04\n", "start_date = 2025-03-04\nmax_window = 1\n")
-    )
-    assert main(["run", "daily"]) == 0
-    capsys.readouterr()
-    code, found = explained(capsys, "daily", "TrxId=6")
-    history = found["history"]
-    assert code == 0 and isinstance(history, list)
-    first, last = history[0], history[-1]
+    histories = {}
+    for job in ("daily", "daily_log"):  # the current layout with a change data feed; the earlier one without
+        text = (root / "jobs" / f"{job}.toml").read_text()
+        (root / "jobs" / f"{job}.toml").write_text(
+            text.replace("start_date = 2025-03-04\n", "start_date = 2025-03-04\nmax_window = 1\n")
+        )
+        assert main(["run", job]) == 0
+        capsys.readouterr()
+        code, found = explained(capsys, job, "TrxId=6")
+        assert code == 0 and isinstance(found["history"], list)
+        histories[job] = found
+    history = histories["daily"]["history"]
+    first, last = history[0], history[-1]  # type: ignore[index]
     assert (first["outcome"], first["window"]) == ("a_waiting", "2025-03-07..2025-03-07")
     assert (last["outcome"], last["window"], last["RecDate"]) == ("a_timed_out", "2025-03-17..2025-03-17", "2025-03-17")
-    assert all(entry["run_id"] and entry["command"] == "run" for entry in history)
-    assert [e["version"] for e in history] == sorted(e["version"] for e in history)
+    assert all(entry["run_id"] and entry["command"] == "run" for entry in history)  # type: ignore[attr-defined]
+    assert [e["version"] for e in history] == sorted(e["version"] for e in history)  # type: ignore[attr-defined]
+    facts = {job: [(e["version"], e["outcome"], e["RecDate"], e["window"]) for e in found["history"]]  # type: ignore[attr-defined]
+             for job, found in histories.items()}  # fmt: skip
+    assert facts["daily_log"] == facts["daily"]
+    from_log = histories["daily_log"]
+    assert str(from_log["history_read"]).startswith("the log entries of 11 commit(s) of the runs")
+    files = from_log["files_read"]["target history"]  # type: ignore[index]
+    assert len(history) <= files <= 11, files  # one file a commit that wrote the key, none of the other days
 
 
 def test_an_a_row_the_jobs_where_leaves_out_is_said_to_be_left_out(

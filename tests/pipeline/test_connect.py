@@ -178,6 +178,23 @@ def test_over_spark_connect_verify_status_validate_and_unlock_read_the_job_a_cli
     assert (again.returncode, again.stdout.strip()) == (0, f"{job.name}: no lock held, nothing to remove")
 
 
+def test_over_spark_connect_explain_gives_a_timed_out_key_its_row_its_reason_and_its_history(
+    spark: SparkSession, server: str, daily: tuple[JobConfig, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    job, path, _ = daily
+    timed_out = target(spark, job).where(f"JoinType = {int(JoinType.A_TIMED_OUT)}").orderBy("TrxId").first()
+    assert timed_out is not None
+    explained = deltainc(tmp_path, server, "explain", str(path), f"TrxId={timed_out['TrxId']}", "--json")
+    assert explained.returncode == 0, explained.stderr[-3000:]
+    found = json.loads(explained.stdout)
+    day = timed_out["RecDate"].isoformat()
+    # the generated A may hold the id more than once: the timed-out row is one of the key's
+    assert (int(JoinType.A_TIMED_OUT), day) in [(row["JoinType"], row["RecDate"]) for row in found["target_rows"]]
+    assert any(why.startswith(f"timed out on {day}: ") for why in found["why"]), found["why"]
+    written = [(entry["outcome"], entry["RecDate"], entry["window"]) for entry in found["history"]]
+    assert ("a_timed_out", day, f"{day}..{day}") in written  # the daily run of that day wrote it
+
+
 def test_serve_listens_on_this_machine_only_unless_told_and_says_so(server: str, server_root: Path) -> None:
     port = int(server.rsplit(":", 1)[1])
     listening = set()  # the local addresses of the sockets listening on the port (the kernel's table)

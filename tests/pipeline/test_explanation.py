@@ -11,7 +11,7 @@ from seven_transactions import SEVEN
 
 from deltainc.join.options import JoinType
 from deltainc.join.windows import to_index
-from deltainc.pipeline.explanation import Placement, explain_a_row, explain_absent, place
+from deltainc.pipeline.explanation import Placement, explain_a_row, explain_absent, history_line, place
 
 pytestmark = pytest.mark.pure
 
@@ -64,3 +64,14 @@ def test_a_key_missing_from_the_target_is_after_the_watermark_filtered_or_absent
     assert "no run yet" in explain_absent([unit("2025-03-11")], None, False)
     assert "where condition" in explain_absent([unit("2025-03-01")], unit("2025-03-09"), True)
     assert explain_absent([], unit("2025-03-09"), False).startswith("no A row has these keys")
+
+
+def test_a_history_in_one_line_names_each_outcome_once_at_the_commit_that_first_wrote_it() -> None:
+    entries = [{"outcome": "a_waiting", "RecDate": f"2025-03-{day:02d}", "version": day - 5, "run_id": "r1"}
+               for day in range(7, 17)]  # fmt: skip
+    entries.append({"outcome": "a_timed_out", "RecDate": "2025-03-17", "version": 12, "run_id": "r2"})
+    line = history_line(entries, "RecDate")
+    assert line.count("a_waiting") == line.count("a_timed_out") == 1
+    assert line.index("a_waiting since 2025-03-07 (version 2, run r1)") < line.index(
+        "a_timed_out on 2025-03-17 (version 12"
+    )

@@ -1,0 +1,193 @@
+"""One key's history in a job's target (`explain`): each commit that wrote a row of the key (its version, time,
+outcome and RecDate) with the run and window whose run-log row names that commit.
+
+Bounded either way: only the commits of the runs whose windows reach the key's units are read. Where the target
+keeps a change data feed, its changes of those versions filtered on the key; else those commits' log entries (one
+Spark read of their JSON files), and of the files they added, those whose partition values and statistics may
+hold the key (`key_files.may_hold`), read as Parquet filtered on it. What was read is said in `KeyHistory.read`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import operator
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as F
+
+from deltainc.join.options import JoinType
+from deltainc.join.windows import TimeUnit, parse_point
+from deltainc.pipeline.delta.key_files import may_hold
+from deltainc.pipeline.delta.sql import detail
+from deltainc.pipeline.job.job_config import JobConfig
+
+__all__ = ["KeyHistory", "key_history", "runs_reaching"]
+
+
+@dataclass(frozen=True)
+class KeyHistory:
+    """The commits that wrote the key's rows, oldest first (dicts: version, time, outcome, inc_col, run_id,
+    command, window), what was read to find them, and how many data files were read."""
+
+    entries: tuple[dict[str, Any], ...]
+    read: str
+    files_read: int = 0
+
+
+def _equal(values: Mapping[str, Any]) -> Column:
+    return functools.reduce(operator.and_, [F.col(f"`{name}`") == F.lit(value) for name, value in values.items()])
+
+
+def runs_reaching(
+    runs: Sequence[Mapping[str, Any]], first: int, last: int, uom: TimeUnit
+) -> dict[int, Mapping[str, Any]]:
+    """The run-log rows (by the target version they committed) whose window reaches units [first, last]; a row
+    that names a version but no window (a migration) is kept too.
+
+    Example: a daily run of 2025-03-09 reaches the units of 2025-03-07 .. 2025-03-17.
+    """
+    chosen: dict[int, Mapping[str, Any]] = {}
+    for run in runs:
+        version = run.get("target_version")
+        if version is None:
+            continue
+        start, end = run.get("window_start"), run.get("window_end")
+        if (
+            start is None
+            or end is None
+            or (
+                parse_point(str(start), "window_start", uom) <= last
+                and first <= parse_point(str(end), "window_end", uom)
+            )
+        ):
+            chosen[int(version)] = run
+    return chosen
+
+
+def _entry(version: int, when: Any, code: Any, day: Any, inc: str, run: Mapping[str, Any] | None) -> dict[str, Any]:
+    window = f"{run.get('window_start')}..{run.get('window_end')}" if run else None
+    return {"version": version, "time": when, "outcome": JoinType(int(code)).outcome, inc: day,
+            "run_id": (run or {}).get("run_id"), "command": (run or {}).get("command"), "window": window}  # fmt: skip
+
+
+def _from_change_feed(spark: SparkSession, path: str, job: JobConfig, keys: Mapping[str, Any],
+                      runs: Mapping[int, Mapping[str, Any]]) -> KeyHistory:  # fmt: skip
+    inc, versions = job.join.inc_col, sorted(runs)
+    feed = spark.read.format("delta").option("readChangeFeed", "true")
+    changes = feed.option("startingVersion", versions[0]).option("endingVersion", versions[-1]).load(path)
+    written = changes.where(_equal(keys) & F.col("_change_type").isin("insert", "update_postimage"))
+    rows = written.where(F.col("_commit_version").isin(versions)).select(
+        "_commit_version", "_commit_timestamp", "JoinType", inc
+    )
+    entries = [_entry(v, when, code, day, inc, runs.get(v)) for v, when, code, day in rows.collect()]
+    read = f"the change data feed of {len(versions)} commit(s) (versions {versions[0]}..{versions[-1]}), on the key"
+    return KeyHistory(tuple(sorted(entries, key=operator.itemgetter("version"))), read)
+
+
+def _log_lines(spark: SparkSession, root: str, versions: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
+    """Each commit's actions, by version, read in one Spark job from the log's JSON files (a commit whose file the
+    log's retention removed is left out)."""
+    names = ",".join(f"{version:020d}" for version in versions)
+    try:
+        lines = spark.read.text(f"{root}/_delta_log/{{{names}}}.json").select("value", F.col("_metadata.file_name"))
+        found = lines.collect()
+    except AnalysisException:  # none of them is left
+        return {}
+    commits: dict[int, list[dict[str, Any]]] = {}
+    for text, name in found:
+        if text.strip():
+            commits.setdefault(int(name.split(".")[0]), []).append(json.loads(text))
+    return commits
+
+
+def _may_hold_key(
+    add: Mapping[str, Any], keys: Mapping[str, Any], inc: str, first: int, last: int, uom: TimeUnit
+) -> bool:
+    """Whether a file a commit added may hold a row of the key in units [first, last]."""
+    if not add.get("dataChange", True) or add.get("deletionVector"):
+        return False  # a compaction's copy, or a file re-added with rows deleted: no row written
+    partitions = add.get("partitionValues") or {}
+    stats = json.loads(add.get("stats") or "{}")
+    low, high = stats.get("minValues") or {}, stats.get("maxValues") or {}
+    for name, value in keys.items():
+        if not may_hold(value, low.get(name), high.get(name), partitions.get(name)):
+            return False
+    bounds = [partitions.get(inc)] if partitions.get(inc) is not None else [low.get(inc), high.get(inc)]
+    try:
+        units = [
+            parse_point(str(bound)[:10] if uom == TimeUnit.DAY else str(bound), inc, uom) for bound in bounds if bound
+        ]
+    except Exception:  # a value parse_point does not read (e.g. a zone suffix): not ruled out
+        return True
+    return not units or (min(units) <= last and first <= max(units))
+
+
+def _from_commits(spark: SparkSession, root: str, job: JobConfig, keys: Mapping[str, Any], first: int, last: int,
+                  runs: Mapping[int, Mapping[str, Any]]) -> KeyHistory:  # fmt: skip
+    inc, uom, versions = job.join.inc_col, TimeUnit(job.join.time_uom), sorted(runs)
+    commits = _log_lines(spark, root, versions)
+    when: dict[int, Any] = {}
+    added: dict[str, tuple[int, Mapping[str, str], str]] = {}  # file name -> version, partition values, path
+    for version, actions in commits.items():
+        for action in actions:
+            if "commitInfo" in action and action["commitInfo"].get("timestamp") is not None:
+                stamp = int(action["commitInfo"]["timestamp"]) / 1000
+                when[version] = dt.datetime.fromtimestamp(stamp, dt.timezone.utc)
+            add = action.get("add")
+            if add and _may_hold_key(add, keys, inc, first, last, uom):
+                path = unquote(add["path"])
+                added[path.rsplit("/", 1)[-1]] = (version, add.get("partitionValues") or {}, path)
+    gone = len(versions) - len(commits)
+    read = f"the log entries of {len(commits)} commit(s) of the runs whose windows reach the key"
+    read += f" ({gone} removed by the log's retention)" if gone else ""
+    read += f", and {len(added)} file(s) they added that may hold it"
+    if not added:
+        return KeyHistory((), read)
+    paths = [path if "://" in path else f"{root}/{path}" for _, _, path in added.values()]
+    frame = spark.read.parquet(*paths)
+    in_files = [name for name in keys if name in frame.columns]
+    if in_files:
+        frame = frame.where(_equal({name: keys[name] for name in in_files}))
+    columns = ["JoinType", *([inc] if inc in frame.columns else [])]
+    rows = frame.select(*columns, F.col("_metadata.file_name").alias("__file")).collect()
+    entries = []
+    for row in (found.asDict() for found in rows):
+        version, partitions, _ = added[row["__file"]]
+        day = row[inc] if inc in row else partitions.get(inc)
+        entries.append(_entry(version, when.get(version), row["JoinType"], day, inc, runs.get(version)))
+    return KeyHistory(tuple(sorted(entries, key=operator.itemgetter("version"))), read, len(paths))
+
+
+def key_history(spark: SparkSession, job: JobConfig, keys: Mapping[str, Any], first: int, last: int,
+                runs: Sequence[Mapping[str, Any]]) -> KeyHistory:  # fmt: skip
+    """The commits that wrote a row of the key `keys` in `job`'s target, for rows in units [first, last].
+
+    Args:
+        spark: the session that reads the target.
+        job: the job whose target is read.
+        keys: the key's columns and values, typed.
+        first: the first unit a row of the key can have (its A row's).
+        last: the last (its A row's unit plus max_waiting_time).
+        runs: the job's run-log rows (any order).
+
+    Example: ``key_history(spark, job, {"TrxId": 6}, d7, d17, runs).entries[-1]["outcome"]`` -> "timed out".
+    """
+    chosen = runs_reaching(runs, first, last, TimeUnit(job.join.time_uom))
+    if not chosen:
+        return KeyHistory((), "not read: no run's window reaches the key's days")
+    location = job.target.path
+    if location is None:
+        found = detail(spark, job.target)
+        location = None if found is None else str(found["location"])
+    if location is None:
+        return KeyHistory((), "not read: the target's location is not known")
+    if job.target.change_data_feed:
+        return _from_change_feed(spark, location, job, keys, chosen)
+    return _from_commits(spark, location.rstrip("/"), job, keys, first, last, chosen)

@@ -16,10 +16,10 @@ from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError
 from deltainc.join.options import JoinType
-from deltainc.join.windows import from_index, to_index
+from deltainc.join.windows import TimeUnit, from_index, to_index
 from deltainc.pipeline.delta.key_files import files_with_key
 from deltainc.pipeline.delta.sources import read_table, table_exists
-from deltainc.pipeline.explanation import explain_a_row, explain_absent
+from deltainc.pipeline.explanation import explain_a_row, explain_absent, explain_b_row
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.key_history import KeyHistory, key_history
@@ -65,28 +65,45 @@ def _shown(row: Mapping[str, Any]) -> dict[str, Any]:
             else str(v)) for k, v in row.items()}  # fmt: skip
 
 
-def _typed(spark: SparkSession, frame: DataFrame, given: Mapping[str, str], allowed: list[str]) -> dict[str, Any]:
-    """`given` as values of `frame`'s column types; a column not in `allowed` or a value that is not of its
-    column's type is a ConfigError naming the column."""
+def _typed(spark: SparkSession, frame: DataFrame, given: Mapping[str, str], allowed: list[str],
+           listed: str = "target.keys", role: str = "source_a") -> dict[str, Any]:  # fmt: skip
+    """`given` as values of `frame`'s column types; a column not in `allowed` (the job's `listed`) or a value
+    that is not of its column's type (in `role`) is a ConfigError naming the column."""
     if not given:
-        raise ConfigError(f"explain: give the key as KEY=VALUE, one for each of target.keys ({', '.join(allowed)})")
+        raise ConfigError(f"explain: give the key as KEY=VALUE, one for each of {listed} ({', '.join(allowed)})")
     typed: dict[str, Any] = {}
     for name, text in given.items():
         if name not in allowed:
-            raise ConfigError(f"{name}: not one of target.keys ({', '.join(allowed)})")
+            raise ConfigError(f"{name}: not one of {listed} ({', '.join(allowed)})")
         kind = frame.schema[name].dataType
         try:  # a value that does not cast: NULL, or with ANSI mode an error
             value = spark.range(1).select(F.lit(text).cast(kind).alias("v")).first()["v"]  # type: ignore[index]
         except Exception:
             value = None
         if value is None:
-            raise ConfigError(f"{name}: {text!r} is not a {kind.simpleString()} (the column's type in source_a)")
+            raise ConfigError(f"{name}: {text!r} is not a {kind.simpleString()} (the column's type in {role})")
         typed[name] = value
     return typed
 
 
 def _equal(values: Mapping[str, Any]) -> Column:
     return functools.reduce(operator.and_, [F.col(f"`{name}`") == F.lit(value) for name, value in values.items()])
+
+
+def _any_of(columns: list[str], values: set[tuple[Any, ...]]) -> Column:
+    """Rows whose `columns` hold any of `values` (the join keys of the rows found on the other side)."""
+    return functools.reduce(operator.or_, [_equal(dict(zip(columns, value, strict=True))) for value in values])
+
+
+def _near(units: list[int], before: int, after: int, inc: str, uom: TimeUnit) -> tuple[Column, tuple[str, Any, Any]]:
+    """The other side's rows worth naming for rows at `units`: from `before` units before the first to `after`
+    units after the last (the join's window widened by one wait each way, so that the read is bounded however old
+    the table), as a filter and as `files_with_key`'s `between`. No units: no row (nothing is joined)."""
+    if not units:
+        return F.lit(False), (inc, None, None)
+    low, high, end = (from_index(u, uom) for u in (min(units) - before, max(units) + after, max(units) + after + 1))
+    column = F.col(f"`{inc}`")
+    return (column >= F.lit(low)) & (column < F.lit(end)), (inc, low, high)
 
 
 def _rows_and_joined(frame: DataFrame, where: str | None) -> tuple[list[dict[str, Any]], list[bool]]:
@@ -112,6 +129,9 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
     join = job.join
     if job.features or job.source_b is None or not join.join_cols or join.join_cond is not None:
         raise ConfigError(f"explain: {job.name} is not a two-source job joined on join_cols only (not yet explained)")
+    b_keys = set(job.target.b_keys)
+    if join.how == "full_outer" and given and set(given) <= b_keys and not set(given) <= set(job.target.keys):
+        return _explain_b_key(job, given, spark, settings)
     inc, uom = join.inc_col, join.time_uom
     a_all = read_table(spark, job.source_a, "source_a")
     keys = _typed(spark, a_all, given, list(job.target.keys))
@@ -119,9 +139,11 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
     b_rows: list[dict[str, Any]] = []
     b_joined: list[bool] = []
     joined = {tuple(r[c] for c in join.join_cols) for r in a_rows}
+    near = _near([to_index(a[inc], uom) for a in a_rows], join.look_back_time + join.max_waiting_time,
+                 2 * join.max_waiting_time, inc, uom)  # fmt: skip
     if joined:
         b_all = read_table(spark, job.source_b, "source_b")
-        match = functools.reduce(operator.or_, [_equal(dict(zip(join.join_cols, v, strict=True))) for v in joined])
+        match = _any_of(join.join_cols, joined) & near[0]
         b_rows, b_joined = _rows_and_joined(b_all.where(match), job.source_b.where)
     target_rows = []
     if table_exists(spark, job.target):
@@ -161,15 +183,71 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
         history = key_history(spark, job, keys, min(units), last, read_runs_from_log(paths, job.name, 1_000_000))
     files = {"source_a": files_with_key(job.source_a, "source_a", keys)}
     if joined:
-        files["source_b"] = _files_with_any(job.source_b, "source_b", join.join_cols, joined)
+        files["source_b"] = _files_with_any(job.source_b, "source_b", join.join_cols, joined, near[1])
     files["target"] = files_with_key(job.target, "target", keys)
     files["target history"] = history.files_read
     return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark,
                           history.entries, history.read, files)  # fmt: skip
 
 
-def _files_with_any(ref: TableRef, role: str, columns: list[str], values: set[tuple[Any, ...]]) -> int | None:
-    """The files of `ref` that may hold any of the join keys `values` (a file counted once per key: an upper
-    bound); None where its log cannot say."""
-    counts = [files_with_key(ref, role, dict(zip(columns, value, strict=True))) for value in values]
+def _files_with_any(ref: TableRef, role: str, columns: list[str], values: set[tuple[Any, ...]],
+                    between: tuple[str, Any, Any]) -> int | None:  # fmt: skip
+    """The files of `ref` that may hold any of the join keys `values` in the range `between` (a file counted once
+    per key: an upper bound); None where its log cannot say."""
+    counts = [files_with_key(ref, role, dict(zip(columns, value, strict=True)), between) for value in values]
     return None if None in counts else sum(c or 0 for c in counts)
+
+
+def _explain_b_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, settings: Settings) -> KeyExplanation:
+    """`explain_key` for a B row of a full_outer job, named by `target.b_keys`: its B rows, the A rows with their
+    join keys, its target rows and why each B row came out as it did (`explain_b_row`)."""
+    join, source_b = job.join, job.source_b
+    assert source_b is not None  # a two-source job (explain_key)
+    inc, uom = join.inc_col, join.time_uom
+    b_all = read_table(spark, source_b, "source_b")
+    keys = _typed(spark, b_all, given, list(job.target.b_keys), "target.b_keys", "source_b")
+    b_rows, b_joined = _rows_and_joined(b_all.where(_equal(keys)), source_b.where)
+    joined = {tuple(r[c] for c in join.join_cols) for r in b_rows}
+    a_rows: list[dict[str, Any]] = []
+    a_joined: list[bool] = []
+    near = _near([to_index(b[inc], uom) for b in b_rows], 2 * join.max_waiting_time,
+                 join.look_back_time + join.max_waiting_time, inc, uom)  # fmt: skip
+    if joined:
+        a_all = read_table(spark, job.source_a, "source_a")
+        match = _any_of(join.join_cols, joined) & near[0]
+        a_rows, a_joined = _rows_and_joined(a_all.where(match), job.source_a.where)
+    target_rows = []
+    if table_exists(spark, job.target):
+        target_rows = [r.asDict() for r in read_table(spark, job.target, "target").where(_equal(keys)).collect()]
+    paths = state_paths(job.state_path(settings.state_dir))
+    watermark = read_state_from_log(paths, job.name).watermark
+    b_at = f"{inc}_{join.alias_b}"  # the B row's RecDate in the target
+    reasons = []
+    for b in (row for row, used in zip(b_rows, b_joined, strict=True) if used):
+        unit = to_index(b[inc], uom)
+        mine = [t for t in target_rows if t.get(b_at, b[inc]) == b[inc]]
+        if not mine:
+            reasons.append(explain_absent([unit], watermark, False, uom, side="B"))
+            continue
+        same = [to_index(a[inc], uom) for a, used in zip(a_rows, a_joined, strict=True)
+                if used and all(a[c] == b[c] for c in join.join_cols)]  # fmt: skip
+        outcome = JoinType(int(mine[0]["JoinType"]))
+        reasons.append(explain_b_row(unit, same, outcome, join.look_back_time, join.max_waiting_time, uom))
+    left_out = [to_index(row[inc], uom) for row, used in zip(b_rows, b_joined, strict=True) if not used]
+    if left_out:
+        reasons.append(explain_absent(left_out, watermark, True, uom, side="B"))
+    if not b_rows:
+        reasons.append(explain_absent([], watermark, False, uom, side="B"))
+    history = KeyHistory((), "")
+    if target_rows:
+        units = [to_index(r[inc], uom) for r in target_rows] + [to_index(b[inc], uom) for b in b_rows]
+        last = max(units + [to_index(b[inc], uom) + join.look_back_time for b in b_rows])
+        history = key_history(spark, job, keys, min(units), last, read_runs_from_log(paths, job.name, 1_000_000))
+    files = {"source_b": files_with_key(source_b, "source_b", keys)}
+    if joined:
+        files["source_a"] = _files_with_any(job.source_a, "source_a", join.join_cols, joined, near[1])
+    files["target"] = files_with_key(job.target, "target", keys)
+    files["target history"] = history.files_read
+    mark = None if watermark is None else from_index(watermark, uom).isoformat()
+    return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark,
+                          history.entries, history.read, files)  # fmt: skip

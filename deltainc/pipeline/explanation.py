@@ -15,7 +15,16 @@ from typing import Any
 from deltainc.join.options import JoinType
 from deltainc.join.windows import TimeUnit, from_index
 
-__all__ = ["BRow", "Placement", "Explanation", "place", "explain_a_row", "explain_absent", "history_line"]
+__all__ = [
+    "BRow",
+    "Placement",
+    "Explanation",
+    "place",
+    "explain_a_row",
+    "explain_absent",
+    "explain_b_row",
+    "history_line",
+]
 
 
 @dataclass(frozen=True)
@@ -123,24 +132,28 @@ def explain_a_row(
 
 
 def explain_absent(
-    a_units: Sequence[int], watermark: int | None, filtered: bool, uom: TimeUnit | str = TimeUnit.DAY
+    a_units: Sequence[int],
+    watermark: int | None,
+    filtered: bool,
+    uom: TimeUnit | str = TimeUnit.DAY,
+    side: str = "A",
 ) -> str:
     """Why a key has no row in the target: its A row is after the watermark (a window not yet run), left out by
-    the job's `where`, or there is no A row with the key.
+    the job's `where`, or there is no A row with the key (`side` "B": the same of a full_outer job's B row).
 
     Example: ``explain_absent([20160], 20158, False)`` says the A row of 2025-03-11 waits for a run after the
     watermark 2025-03-09.
     """
     uom = TimeUnit.parse(uom)
     if not a_units:
-        return "no A row has these keys: nothing to join"
+        return f"no {side} row has these keys: nothing to join"
     first = min(a_units)
     if filtered:
-        return "its A row is left out by the job's where condition"
+        return f"its {side} row is left out by the job's where condition"
     if watermark is None or first > watermark:
         mark = "no run yet" if watermark is None else f"the watermark {from_index(watermark, uom).isoformat()}"
-        return f"its A row of {from_index(first, uom).isoformat()} is in a window not yet run ({mark})"
-    return f"its A row of {from_index(first, uom).isoformat()} is processed, yet the target has no row for it"
+        return f"its {side} row of {from_index(first, uom).isoformat()} is in a window not yet run ({mark})"
+    return f"its {side} row of {from_index(first, uom).isoformat()} is processed, yet the target has no row for it"
 
 
 def history_line(entries: Sequence[Mapping[str, Any]], inc: str) -> str:
@@ -161,3 +174,41 @@ def history_line(entries: Sequence[Mapping[str, Any]], inc: str) -> str:
         run = f", run {entry['run_id']}" if entry.get("run_id") else ""
         said.append(f"{previous} {how} {entry[inc]} (version {entry['version']}{run})")
     return ", ".join(said)
+
+
+def explain_b_row(
+    b_unit: int,
+    a_units: Sequence[int],
+    outcome: JoinType,
+    look_back_time: int,
+    max_waiting_time: int,
+    uom: TimeUnit | str = TimeUnit.DAY,
+) -> str:
+    """Why a B row of a full_outer job came out as it did, given the units of the A rows with its join keys. An A
+    row matches it when it arrives from `max_waiting_time` units before it (that A row still waiting) to
+    `look_back_time` units after it (the B row waiting for an A row).
+
+    Example: ``explain_b_row(to_index(date(2025, 3, 9)), [], JoinType.NOT_MATCHED, 2, 10)`` says it was not matched
+    on 2025-03-11: no A row arrived in 2025-02-27..2025-03-11.
+    """
+    uom = TimeUnit.parse(uom)
+    first, last = b_unit - max_waiting_time, b_unit + look_back_time
+
+    def label(unit: int) -> str:
+        return from_index(unit, uom).isoformat()
+
+    inside = sorted(a for a in a_units if first <= a <= last)
+    outside = sorted(a for a in a_units if not first <= a <= last)
+    if outcome in (JoinType.SAME_TIME, JoinType.A_LATE, JoinType.B_LATE) and inside:
+        a = min(inside, key=lambda u: (abs(u - b_unit), u))
+        return f"matched on {label(max(a, b_unit))}: the A row of {label(a)} with its join keys is within its window"
+    if outcome is JoinType.B_WAITING:
+        sentence = f"waiting since {label(b_unit)} for an A row: not matched unless one arrives by {label(last)}"
+    elif outcome is JoinType.NOT_MATCHED:
+        sentence = f"not matched on {label(last)}: no A row with its join keys arrived in {label(first)}..{label(last)}"
+    else:
+        sentence = f"{outcome.outcome} (its B row's window {label(first)}..{label(last)})"
+    for a in outside:
+        where = f"{_days(a - last, uom)} after" if a > last else f"{_days(first - a, uom)} before"
+        sentence += f"; an A row of {label(a)} arrived {where} the window"
+    return sentence

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from cli_jobs import settings_env
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 from seven_transactions import SEVEN
 
 from deltainc.cli.app import main
@@ -153,3 +154,28 @@ def test_an_a_row_the_jobs_where_leaves_out_is_said_to_be_left_out(
     assert (code, len(found["a_rows"]), found["why"]) == (0, 1, ["its A row is left out by the job's where condition"])  # type: ignore[arg-type]
     code, found = explained(capsys, "bank_where", "TrxId=2")  # kept: not run yet
     assert found["why"] == ["its A row of 2025-03-06 is in a window not yet run (no run yet)"]
+
+
+def test_a_b_row_of_a_full_outer_job_is_explained_by_its_b_keys(
+    spark: SparkSession, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, b = seed_example(spark)
+    only_b = spark.createDataFrame([(50, "DE", dt.date(2025, 3, 9))], b.schema)  # a payment no ledger row has
+    b.unionByName(only_b).withColumn("PayId", F.col("TrxId") * 10).write.format("delta").save(str(root / "b_full"))
+    text = (root / "jobs" / "bank.toml").read_text().replace('name = "bank"', 'name = "bank_full"')
+    text = text.replace('how = "left"', 'how = "full_outer"').replace(str(root / "b"), str(root / "b_full"))
+    (root / "jobs" / "bank_full.toml").write_text(text.replace('t_bank"', 't_bank_full"') + 'b_keys = ["PayId"]\n')
+    assert main(["run", "bank_full"]) == 0
+    capsys.readouterr()
+    code, found = explained(capsys, "bank_full", "PayId=500")
+    assert (code, [(t["JoinType"], t["RecDate"]) for t in found["target_rows"]]) == (  # type: ignore[attr-defined]
+        0,
+        [(int(JoinType.NOT_MATCHED), "2025-03-11")],  # it waited look_back_time (2 days) for an A row
+    )
+    (why,) = found["why"]  # type: ignore[misc]
+    assert why.startswith("not matched on 2025-03-11: ") and "2025-03-09" not in why.split(":")[0], why
+    code, found = explained(capsys, "bank_full", "PayId=50")  # transaction 5's payment
+    (why,) = found["why"]  # type: ignore[misc]
+    assert (code, why.startswith("matched on 2025-03-12: the A row of 2025-03-07")) == (0, True), why
+    assert main(["explain", "bank_full", "PayId=x"]) == 2
+    assert "PayId: 'x' is not a bigint (the column's type in source_b)" in capsys.readouterr().err

@@ -11,7 +11,14 @@ from seven_transactions import SEVEN
 
 from deltainc.join.options import JoinType
 from deltainc.join.windows import to_index
-from deltainc.pipeline.explanation import Placement, explain_a_row, explain_absent, history_line, place
+from deltainc.pipeline.explanation import (
+    Placement,
+    explain_a_row,
+    explain_absent,
+    explain_b_row,
+    history_line,
+    place,
+)
 
 pytestmark = pytest.mark.pure
 
@@ -75,3 +82,14 @@ def test_a_history_in_one_line_names_each_outcome_once_at_the_commit_that_first_
     assert line.index("a_waiting since 2025-03-07 (version 2, run r1)") < line.index(
         "a_timed_out on 2025-03-17 (version 12"
     )
+
+
+def test_a_b_row_no_a_row_reached_is_not_matched_when_its_look_back_ends_and_an_a_row_after_it_is_named() -> None:
+    why = explain_b_row(unit("2025-03-09"), [unit("2025-03-14")], JoinType.NOT_MATCHED, 2, 10)
+    assert why.startswith("not matched on 2025-03-11: ") and "2025-02-27..2025-03-11" in why
+    assert "an A row of 2025-03-14 arrived 3 days after the window" in why
+
+
+def test_a_b_row_still_waiting_says_until_when_an_a_row_can_match_it() -> None:
+    why = explain_b_row(unit("2025-03-09"), [], JoinType.B_WAITING, 2, 10)
+    assert why.startswith("waiting since 2025-03-09") and why.endswith("by 2025-03-11")

@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from deltainc.join.windows import TimeUnit, to_index
-from deltainc.pipeline.delta.key_files import as_type_of, may_hold
+from deltainc.pipeline.delta.key_files import as_type_of, may_hold, overlaps
 from deltainc.pipeline.key_history import runs_reaching
 
 pytestmark = pytest.mark.pure
@@ -35,6 +35,14 @@ def test_statistics_are_read_as_the_key_s_type() -> None:
     assert as_type_of("2025-03-07", dt.date(2025, 1, 1)) == dt.date(2025, 3, 7)
     assert as_type_of(1.5, Decimal("2.0")) == Decimal("1.5")
     assert as_type_of("2025-03-07T10:00:00.000Z", dt.datetime(2025, 1, 1)) is None  # truncated: not compared
+
+
+def test_a_file_is_read_for_a_range_of_days_only_when_its_partition_or_statistics_meet_it() -> None:
+    first, last = dt.date(2025, 3, 5), dt.date(2025, 3, 9)
+    assert overlaps(first, last, equal="2025-03-10") is False and overlaps(first, last, equal="2025-03-09") is True
+    assert overlaps(first, last, dt.date(2025, 3, 10), dt.date(2025, 3, 12)) is False
+    assert overlaps(first, last, dt.date(2025, 3, 1), dt.date(2025, 3, 5)) is True
+    assert overlaps(first, last) is True  # no statistics: read
 
 
 def run(version: int | None, start: str | None, end: str | None) -> dict[str, object]:

@@ -15,7 +15,7 @@ from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.delta.snapshot import log_else, look
 from deltainc.pipeline.job.sections import TableRef
 
-__all__ = ["as_type_of", "may_hold", "files_with_key"]
+__all__ = ["as_type_of", "may_hold", "overlaps", "files_with_key"]
 
 
 def as_type_of(value: Any, like: Any) -> Any:
@@ -57,9 +57,24 @@ def may_hold(value: Any, low: Any = None, high: Any = None, equal: Any = None) -
         return True
 
 
-def files_with_key(ref: TableRef, role: str, values: Mapping[str, Any]) -> int | None:
-    """How many live files of the table `ref` may hold rows with `values` (column -> value), from its Delta log;
-    None where the log cannot say (a catalog table, mapped column names, another reader feature).
+def overlaps(low: Any, high: Any, file_low: Any = None, file_high: Any = None, equal: Any = None) -> bool:
+    """Whether a file may hold a value in [`low`, `high`]: its partition value `equal`, or its statistics
+    [`file_low`, `file_high`], meet the range; a bound that is missing or does not compare rules nothing out.
+
+    Example: ``overlaps(date(2025, 3, 5), date(2025, 3, 9), equal="2025-03-10") is False``.
+    """
+    if equal is not None:
+        known = as_type_of(equal, low)
+        return known is None or may_hold(known, low=low, high=high)
+    return may_hold(low, high=file_high) and may_hold(high, low=file_low)
+
+
+def files_with_key(
+    ref: TableRef, role: str, values: Mapping[str, Any], between: tuple[str, Any, Any] | None = None
+) -> int | None:
+    """How many live files of the table `ref` may hold rows with `values` (column -> value), and with the column
+    `between[0]` in [`between[1]`, `between[2]`] when given, from its Delta log; None where the log cannot say (a
+    catalog table, mapped column names, another reader feature).
 
     Example: ``files_with_key(job.source_a, "source_a", {"TrxId": 6})`` -> 1 for a table whose ids rise by day.
     """
@@ -78,6 +93,14 @@ def files_with_key(ref: TableRef, role: str, values: Mapping[str, Any]) -> int |
                     lows, highs = snapshot.values(f"min.{column}"), snapshot.values(f"max.{column}")
                     bounds = [(low, high, None) for low, high in zip(lows, highs, strict=True)]
                 files = [kept and may_hold(value, *bound) for kept, bound in zip(files, bounds, strict=True)]
+            if between is not None:
+                column, low, high = snapshot.column(between[0]), between[1], between[2]
+                if column in partitions:
+                    spans = [(None, None, equal) for equal in snapshot.values(f"partition.{column}")]
+                else:
+                    lows, highs = snapshot.values(f"min.{column}"), snapshot.values(f"max.{column}")
+                    spans = [(first, last, None) for first, last in zip(lows, highs, strict=True)]
+                files = [kept and overlaps(low, high, *span) for kept, span in zip(files, spans, strict=True)]
         return sum(files)
 
     return log_else(f"the files of {role} with the key", from_log, _not_counted)

@@ -25,6 +25,7 @@ from benchmarks.chain_runs import chain_runs
 from benchmarks.connect_ab import measure as measure_connect
 from benchmarks.data import ensure_sources
 from benchmarks.demo_time import demo_time
+from benchmarks.explain_time import explain_time
 from benchmarks.first_window import first_window
 from benchmarks.fresh_commands import fresh_commands
 from benchmarks.hourly_runs import hourly_runs
@@ -215,6 +216,12 @@ def _chain(ctx: Context) -> list[str]:
     )
 
 
+def _explain(ctx: Context) -> list[str]:
+    """The command line's sources (100,000 rows a day over 365 days by default), the last 30 days (or a third of
+    --days when fewer) run a window a day."""
+    return explain_time(ctx.bench, min(30, max(3, ctx.args.days // 3)))
+
+
 def _report_time(ctx: Context) -> list[str]:
     """A pair a repetition, a year of daily runs (or --days when fewer)."""
     return report_time(ctx.folder, ctx.args.repeat, min(365, ctx.args.days))
@@ -257,6 +264,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("demo", _report(_demo)),
     _scenario("hourly", _report(_hourly)),
     _scenario("chain", _report(_chain)),
+    _scenario("explain", _report(_explain), sources=True),
     _scenario("stream", _stream, stream_section, stream_check, sources=True),
 )
 

@@ -73,7 +73,7 @@ def _event_env(root: Path, events: Path) -> dict[str, str]:
     return env
 
 
-def counted_process(command: list[str], root: Path, events: Path) -> tuple[float, int, str]:
+def counted_process(command: list[str], root: Path, events: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, int, str]:
     """Run `command` in `root` as a fresh process with bench_env's settings: its wall seconds, its Spark jobs (from
     its Spark event log, kept in `events`) and its stdout.
 
@@ -81,7 +81,7 @@ def counted_process(command: list[str], root: Path, events: Path) -> tuple[float
     """
     shutil.rmtree(events, ignore_errors=True)
     events.mkdir(parents=True)
-    done = run_process(command, root, _event_env(root, events))
+    done = run_process(command, root, _event_env(root, events), ok)
     jobs = sum(f.read_text().count('"Event":"SparkListenerJobStart"') for f in events.rglob("*") if f.is_file())
     return done.seconds, jobs, done.stdout
 

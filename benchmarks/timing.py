@@ -144,8 +144,11 @@ class Process:
     stdout: str
 
 
-def run_process(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Process:
-    """Run `command` as a fresh process and time it whole; a RuntimeError with its stderr's end when it fails.
+def run_process(
+    command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)
+) -> Process:
+    """Run `command` as a fresh process and time it whole; a RuntimeError with its stderr's end when it exits with
+    a code not in `ok`.
 
     Example: `run_process([sys.executable, "-m", "deltainc", "status", "trx"], cwd=root, env=bench_env(root))`.
     """
@@ -154,7 +157,7 @@ def run_process(command: list[str], cwd: Path | None = None, env: dict[str, str]
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
+    if done.returncode not in ok:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-3000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return Process(seconds, cpu, done.stdout)

@@ -91,15 +91,29 @@ def _from_change_feed(spark: SparkSession, path: str, job: JobConfig, keys: Mapp
     return KeyHistory(tuple(sorted(entries, key=operator.itemgetter("version"))), read)
 
 
+def _lines(spark: SparkSession, paths: list[str]) -> list[Any]:
+    """The lines of the text files `paths` (globs allowed), each with its file's name."""
+    return spark.read.text(paths).select("value", F.col("_metadata.file_name")).collect()
+
+
 def _log_lines(spark: SparkSession, root: str, versions: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
     """Each commit's actions, by version, read in one Spark job from the log's JSON files (a commit whose file the
     log's retention removed is left out)."""
-    names = ",".join(f"{version:020d}" for version in versions)
+    names = [f"{version:020d}" for version in versions]
+    # One file by its name; more as two globs (a single glob makes Spark look for a streaming sink's metadata in it
+    # and log the file it did not find). A glob whose commits the log's retention removed fails alone.
+    parts = [f"{root}/_delta_log/{names[0]}.json"] if len(names) == 1 else [
+        f"{root}/_delta_log/{{{','.join(half)}}}.json" for half in (names[: len(names) // 2], names[len(names) // 2 :])
+    ]  # fmt: skip
+    found: list[Any] = []
     try:
-        lines = spark.read.text(f"{root}/_delta_log/{{{names}}}.json").select("value", F.col("_metadata.file_name"))
-        found = lines.collect()
-    except AnalysisException:  # none of them is left
-        return {}
+        found = _lines(spark, parts)
+    except AnalysisException:  # a commit file not there any more: what is left, part by part
+        for part in parts:
+            try:
+                found += _lines(spark, [part])
+            except AnalysisException:
+                continue
     commits: dict[int, list[dict[str, Any]]] = {}
     for text, name in found:
         if text.strip():

@@ -27,9 +27,12 @@ from benchmarks.small_job import bench_env, counted_process
 from benchmarks.timing import run_process
 from deltainc import pipeline
 from deltainc.join.options import JoinType
+from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.explain_key import KeyExplanation, explain_key
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.state.from_delta_log import read_state_from_log
+from deltainc.pipeline.state.model import state_paths
 from deltainc.spark_compat import spark_major
 
 __all__ = ["Sample", "build", "measure", "render", "explain_time"]
@@ -74,8 +77,8 @@ def build(bench: Bench, daily_days: int) -> JobConfig:
     job = bench.job("explain", max_window=1)
     spec = bench.sources.spec
     last = bench.sources.day(spec.days)
-    status = pipeline.status(job, spark=bench.spark, settings=bench.settings)
-    if str(status.watermark) == last.isoformat():
+    state = read_state_from_log(state_paths(job.state_path(bench.settings.state_dir)), job.name)
+    if state.watermark == to_index(last):
         return job
     first_daily = bench.sources.day(spec.days - daily_days + 1)
     started = time.perf_counter()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,7 @@ from deltainc.pipeline.delta.key_files import files_with_key
 from deltainc.pipeline.delta.sources import read_table, table_exists
 from deltainc.pipeline.explanation import explain_a_row, explain_absent, explain_b_row
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.sections import TableRef
+from deltainc.pipeline.job.sections import SourceRef, TableRef
 from deltainc.pipeline.key_history import KeyHistory, key_history
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.model import state_paths
@@ -114,12 +114,54 @@ def _rows_and_joined(frame: DataFrame, where: str | None) -> tuple[list[dict[str
     return [{k: v for k, v in r.items() if k != flag} for r in rows], [bool(r[flag]) for r in rows]
 
 
+@dataclass(frozen=True)
+class _Side:
+    """The side a key names (A by `target.keys`; a full_outer job's B row by `target.b_keys`): its rows are read
+    by the key, the other side's by their join keys from `before` units before the first of them to `after` units
+    after the last, and a target row of one of its rows is dated up to `reach` units after it. `why` says why one
+    of its rows came out as it did, given the other side's units, the outcome and whether the too-late table holds
+    its too-late rows (A's only: `late_table`)."""
+
+    name: str
+    ref: SourceRef
+    role: str
+    listed: str
+    keys: tuple[str, ...]
+    alias: str
+    other: SourceRef
+    other_role: str
+    before: int
+    after: int
+    reach: int
+    late_table: bool
+    why: Callable[[int, list[int], JoinType, bool], str]
+
+
+def _side(job: JobConfig, given: Mapping[str, str]) -> _Side:
+    """The side `given` names: B when every column given is one of a full_outer job's `b_keys` and not all are
+    `keys`, else A."""
+    join, target, source_b = job.join, job.target, job.source_b
+    assert source_b is not None  # a two-source job (explain_key)
+    lb, wait, uom = join.look_back_time, join.max_waiting_time, join.time_uom
+    names = set(given)
+    if join.how == "full_outer" and names and names <= set(target.b_keys) and not names <= set(target.keys):
+        return _Side("B", source_b, "source_b", "target.b_keys", tuple(target.b_keys), join.alias_b, job.source_a,
+                     "source_a", 2 * wait, lb + wait, lb, False,
+                     lambda unit, others, outcome, _: explain_b_row(unit, others, outcome, lb, wait, uom))  # fmt: skip
+
+    def why_a(unit: int, others: list[int], outcome: JoinType, late: bool) -> str:
+        return explain_a_row(unit, others, outcome, lb, wait, uom, late).sentence
+
+    return _Side("A", job.source_a, "source_a", "target.keys", tuple(target.keys), join.alias_a, source_b,
+                 "source_b", lb + wait, 2 * wait, wait, True, why_a)  # fmt: skip
+
+
 def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, settings: Settings) -> KeyExplanation:
     """Explain the rows of `job`'s target with the key `given` (column -> text, as typed on the command line).
 
     Args:
         job: a two-source job joined on `join_cols`.
-        given: some or all of `target.keys` with their values as text.
+        given: some or all of `target.keys` with their values as text (a full_outer job's B row: `target.b_keys`).
         spark: the session that reads the tables.
         settings: the global settings (the state folder for the watermark).
 
@@ -129,63 +171,58 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
     join = job.join
     if job.features or job.source_b is None or not join.join_cols or join.join_cond is not None:
         raise ConfigError(f"explain: {job.name} is not a two-source job joined on join_cols only (not yet explained)")
-    b_keys = set(job.target.b_keys)
-    if join.how == "full_outer" and given and set(given) <= b_keys and not set(given) <= set(job.target.keys):
-        return _explain_b_key(job, given, spark, settings)
+    side = _side(job, given)
     inc, uom = join.inc_col, join.time_uom
-    a_all = read_table(spark, job.source_a, "source_a")
-    keys = _typed(spark, a_all, given, list(job.target.keys))
-    a_rows, a_joined = _rows_and_joined(a_all.where(_equal(keys)), job.source_a.where)
-    b_rows: list[dict[str, Any]] = []
-    b_joined: list[bool] = []
-    joined = {tuple(r[c] for c in join.join_cols) for r in a_rows}
-    near = _near([to_index(a[inc], uom) for a in a_rows], join.look_back_time + join.max_waiting_time,
-                 2 * join.max_waiting_time, inc, uom)  # fmt: skip
+    mine_all = read_table(spark, side.ref, side.role)
+    keys = _typed(spark, mine_all, given, list(side.keys), side.listed, side.role)
+    rows, used = _rows_and_joined(mine_all.where(_equal(keys)), side.ref.where)
+    other_rows: list[dict[str, Any]] = []
+    other_used: list[bool] = []
+    joined = {tuple(r[c] for c in join.join_cols) for r in rows}
+    near = _near([to_index(r[inc], uom) for r in rows], side.before, side.after, inc, uom)
     if joined:
-        b_all = read_table(spark, job.source_b, "source_b")
+        other_all = read_table(spark, side.other, side.other_role)
         match = _any_of(join.join_cols, joined) & near[0]
-        b_rows, b_joined = _rows_and_joined(b_all.where(match), job.source_b.where)
+        other_rows, other_used = _rows_and_joined(other_all.where(match), side.other.where)
     target_rows = []
     if table_exists(spark, job.target):
         target_rows = [r.asDict() for r in read_table(spark, job.target, "target").where(_equal(keys)).collect()]
     paths = state_paths(job.state_path(settings.state_dir))
     watermark = read_state_from_log(paths, job.name).watermark
-    a_at = f"{inc}_{join.alias_a}"  # the A row's RecDate in the target and the too-late table
+    at = f"{inc}_{side.alias}"  # the row's RecDate in the target (and, for A, in the too-late table)
     late_ref = job.target.late_rows_ref
     kept_late: set[Any] = set()  # the A rows (their inc_col) whose too-late B rows the too-late table holds
-    if late_ref is not None and table_exists(spark, late_ref):
+    if side.late_table and late_ref is not None and table_exists(spark, late_ref):
         late = read_table(spark, late_ref, "target.late_rows")
-        if set(keys) <= set(late.columns) and a_at in late.columns:
-            kept_late = {r[0] for r in late.where(_equal(keys)).select(a_at).collect()}
+        if set(keys) <= set(late.columns) and at in late.columns:
+            kept_late = {r[0] for r in late.where(_equal(keys)).select(at).collect()}
     reasons = []
-    for a in (row for row, used in zip(a_rows, a_joined, strict=True) if used):
-        unit = to_index(a[inc], uom)
-        mine = [t for t in target_rows if t.get(a_at, a[inc]) == a[inc]]
+    for row in (r for r, kept in zip(rows, used, strict=True) if kept):
+        unit = to_index(row[inc], uom)
+        mine = [t for t in target_rows if t.get(at, row[inc]) == row[inc]]
         if not mine:
-            reasons.append(explain_absent([unit], watermark, False, uom))
+            reasons.append(explain_absent([unit], watermark, False, uom, side.name))
             continue
-        same = [to_index(b[inc], uom) for b, used in zip(b_rows, b_joined, strict=True)
-                if used and all(b[c] == a[c] for c in join.join_cols)]  # fmt: skip
-        outcome = JoinType(int(mine[0]["JoinType"]))
-        in_table = a[inc] in kept_late
-        found = explain_a_row(unit, same, outcome, join.look_back_time, join.max_waiting_time, uom, in_table)
-        reasons.append(found.sentence)
-    left_out = [to_index(row[inc], uom) for row, used in zip(a_rows, a_joined, strict=True) if not used]
+        same = [to_index(o[inc], uom) for o, kept in zip(other_rows, other_used, strict=True)
+                if kept and all(o[c] == row[c] for c in join.join_cols)]  # fmt: skip
+        reasons.append(side.why(unit, same, JoinType(int(mine[0]["JoinType"])), row[inc] in kept_late))
+    left_out = [to_index(r[inc], uom) for r, kept in zip(rows, used, strict=True) if not kept]
     if left_out:
-        reasons.append(explain_absent(left_out, watermark, True, uom))
-    if not a_rows:
-        reasons.append(explain_absent([], watermark, False, uom))
-    mark = None if watermark is None else from_index(watermark, uom).isoformat()
+        reasons.append(explain_absent(left_out, watermark, True, uom, side.name))
+    if not rows:
+        reasons.append(explain_absent([], watermark, False, uom, side.name))
     history = KeyHistory((), "")
     if target_rows:
-        units = [to_index(r[inc], uom) for r in target_rows] + [to_index(a[inc], uom) for a in a_rows]
-        last = max(units + [to_index(a[inc], uom) + join.max_waiting_time for a in a_rows])
+        units = [to_index(r[inc], uom) for r in [*target_rows, *rows]]
+        last = max(units + [to_index(r[inc], uom) + side.reach for r in rows])
         history = key_history(spark, job, keys, min(units), last, read_runs_from_log(paths, job.name, 1_000_000))
-    files = {"source_a": files_with_key(job.source_a, "source_a", keys)}
+    files = {side.role: files_with_key(side.ref, side.role, keys)}
     if joined:
-        files["source_b"] = _files_with_any(job.source_b, "source_b", join.join_cols, joined, near[1])
+        files[side.other_role] = _files_with_any(side.other, side.other_role, join.join_cols, joined, near[1])
     files["target"] = files_with_key(job.target, "target", keys)
     files["target history"] = history.files_read
+    mark = None if watermark is None else from_index(watermark, uom).isoformat()
+    a_rows, b_rows = (rows, other_rows) if side.name == "A" else (other_rows, rows)
     return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark,
                           history.entries, history.read, files)  # fmt: skip
 
@@ -196,58 +233,3 @@ def _files_with_any(ref: TableRef, role: str, columns: list[str], values: set[tu
     per key: an upper bound); None where its log cannot say."""
     counts = [files_with_key(ref, role, dict(zip(columns, value, strict=True)), between) for value in values]
     return None if None in counts else sum(c or 0 for c in counts)
-
-
-def _explain_b_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, settings: Settings) -> KeyExplanation:
-    """`explain_key` for a B row of a full_outer job, named by `target.b_keys`: its B rows, the A rows with their
-    join keys, its target rows and why each B row came out as it did (`explain_b_row`)."""
-    join, source_b = job.join, job.source_b
-    assert source_b is not None  # a two-source job (explain_key)
-    inc, uom = join.inc_col, join.time_uom
-    b_all = read_table(spark, source_b, "source_b")
-    keys = _typed(spark, b_all, given, list(job.target.b_keys), "target.b_keys", "source_b")
-    b_rows, b_joined = _rows_and_joined(b_all.where(_equal(keys)), source_b.where)
-    joined = {tuple(r[c] for c in join.join_cols) for r in b_rows}
-    a_rows: list[dict[str, Any]] = []
-    a_joined: list[bool] = []
-    near = _near([to_index(b[inc], uom) for b in b_rows], 2 * join.max_waiting_time,
-                 join.look_back_time + join.max_waiting_time, inc, uom)  # fmt: skip
-    if joined:
-        a_all = read_table(spark, job.source_a, "source_a")
-        match = _any_of(join.join_cols, joined) & near[0]
-        a_rows, a_joined = _rows_and_joined(a_all.where(match), job.source_a.where)
-    target_rows = []
-    if table_exists(spark, job.target):
-        target_rows = [r.asDict() for r in read_table(spark, job.target, "target").where(_equal(keys)).collect()]
-    paths = state_paths(job.state_path(settings.state_dir))
-    watermark = read_state_from_log(paths, job.name).watermark
-    b_at = f"{inc}_{join.alias_b}"  # the B row's RecDate in the target
-    reasons = []
-    for b in (row for row, used in zip(b_rows, b_joined, strict=True) if used):
-        unit = to_index(b[inc], uom)
-        mine = [t for t in target_rows if t.get(b_at, b[inc]) == b[inc]]
-        if not mine:
-            reasons.append(explain_absent([unit], watermark, False, uom, side="B"))
-            continue
-        same = [to_index(a[inc], uom) for a, used in zip(a_rows, a_joined, strict=True)
-                if used and all(a[c] == b[c] for c in join.join_cols)]  # fmt: skip
-        outcome = JoinType(int(mine[0]["JoinType"]))
-        reasons.append(explain_b_row(unit, same, outcome, join.look_back_time, join.max_waiting_time, uom))
-    left_out = [to_index(row[inc], uom) for row, used in zip(b_rows, b_joined, strict=True) if not used]
-    if left_out:
-        reasons.append(explain_absent(left_out, watermark, True, uom, side="B"))
-    if not b_rows:
-        reasons.append(explain_absent([], watermark, False, uom, side="B"))
-    history = KeyHistory((), "")
-    if target_rows:
-        units = [to_index(r[inc], uom) for r in target_rows] + [to_index(b[inc], uom) for b in b_rows]
-        last = max(units + [to_index(b[inc], uom) + join.look_back_time for b in b_rows])
-        history = key_history(spark, job, keys, min(units), last, read_runs_from_log(paths, job.name, 1_000_000))
-    files = {"source_b": files_with_key(source_b, "source_b", keys)}
-    if joined:
-        files["source_a"] = _files_with_any(job.source_a, "source_a", join.join_cols, joined, near[1])
-    files["target"] = files_with_key(job.target, "target", keys)
-    files["target history"] = history.files_read
-    mark = None if watermark is None else from_index(watermark, uom).isoformat()
-    return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark,
-                          history.entries, history.read, files)  # fmt: skip

@@ -140,6 +140,15 @@ def test_the_history_shows_each_commit_that_wrote_the_row_with_its_run_and_windo
     assert str(from_log["history_read"]).startswith("the log entries of 11 commit(s) of the runs")
     files = from_log["files_read"]["target history"]  # type: ignore[index]
     assert len(history) <= files <= 11, files  # one file a commit that wrote the key, none of the other days
+    # The log's retention removes the commit files before a checkpoint: the history reads the ones left, says so.
+    log = root / "t_daily_log" / "_delta_log"
+    assert (log / f"{10:020d}.checkpoint.parquet").is_file()
+    for version in range(10):
+        (log / f"{version:020d}.json").unlink()
+    code, found = explained(capsys, "daily_log", "TrxId=6")
+    left = [entry["version"] for entry in found["history"]]  # type: ignore[attr-defined]
+    assert code == 0 and left == [v for v, *_ in facts["daily"] if v >= 10] and left, left
+    assert "removed by the log's retention" in str(found["history_read"]), found["history_read"]
 
 
 def test_an_a_row_the_jobs_where_leaves_out_is_said_to_be_left_out(

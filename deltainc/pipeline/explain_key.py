@@ -17,12 +17,13 @@ from pyspark.sql import functions as F
 from deltainc.errors import ConfigError
 from deltainc.join.options import JoinType
 from deltainc.join.windows import TimeUnit, from_index, to_index
-from deltainc.pipeline.delta.key_files import files_with_key
+from deltainc.pipeline.delta.key_files import files_with_keys
+from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.delta.sources import read_table, table_exists
 from deltainc.pipeline.explanation import explain_a_row, explain_absent, explain_b_row
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.sections import SourceRef, TableRef
-from deltainc.pipeline.key_history import KeyHistory, key_history
+from deltainc.pipeline.job.sections import SourceRef
+from deltainc.pipeline.key_history import KeyHistory, key_equal, key_history
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.model import state_paths
 from deltainc.settings import Settings
@@ -71,28 +72,35 @@ def _typed(spark: SparkSession, frame: DataFrame, given: Mapping[str, str], allo
     that is not of its column's type (in `role`) is a ConfigError naming the column."""
     if not given:
         raise ConfigError(f"explain: give the key as KEY=VALUE, one for each of {listed} ({', '.join(allowed)})")
-    typed: dict[str, Any] = {}
-    for name, text in given.items():
+    for name in given:
         if name not in allowed:
             raise ConfigError(f"{name}: not one of {listed} ({', '.join(allowed)})")
-        kind = frame.schema[name].dataType
-        try:  # a value that does not cast: NULL, or with ANSI mode an error
-            value = spark.range(1).select(F.lit(text).cast(kind).alias("v")).first()["v"]  # type: ignore[index]
-        except Exception:
-            value = None
-        if value is None:
-            raise ConfigError(f"{name}: {text!r} is not a {kind.simpleString()} (the column's type in {role})")
-        typed[name] = value
-    return typed
+    kinds = {name: frame.schema[name].dataType for name in given}
+    values = _cast(spark, {name: F.lit(text).cast(kinds[name]) for name, text in given.items()})
+    if values is None or None in values.values():  # which one: each alone (bad input only)
+        for name, text in given.items():
+            alone = _cast(spark, {name: F.lit(text).cast(kinds[name])})
+            if alone is None or alone[name] is None:
+                raise ConfigError(
+                    f"{name}: {text!r} is not a {kinds[name].simpleString()} (the column's type in {role})"
+                )
+    assert values is not None
+    return values
 
 
-def _equal(values: Mapping[str, Any]) -> Column:
-    return functools.reduce(operator.and_, [F.col(f"`{name}`") == F.lit(value) for name, value in values.items()])
+def _cast(spark: SparkSession, casts: Mapping[str, Column]) -> dict[str, Any] | None:
+    """The values of `casts` in one Spark job; None where a cast fails (with ANSI mode), NULL values where it
+    does not."""
+    try:
+        row = spark.range(1).select(*[cast.alias(name) for name, cast in casts.items()]).first()
+    except Exception:
+        return None
+    return None if row is None else row.asDict()
 
 
 def _any_of(columns: list[str], values: set[tuple[Any, ...]]) -> Column:
     """Rows whose `columns` hold any of `values` (the join keys of the rows found on the other side)."""
-    return functools.reduce(operator.or_, [_equal(dict(zip(columns, value, strict=True))) for value in values])
+    return functools.reduce(operator.or_, [key_equal(dict(zip(columns, value, strict=True))) for value in values])
 
 
 def _near(units: list[int], before: int, after: int, inc: str, uom: TimeUnit) -> tuple[Column, tuple[str, Any, Any]]:
@@ -168,6 +176,11 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
     Example: ``explain_key(load_job("bank_trx"), {"TrxId": "6"}, spark, load_settings()).reasons`` gives
     ``("timed out on 2025-03-17: ...",)`` for the README's transaction 6 with a wait of 10 days.
     """
+    with one_look():  # each table's Delta log opened once for the files counted
+        return _explained(job, given, spark, settings)
+
+
+def _explained(job: JobConfig, given: Mapping[str, str], spark: SparkSession, settings: Settings) -> KeyExplanation:
     join = job.join
     if job.features or job.source_b is None or not join.join_cols or join.join_cond is not None:
         raise ConfigError(f"explain: {job.name} is not a two-source job joined on join_cols only (not yet explained)")
@@ -175,7 +188,7 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
     inc, uom = join.inc_col, join.time_uom
     mine_all = read_table(spark, side.ref, side.role)
     keys = _typed(spark, mine_all, given, list(side.keys), side.listed, side.role)
-    rows, used = _rows_and_joined(mine_all.where(_equal(keys)), side.ref.where)
+    rows, used = _rows_and_joined(mine_all.where(key_equal(keys)), side.ref.where)
     other_rows: list[dict[str, Any]] = []
     other_used: list[bool] = []
     joined = {tuple(r[c] for c in join.join_cols) for r in rows}
@@ -186,7 +199,7 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
         other_rows, other_used = _rows_and_joined(other_all.where(match), side.other.where)
     target_rows = []
     if table_exists(spark, job.target):
-        target_rows = [r.asDict() for r in read_table(spark, job.target, "target").where(_equal(keys)).collect()]
+        target_rows = [r.asDict() for r in read_table(spark, job.target, "target").where(key_equal(keys)).collect()]
     paths = state_paths(job.state_path(settings.state_dir))
     watermark = read_state_from_log(paths, job.name).watermark
     at = f"{inc}_{side.alias}"  # the row's RecDate in the target (and, for A, in the too-late table)
@@ -195,7 +208,7 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
     if side.late_table and late_ref is not None and table_exists(spark, late_ref):
         late = read_table(spark, late_ref, "target.late_rows")
         if set(keys) <= set(late.columns) and at in late.columns:
-            kept_late = {r[0] for r in late.where(_equal(keys)).select(at).collect()}
+            kept_late = {r[0] for r in late.where(key_equal(keys)).select(at).collect()}
     reasons = []
     for row in (r for r, kept in zip(rows, used, strict=True) if kept):
         unit = to_index(row[inc], uom)
@@ -216,20 +229,13 @@ def explain_key(job: JobConfig, given: Mapping[str, str], spark: SparkSession, s
         units = [to_index(r[inc], uom) for r in [*target_rows, *rows]]
         last = max(units + [to_index(r[inc], uom) + side.reach for r in rows])
         history = key_history(spark, job, keys, min(units), last, read_runs_from_log(paths, job.name, 1_000_000))
-    files = {side.role: files_with_key(side.ref, side.role, keys)}
+    files = {side.role: files_with_keys(side.ref, side.role, [keys])}
     if joined:
-        files[side.other_role] = _files_with_any(side.other, side.other_role, join.join_cols, joined, near[1])
-    files["target"] = files_with_key(job.target, "target", keys)
+        others = [dict(zip(join.join_cols, value, strict=True)) for value in joined]
+        files[side.other_role] = files_with_keys(side.other, side.other_role, others, near[1])
+    files["target"] = files_with_keys(job.target, "target", [keys])
     files["target history"] = history.files_read
     mark = None if watermark is None else from_index(watermark, uom).isoformat()
     a_rows, b_rows = (rows, other_rows) if side.name == "A" else (other_rows, rows)
     return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark,
                           history.entries, history.read, files)  # fmt: skip
-
-
-def _files_with_any(ref: TableRef, role: str, columns: list[str], values: set[tuple[Any, ...]],
-                    between: tuple[str, Any, Any]) -> int | None:  # fmt: skip
-    """The files of `ref` that may hold any of the join keys `values` in the range `between` (a file counted once
-    per key: an upper bound); None where its log cannot say."""
-    counts = [files_with_key(ref, role, dict(zip(columns, value, strict=True)), between) for value in values]
-    return None if None in counts else sum(c or 0 for c in counts)

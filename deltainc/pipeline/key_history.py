@@ -28,7 +28,7 @@ from deltainc.pipeline.delta.key_files import may_hold
 from deltainc.pipeline.delta.sql import detail
 from deltainc.pipeline.job.job_config import JobConfig
 
-__all__ = ["KeyHistory", "key_history", "runs_reaching"]
+__all__ = ["KeyHistory", "key_history", "key_equal", "runs_reaching"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,8 @@ class KeyHistory:
     files_read: int = 0
 
 
-def _equal(values: Mapping[str, Any]) -> Column:
+def key_equal(values: Mapping[str, Any]) -> Column:
+    """The rows whose columns hold `values` (column -> value): one key, as a filter."""
     return functools.reduce(operator.and_, [F.col(f"`{name}`") == F.lit(value) for name, value in values.items()])
 
 
@@ -82,7 +83,7 @@ def _from_change_feed(spark: SparkSession, path: str, job: JobConfig, keys: Mapp
     inc, versions = job.join.inc_col, sorted(runs)
     feed = spark.read.format("delta").option("readChangeFeed", "true")
     changes = feed.option("startingVersion", versions[0]).option("endingVersion", versions[-1]).load(path)
-    written = changes.where(_equal(keys) & F.col("_change_type").isin("insert", "update_postimage"))
+    written = changes.where(key_equal(keys) & F.col("_change_type").isin("insert", "update_postimage"))
     rows = written.where(F.col("_commit_version").isin(versions)).select(
         "_commit_version", "_commit_timestamp", "JoinType", inc
     )
@@ -168,7 +169,7 @@ def _from_commits(spark: SparkSession, root: str, job: JobConfig, keys: Mapping[
     frame = spark.read.parquet(*paths)
     in_files = [name for name in keys if name in frame.columns]
     if in_files:
-        frame = frame.where(_equal({name: keys[name] for name in in_files}))
+        frame = frame.where(key_equal({name: keys[name] for name in in_files}))
     columns = ["JoinType", *([inc] if inc in frame.columns else [])]
     rows = frame.select(*columns, F.col("_metadata.file_name").alias("__file")).collect()
     entries = []
@@ -191,7 +192,7 @@ def key_history(spark: SparkSession, job: JobConfig, keys: Mapping[str, Any], fi
         last: the last (its A row's unit plus max_waiting_time).
         runs: the job's run-log rows (any order).
 
-    Example: ``key_history(spark, job, {"TrxId": 6}, d7, d17, runs).entries[-1]["outcome"]`` -> "timed out".
+    Example: ``key_history(spark, job, {"TrxId": 6}, d7, d17, runs).entries[-1]["outcome"]`` -> "a_timed_out".
     """
     chosen = runs_reaching(runs, first, last, TimeUnit(job.join.time_uom))
     if not chosen:

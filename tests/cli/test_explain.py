@@ -112,6 +112,15 @@ def test_a_key_nowhere_exits_1_and_a_bad_key_exits_2_naming_the_column(
     assert "TrxId: give each key as KEY=VALUE" in capsys.readouterr().err
 
 
+def test_explain_writes_nothing(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "bank"]) == 0  # the target and the state exist (a second run: nothing pending)
+    logs = sorted(str(p) for p in root.rglob("_delta_log/*"))
+    for pair in ("TrxId=6", "TrxId=99", "TrxId=abc"):
+        main(["explain", "bank", pair])
+    capsys.readouterr()
+    assert sorted(str(p) for p in root.rglob("_delta_log/*")) == logs
+
+
 @pytest.mark.windows  # a window a day, two jobs
 def test_the_history_shows_each_commit_that_wrote_the_row_with_its_run_and_window_with_or_without_a_change_feed(
     root: Path, capsys: pytest.CaptureFixture[str]

@@ -6,16 +6,16 @@ Pure comparisons (`may_hold`) and, for a table's live files, its log through del
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from deltainc.pipeline.delta.delta_log import reading
 from deltainc.pipeline.delta.delta_log_stats import source_location
-from deltainc.pipeline.delta.snapshot import log_else, look
+from deltainc.pipeline.delta.snapshot import Snapshot, log_else, look
 from deltainc.pipeline.job.sections import TableRef
 
-__all__ = ["as_type_of", "may_hold", "overlaps", "files_with_key"]
+__all__ = ["as_type_of", "may_hold", "overlaps", "files_with_keys"]
 
 
 def as_type_of(value: Any, like: Any) -> Any:
@@ -69,38 +69,38 @@ def overlaps(low: Any, high: Any, file_low: Any = None, file_high: Any = None, e
     return may_hold(low, high=file_high) and may_hold(high, low=file_low)
 
 
-def files_with_key(
-    ref: TableRef, role: str, values: Mapping[str, Any], between: tuple[str, Any, Any] | None = None
-) -> int | None:
-    """How many live files of the table `ref` may hold rows with `values` (column -> value), and with the column
-    `between[0]` in [`between[1]`, `between[2]`] when given, from its Delta log; None where the log cannot say (a
-    catalog table, mapped column names, another reader feature).
+def _bounds(snapshot: Snapshot, column: str) -> list[tuple[Any, Any, Any]]:
+    """Each live file's (min, max, partition value) of `column`: its partition value where `column` partitions
+    the table, else its min/max statistics."""
+    if column in snapshot.partition_columns:
+        return [(None, None, equal) for equal in snapshot.values(f"partition.{column}")]
+    lows, highs = snapshot.values(f"min.{column}"), snapshot.values(f"max.{column}")
+    return [(low, high, None) for low, high in zip(lows, highs, strict=True)]
 
-    Example: ``files_with_key(job.source_a, "source_a", {"TrxId": 6})`` -> 1 for a table whose ids rise by day.
+
+def files_with_keys(
+    ref: TableRef, role: str, keys: Sequence[Mapping[str, Any]], between: tuple[str, Any, Any] | None = None
+) -> int | None:
+    """How many live files of the table `ref` may hold rows with any of `keys` (each column -> value), and with
+    the column `between[0]` in [`between[1]`, `between[2]`] when given, from its Delta log; None where the log
+    cannot say (a catalog table, mapped column names, another reader feature).
+
+    Example: ``files_with_keys(job.source_a, "source_a", [{"TrxId": 6}])`` -> 1 for a table whose ids rise by day.
     """
 
     def from_log() -> int | None:
         snapshot = look(source_location(ref, role)).statistics()
         with reading(snapshot.location):
-            names = {name: snapshot.column(name) for name in values}
-            partitions = set(snapshot.partition_columns)
-            files = [True] * snapshot.actions.num_rows
-            for name, value in values.items():
-                column = names[name]
-                if column in partitions:
-                    bounds = [(None, None, equal) for equal in snapshot.values(f"partition.{column}")]
-                else:
-                    lows, highs = snapshot.values(f"min.{column}"), snapshot.values(f"max.{column}")
-                    bounds = [(low, high, None) for low, high in zip(lows, highs, strict=True)]
-                files = [kept and may_hold(value, *bound) for kept, bound in zip(files, bounds, strict=True)]
+            bounds = {name: _bounds(snapshot, snapshot.column(name)) for key in keys for name in key}
+            files = [False] * snapshot.actions.num_rows
+            for key in keys:
+                holds = [True] * len(files)
+                for name, value in key.items():
+                    holds = [h and may_hold(value, *b) for h, b in zip(holds, bounds[name], strict=True)]
+                files = [f or h for f, h in zip(files, holds, strict=True)]
             if between is not None:
-                column, low, high = snapshot.column(between[0]), between[1], between[2]
-                if column in partitions:
-                    spans = [(None, None, equal) for equal in snapshot.values(f"partition.{column}")]
-                else:
-                    lows, highs = snapshot.values(f"min.{column}"), snapshot.values(f"max.{column}")
-                    spans = [(first, last, None) for first, last in zip(lows, highs, strict=True)]
-                files = [kept and overlaps(low, high, *span) for kept, span in zip(files, spans, strict=True)]
+                spans = _bounds(snapshot, snapshot.column(between[0]))
+                files = [f and overlaps(between[1], between[2], *b) for f, b in zip(files, spans, strict=True)]
         return sum(files)
 
     return log_else(f"the files of {role} with the key", from_log, _not_counted)

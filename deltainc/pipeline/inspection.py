@@ -150,7 +150,10 @@ def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None
         reads = kind.read_ranges(upcoming.start, upcoming.end)
     warnings: list[str] = []
     if layout is not None:
-        warnings = layout_warnings(layout, join.inc_col, join.time_uom, config.target.change_data_feed, config.name)
+        target = config.target
+        warnings = layout_warnings(
+            layout, join.inc_col, join.time_uom, target.change_data_feed, config.name, target.deletion_vectors
+        )
         warnings += _late_rows_of_an_earlier_release(config, layout)
     targets = (config.target.path, config.target.late_rows)
     warnings = [*warnings, *commit_warnings(targets, settings.spark.conf)]

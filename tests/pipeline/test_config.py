@@ -118,7 +118,8 @@ def test_defaults_fill_what_a_minimal_job_leaves_out(tmp_path: Path) -> None:
     assert job.join.output_select is None
     assert job.target.b_keys == []
     assert job.target.partition_by is None  # the default layout: by the output RecDate
-    assert (job.target.deletion_vectors, job.target.forward_write) == (True, "replace_where")
+    assert job.target.deletion_vectors is None  # on only where the layout's writes use them (wants_deletion_vectors)
+    assert job.target.forward_write == "replace_where"
     assert job.state == StateConfig()
 
 

@@ -77,6 +77,15 @@ class Snapshot:
         return {key: str(value).lower() for key, value in configuration.items()}
 
     @cached_property
+    def features(self) -> tuple[str, ...]:
+        """The table features the protocol names, reader's then writer's (`deletionVectors`, ...); () for a table
+        of protocol versions before features."""
+        with reading(self.location):
+            protocol = self.table.protocol()
+        named = [*(protocol.reader_features or ()), *(protocol.writer_features or ())]
+        return tuple(dict.fromkeys(named))
+
+    @cached_property
     def actions(self) -> pa.Table:
         """The live files' add actions, flattened (`path`, `size_bytes`, `num_records`, `partition.X`, `max.X`, ...)."""
         with reading(self.location):

@@ -126,11 +126,13 @@ def read_table(spark: SparkSession, ref: TableRef, role: str) -> DataFrame:
 
 @dataclass(frozen=True)
 class TableShape:
-    """A Delta table's columns, partition columns and properties (values lower-cased), as its log records them."""
+    """A Delta table's columns, partition columns, properties (values lower-cased) and the table features its
+    protocol names (reader and writer: `deletionVectors`, ...), as its log records them."""
 
     schema: T.StructType
     partition_by: tuple[str, ...]
     properties: Mapping[str, str] = field(default_factory=dict)
+    features: tuple[str, ...] = ()
 
 
 def shape_from_log(location: str) -> TableShape:
@@ -142,7 +144,7 @@ def shape_from_log(location: str) -> TableShape:
         schema = T.StructType.fromJson(json.loads(snapshot.schema_json))
     except (ValueError, KeyError) as exc:  # a type this pyspark does not know: Spark reads the table itself
         raise LogUnreadable(f"{location}: pyspark cannot parse the schema in the log: {exc}") from exc
-    return TableShape(schema, snapshot.partition_columns, snapshot.properties)
+    return TableShape(schema, snapshot.partition_columns, snapshot.properties, snapshot.features)
 
 
 def table_shape(spark: SparkSession, ref: TableRef, role: str) -> TableShape:
@@ -167,7 +169,8 @@ def table_shape(spark: SparkSession, ref: TableRef, role: str) -> TableShape:
         if found is None:
             return TableShape(schema, ())
         properties = {key: str(value).lower() for key, value in (found["properties"] or {}).items()}
-        return TableShape(schema, tuple(found["partitionColumns"] or ()), properties)
+        features = tuple(found.asDict().get("tableFeatures") or ())  # a column since Delta 3.0
+        return TableShape(schema, tuple(found["partitionColumns"] or ()), properties, features)
 
     return log_else(f"{role}'s columns", from_log, lambda _why: with_spark())
 

@@ -220,7 +220,11 @@ class TargetConfig(TableRef):
     # are then found by JoinType). Applied when the target is created (or by `deltainc migrate`); an existing
     # table keeps its own, read from its log.
     partition_by: Columns | None = None
-    deletion_vectors: StrictBool = True
+    # None = on only where the layout's forward writes delete rows from files that keep other rows (a partition_by
+    # without IsFinal: the earlier layout); the default layout replaces whole files and gets no deletion vectors, so
+    # delta-rs' pyarrow readers (pandas, polars, DuckDB) can read the target. true / false: as asked. Applied when
+    # the target is created; `deltainc migrate` drops the feature from a target whose writes never need it.
+    deletion_vectors: StrictBool | None = None
     forward_write: ForwardWrite = ForwardWrite.REPLACE_WHERE
     # A Delta table for too-late B rows: a path ('/data/late', './late', 's3://...') or a catalog table name.
     late_rows: Text | None = None

@@ -10,6 +10,12 @@ its own layout, read from its Delta log: the layout is never assumed.
 Sources evolve: a column added to A or B reaches the join output. With `[target] schema_evolution = "add_columns"`
 the write adds it through Delta's own schema evolution (rows already there read it as NULL; no file is rewritten).
 A column that disappeared or changed type cannot be applied in place: an error naming it, before any write.
+
+Deletion vectors are a Delta reader feature that delta-rs' pyarrow path (pandas, polars' and DuckDB's readers built on
+it) refuses, so a table gets them only where its own writes use them (`wants_deletion_vectors`): a target of the
+earlier layout, whose every forward write deletes rows from files that keep other rows. A target that holds its open
+rows apart replaces whole files, and the too-late rows' table replaces whole days, so neither carries the feature
+unless the job asks for it (`[target] deletion_vectors = true`).
 """
 
 from __future__ import annotations
@@ -41,20 +47,42 @@ __all__ = [
     "layout_warnings",
     "with_is_final",
     "new_columns",
+    "DELETION_VECTORS_FEATURE",
+    "wants_deletion_vectors",
 ]
 
 
 DELETION_VECTORS = "delta.enableDeletionVectors"
 CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
+DELETION_VECTORS_FEATURE = "deletionVectors"  # the table feature's name in the protocol
 
 
 @dataclass(frozen=True)
 class TargetLayout:
-    """What an existing target's layout is: its partition columns and whether deletion vectors are on."""
+    """What an existing target's layout is: its partition columns, whether deletion vectors are on (the property:
+    whether writes make them) and the table features its protocol names (what a reader must support)."""
 
     partition_by: tuple[str, ...]
     deletion_vectors: bool
     change_data_feed: bool = False
+    features: frozenset[str] = frozenset()
+
+    @property
+    def carries_deletion_vectors(self) -> bool:
+        """Whether the protocol names the deletion-vector feature (readers must support it even with the property
+        off): what delta-rs' pyarrow path refuses."""
+        return DELETION_VECTORS_FEATURE in self.features
+
+
+def wants_deletion_vectors(asked: bool | None, partition_by: Sequence[str]) -> bool:
+    """Whether a target partitioned by `partition_by` is created with deletion vectors: `asked` when the job sets
+    `[target] deletion_vectors`, else only where its forward writes delete rows from files that keep other rows
+    (the earlier layout, without `IsFinal`); a target that holds its open rows apart replaces whole files.
+
+    >>> wants_deletion_vectors(None, ["RecDate", "IsFinal"]), wants_deletion_vectors(None, ["RecDate"])
+    (False, True)
+    """
+    return (not holds_open_rows_apart(partition_by)) if asked is None else asked
 
 
 def default_partitioning(partition_by: Sequence[str] | None, rec: str, time_uom: str) -> list[str]:
@@ -122,8 +150,10 @@ def create_table(
     metadata: str | None = None,
 ) -> None:
     """Create the table with `rows`, its layout and properties in one commit (that records `metadata` as its
-    userMetadata). E.g. `create_table(output, job.target, ["RecDate", "IsFinal"], True, metadata='{"job": "trx"}')`
-    is a job's first window: the target and its rows in one commit."""
+    userMetadata). E.g. `create_table(output, job.target, ["RecDate", "IsFinal"], False, metadata='{"job": "trx"}')`
+    is a job's first window: the target and its rows in one commit. `deletion_vectors` is always written as the
+    table's property, so the session default (`spark.databricks.delta.properties.defaults.enableDeletionVectors`)
+    never adds the feature to a table that asked for none."""
     writer = rows.write.format("delta").mode("append").option(DELETION_VECTORS, str(deletion_vectors).lower())
     if change_data_feed:
         writer = writer.option(CHANGE_DATA_FEED, "true")
@@ -143,12 +173,13 @@ def read_layout(spark: SparkSession, ref: TableRef) -> TargetLayout:
 
 
 def layout_of(shape: TableShape) -> TargetLayout:
-    """The layout a table's shape says: its partition columns, deletion vectors and change data feed."""
+    """The layout a table's shape says: its partition columns, deletion vectors, change data feed and features."""
     properties = shape.properties
     return TargetLayout(
         shape.partition_by,
         properties.get(DELETION_VECTORS, "false") == "true",
         properties.get(CHANGE_DATA_FEED, "false") == "true",
+        frozenset(shape.features),
     )
 
 
@@ -171,15 +202,18 @@ def layout_warnings(
     time_uom: str,
     change_data_feed: bool = False,
     job: str = "JOB",
+    deletion_vectors: bool | None = None,
 ) -> list[str]:
-    """Why a forward run on this target would read or rewrite more than its two slices, if it would; and a
-    job asking for the change data feed of a target created without it.
+    """Why a forward run on this target would read or rewrite more than its two slices, if it would; a job
+    asking for the change data feed of a target created without it; and a target carrying the deletion-vector
+    reader feature that its writes never use (delta-rs' pyarrow readers cannot read it).
 
     Args:
         layout: the existing target's layout (`read_layout`).
         rec: the output RecDate column; `time_uom`: the job's unit.
         change_data_feed: whether the job asks for the change data feed.
         job: the job's name, for the commands the warnings give.
+        deletion_vectors: the job's `[target] deletion_vectors` (None: not set).
 
     Example:
         >>> layout_warnings(TargetLayout(("RecDate", "IsFinal"), True), "RecDate", "day", job="trx")
@@ -205,10 +239,19 @@ def layout_warnings(
             f"{IS_FINAL}), so every daily run deletes rows instead of replacing whole files; `deltainc migrate {job}` "
             f"rewrites it into the current layout in one commit"
         )
-    if not layout.deletion_vectors:
+    apart = holds_open_rows_apart(layout.partition_by)
+    if not apart and not layout.deletion_vectors:
         warnings.append(
             "target: deletion vectors are off, so every daily run rewrites the files that hold the waiting rows "
-            f"it replaces; turn them on with ALTER TABLE ... SET TBLPROPERTIES ('{DELETION_VECTORS}' = 'true')"
+            f"it replaces; turn them on with ALTER TABLE ... SET TBLPROPERTIES ('{DELETION_VECTORS}' = 'true'), "
+            f"or move to the current layout, which needs none, with `deltainc migrate {job}`"
+        )
+    if apart and layout.carries_deletion_vectors and deletion_vectors is not True:
+        warnings.append(
+            f"target: the table carries the Delta reader feature {DELETION_VECTORS_FEATURE}, which its writes never "
+            "use (they replace whole files), and which delta-rs' pyarrow readers (deltalake's to_pyarrow_table, "
+            f"pandas, DuckDB) refuse; `deltainc migrate {job}` drops it (ALTER TABLE ... DROP FEATURE "
+            f"{DELETION_VECTORS_FEATURE}), or set [target] deletion_vectors = true to keep it"
         )
     return warnings
 

@@ -41,7 +41,14 @@ from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity
-from deltainc.pipeline.target.layout import create_table, holds_open_rows_apart, lay_out, new_columns, with_is_final
+from deltainc.pipeline.target.layout import (
+    create_table,
+    holds_open_rows_apart,
+    lay_out,
+    new_columns,
+    wants_deletion_vectors,
+    with_is_final,
+)
 from deltainc.pipeline.target.merge import check_unambiguous
 from deltainc.pipeline.target.write_mode import CommitResult, TargetWrite, WriteMode, Written, last_commit
 from deltainc.pipeline.window.too_late_writes import create_late_rows_table
@@ -168,13 +175,15 @@ def write_window(
 ) -> Written:
     """Write the window's output to the target in one commit at most. The job's first write creates the target
     with the window's rows in that one commit (after its too-late rows' table, when the job keeps them), so a
-    new job's first window commits once and reads nothing of a target, whatever the mode."""
+    new job's first window commits once and reads nothing of a target, whatever the mode; with deletion vectors
+    only where its layout's writes use them (`wants_deletion_vectors`)."""
     spark, made = prepared.spark, prepared.job.target
     if table_exists(spark, made):
         return mode.write(prepared, window, output, metadata)
     create_late_rows_table(prepared, window)
     text = json.dumps(metadata, sort_keys=True)
-    create_table(output, made, prepared.partition_by, made.deletion_vectors, made.change_data_feed, text)
+    vectors = wants_deletion_vectors(made.deletion_vectors, prepared.partition_by)
+    create_table(output, made, prepared.partition_by, vectors, made.change_data_feed, text)
     return Written(TargetWrite.CREATE, last_commit(spark, made), ScanStats(0, 0))
 
 

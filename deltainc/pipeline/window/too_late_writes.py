@@ -193,6 +193,8 @@ def create_late_rows_table(prepared: PreparedJob, window: Window) -> bool:
     exists; True if created. Called as the target is created, so a reader of the too-late rows finds the table
     before the first too-late row arrives. The columns are those `too_late_rows` gives over the sources (analysis
     only, no Spark job); an A column keeps its type in the target, so they are the columns of the rows kept later.
+    Without deletion vectors: a window's write replaces whole days (a day job's partitions, an hour job's files of
+    that window), and a rerun that cuts a file rewrites it, so delta-rs' pyarrow readers can read the table.
     """
     ref, search = prepared.job.target.late_rows_ref, prepared.join.late_search
     if ref is None or search is None or table_exists(prepared.spark, ref):
@@ -202,7 +204,7 @@ def create_late_rows_table(prepared: PreparedJob, window: Window) -> bool:
     rows = too_late_rows(prepared.join.frames["source_a"], search.rows, spec, prepared.identity, target.keys,
                          target.b_keys, search.horizon)  # fmt: skip
     partitioning = default_partitioning(None, prepared.rec, prepared.uom)
-    return ensure_target(prepared.spark, ref, rows.schema, partitioning, deletion_vectors=True)
+    return ensure_target(prepared.spark, ref, rows.schema, partitioning, deletion_vectors=False)
 
 
 def keep_too_late(
@@ -226,7 +228,7 @@ def replace_late_rows(prepared: PreparedJob, window: Window, rows: DataFrame, me
         )
     rec = prepared.rec
     partitioning = default_partitioning(None, rec, prepared.uom)
-    ensure_target(prepared.spark, ref, rows.schema, partitioning, deletion_vectors=True)
+    ensure_target(prepared.spark, ref, rows.schema, partitioning, deletion_vectors=False)
     condition = late_rows_slice(prepared, window, rows.schema[rec].dataType)
     destination = Destination(prepared.spark, ref, metadata)
     return replace_where(destination, lay_out(rows, partitioning, rec), condition).version

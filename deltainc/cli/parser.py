@@ -188,13 +188,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--last", type=_positive, metavar="N", help="only the last N runs")
     sub.add_argument("--png", type=Path, metavar="DIR", help="also write each chart as a PNG image into DIR")
 
-    command(
+    sub = command(
         "migrate",
         "rewrite a target created by an earlier version into the current layout (its open rows in partitions of "
-        "their own, IsFinal), in one commit under the job's lock; the rows and the watermark stay",
+        "their own, IsFinal), in one commit under the job's lock, and drop the deletion-vector reader feature its "
+        "writes never use; the rows and the watermark stay",
         tool_commands.migrate,
         json_output=False,
     )
+    sub.add_argument("--dry-run", action="store_true", help="say what migrate would do; write nothing")
 
     sub = command("unlock", "remove the lock a dead run left behind", tool_commands.unlock, json_output=False)
     sub.add_argument("--run-id", metavar="ID", help="remove the lock only if run ID holds it")

@@ -14,11 +14,12 @@ __all__ = ["unlock", "migrate", "profile", "report", "demo", "serve"]
 
 
 def migrate(ctx: Context) -> int:
-    """`deltainc migrate JOB`."""
+    """`deltainc migrate JOB [--dry-run]`."""
     from deltainc import pipeline
 
     job, _ = ctx.job(ctx.args.job)
-    ctx.print(pipeline.migrate(job, spark=ctx.spark(), settings=ctx.settings).message)
+    dry_run = bool(ctx.args.dry_run)
+    ctx.print(pipeline.migrate(job, spark=ctx.spark(), settings=ctx.settings, dry_run=dry_run).message)
     return EXIT_OK
 
 

@@ -13,6 +13,15 @@ docs/design.md#the-b-side-and-too-late-rows). The windows the earlier release ra
 again. Recomputing them needs no rerun: the target holds every final A row, so one search over [start_date,
 watermark] gives the rows a `rerun --start start_date` would write, and those replace the table's rows of those
 days in one commit when they differ (so a second migrate writes nothing).
+
+An earlier release created every target and too-late rows' table with deletion vectors, a Delta reader feature that
+delta-rs' pyarrow path (pandas, polars' and DuckDB's readers built on it) refuses, although a target that holds its
+open rows apart never makes one. Migrating drops the feature from such a table (unless the job asks for deletion
+vectors: `[target] deletion_vectors = true`) with Delta's `ALTER TABLE ... DROP FEATURE deletionVectors`. On Delta
+4.0+ that is immediate and keeps the history: Delta purges any deletion vector by rewriting its files, commits
+checkpoints that readers of the older protocol start from, downgrades the protocol (reader version 1) and adds the
+writer feature `checkpointProtection` (writers need Delta 4.0+; `TRUNCATE HISTORY`, 24 hours later, would remove it).
+`dry_run` says what migrate would do and writes nothing.
 """
 
 from __future__ import annotations
@@ -23,21 +32,37 @@ from pathlib import Path
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.errors import ConfigError
+from deltainc.errors import ConfigError, DeltaincError
 from deltainc.join.output_layout import IS_FINAL
 from deltainc.join.windows import Window, from_index, to_index
-from deltainc.pipeline.delta.sources import read, table_exists, table_shape
+from deltainc.pipeline.delta.sources import latest_commit, read, table_exists, table_shape
+from deltainc.pipeline.delta.sql import table_name
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.prepared_job import PreparedJob, open_job
 from deltainc.pipeline.state import locked
 from deltainc.pipeline.target.forward_write import overwrite_target
-from deltainc.pipeline.target.layout import holds_open_rows_apart, lay_out, with_is_final
+from deltainc.pipeline.target.layout import (
+    DELETION_VECTORS_FEATURE,
+    holds_open_rows_apart,
+    lay_out,
+    layout_of,
+    with_is_final,
+)
 from deltainc.pipeline.target.too_late import too_late_rows
-from deltainc.pipeline.target.write_mode import Destination
+from deltainc.pipeline.target.write_mode import Destination, user_metadata
 from deltainc.pipeline.window.too_late_writes import late_rows_slice, replace_late_rows, search_a_rows
 from deltainc.settings import Settings
 
-__all__ = ["Migration", "migrate", "LateRowsRecompute", "current_late_rows", "recompute_late_rows"]
+__all__ = [
+    "Migration",
+    "migrate",
+    "LateRowsRecompute",
+    "current_late_rows",
+    "recompute_late_rows",
+    "unused_deletion_vectors",
+    "drop_deletion_vectors",
+]
 
 
 @dataclass(frozen=True)
@@ -121,11 +146,60 @@ def recompute_late_rows(
     return LateRowsRecompute(job.name, ref.label, labels[0], labels[1], added, removed, version)
 
 
+def unused_deletion_vectors(prepared: PreparedJob, after: tuple[str, ...]) -> list[TableRef]:
+    """The job's tables that carry the deletion-vector feature although their writes never use it: the target
+    once in the layout `after` that holds its open rows apart (unless `[target] deletion_vectors = true`), and the
+    too-late rows' table (a window replaces whole days of it). From the tables' protocols; no Spark job for a path.
+
+    Example: `unused_deletion_vectors(prepared, ("RecDate", "IsFinal"))` gives `[job.target]` for a target an
+    earlier release created.
+    """
+    spark, target = prepared.spark, prepared.job.target
+    found: list[TableRef] = []
+    asked_for = target.deletion_vectors is True or not holds_open_rows_apart(after)
+    if not asked_for and _carries_deletion_vectors(spark, target, "target"):
+        found.append(target)
+    late = target.late_rows_ref
+    if late is not None and table_exists(spark, late) and _carries_deletion_vectors(spark, late, "target.late_rows"):
+        found.append(late)
+    return found
+
+
+def _carries_deletion_vectors(spark: SparkSession, ref: TableRef, role: str) -> bool:
+    """Whether the existing table's protocol names the deletion-vector feature."""
+    return layout_of(table_shape(spark, ref, role)).carries_deletion_vectors
+
+
+def drop_deletion_vectors(spark: SparkSession, ref: TableRef, metadata: dict[str, str]) -> int:
+    """Drop the deletion-vector feature from the table (`ALTER TABLE ... DROP FEATURE deletionVectors`, its
+    commits recording `metadata`), and give the table's version after it; the caller holds the job's lock (the
+    command conflicts with any concurrent write). Delta purges the table's deletion vectors first, rewriting the
+    files that have one. Raises DeltaincError, naming the table and the command to run by hand, when Delta refuses
+    (a Delta before 4.0 drops a reader feature only in two steps, 24 hours apart, with TRUNCATE HISTORY).
+
+    Example: `drop_deletion_vectors(spark, job.target, {"job": "trx", "command": "migrate"})`.
+    """
+    statement = f"ALTER TABLE {table_name(ref)} DROP FEATURE {DELETION_VECTORS_FEATURE}"
+    try:
+        with user_metadata(spark, metadata):
+            spark.sql(statement).collect()
+    except Exception as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DeltaincError(
+            f"{ref.label}: Delta refused to drop the {DELETION_VECTORS_FEATURE} feature: {reason}. Nothing else "
+            f"of the table changed; on Delta 4.0+ `{statement}` drops it at once, on earlier versions run it, wait "
+            "24 hours, then run it again with TRUNCATE HISTORY"
+        ) from exc
+    latest = latest_commit(spark, ref)
+    return int(latest["version"]) if latest is not None else 0
+
+
 @dataclass(frozen=True)
 class Migration:
-    """What `migrate` did: the target's partition columns before and after, the commit's version (None when
-    the target already held its open rows apart and nothing was written), and what it did to the too-late rows
-    (None when the job keeps none or has run no window)."""
+    """What `migrate` did (with `dry_run`: would do): the target's partition columns before and after, the
+    commit's version (None when the target already held its open rows apart and nothing was written), what it
+    did to the too-late rows (None when the job keeps none or has run no window), and the tables it dropped the
+    unused deletion-vector feature from (their labels)."""
 
     job: str
     before: tuple[str, ...]
@@ -133,18 +207,25 @@ class Migration:
     version: int | None
     message: str
     late_rows: LateRowsRecompute | None = None
+    dropped_features: tuple[str, ...] = ()
+    dry_run: bool = False
 
 
 def migrate(
-    job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None
+    job: JobConfig | str | Path,
+    spark: SparkSession | None = None,
+    settings: Settings | None = None,
+    dry_run: bool = False,
 ) -> Migration:
     """Rewrite the job's target into the layout that holds its open rows apart, and its too-late rows under the
-    current rule, each in one commit under its lock; what is already current is not written again.
+    current rule, each in one commit under its lock, then drop the deletion-vector feature from the tables whose
+    writes never use it (`unused_deletion_vectors`); what is already current is not written again.
 
-    Parameters: `job`, a job config or a job name or file; `spark` and `settings` as for `run`.
+    Parameters: `job`, a job config or a job name or file; `spark` and `settings` as for `run`; `dry_run`: only
+    say what would be done (no lock taken, nothing written).
     Example: `migrate("bank_trx").after == ("RecDate", "IsFinal")` for a day job.
     Raises ConfigError when the target does not exist, or when `target.partition_by` names a layout without
-    `IsFinal` (the job asks for the old layout).
+    `IsFinal` (the job asks for the old layout); DeltaincError when Delta refuses to drop the feature.
     """
     prepared, state = open_job(job, spark, settings, "migrate")
     config, spark = prepared.job, prepared.spark
@@ -156,9 +237,16 @@ def migrate(
             f"with the final ones; add {IS_FINAL!r} to target.partition_by, or drop the setting for the default layout"
         )
     late_rows_kept = config.target.late_rows_ref is not None and prepared.join.late_search is not None
-    if before == after and not late_rows_kept:
-        return Migration(config.name, before, before, None, _layout_message(config.name, before, after, None))
+    unused = unused_deletion_vectors(prepared, after)
+    labels = tuple(ref.label for ref in unused)
+    if dry_run:
+        message = _dry_run_message(config.name, before, after, late_rows_kept, labels)
+        return Migration(config.name, before, after, None, message, None, labels, dry_run=True)
+    if before == after and not late_rows_kept and not unused:
+        message = _layout_message(config.name, before, after, None)
+        return Migration(config.name, before, before, None, f"{message}\n{_features_message(config.name, [])}")
     version = None
+    dropped: list[tuple[str, int]] = []
     with locked(prepared.paths, config.name, prepared.settings.lock_expiry_seconds, state) as lease:
         metadata = {"job": config.name, "run_id": lease.run_id, "command": "migrate"}
         if before != after:
@@ -166,10 +254,13 @@ def migrate(
             destination = Destination(spark, config.target, metadata)
             version = overwrite_target(destination, lay_out(rows, after, prepared.rec), after).version
         late = recompute_late_rows(prepared, lease.state.watermark, metadata)
+        for ref in unused:  # after the rewrite: its overwrite left no deletion vector to purge
+            dropped.append((ref.label, drop_deletion_vectors(spark, ref, metadata)))
     message = _layout_message(config.name, before, after, version)
     if late is not None:
         message = f"{message}\n{late.message}"
-    return Migration(config.name, before, after, version, message, late)
+    message = f"{message}\n{_features_message(config.name, dropped)}"
+    return Migration(config.name, before, after, version, message, late, labels)
 
 
 def _layout_message(job: str, before: tuple[str, ...], after: tuple[str, ...], version: int | None) -> str:
@@ -178,3 +269,33 @@ def _layout_message(job: str, before: tuple[str, ...], after: tuple[str, ...], v
         return f"{job}: the target already holds its open rows apart (partitioned by {', '.join(before)})"
     old, new = ", ".join(before) or "none", ", ".join(after)
     return f"{job}: rewrote the target from partitions ({old}) to ({new}) in version {version}"
+
+
+def _features_message(job: str, dropped: list[tuple[str, int]]) -> str:
+    """What migrate says of the deletion-vector feature: the tables it dropped it from (label, version after)."""
+    if not dropped:
+        return f"{job}: no table of the job carries a Delta reader feature its writes do not use"
+    done = "; ".join(f"{label} (version {version})" for label, version in dropped)
+    return (
+        f"{job}: dropped the Delta reader feature {DELETION_VECTORS_FEATURE}, which their writes never use, from "
+        f"{done}: delta-rs readers (deltalake's to_pyarrow_table, pandas, polars, DuckDB) read them now; their "
+        "history stays, and writers need Delta 4.0+ (the protocol names checkpointProtection)"
+    )
+
+
+def _dry_run_message(
+    job: str, before: tuple[str, ...], after: tuple[str, ...], late_rows_kept: bool, unused: tuple[str, ...]
+) -> str:
+    """What a dry run says migrate would do, one line per step, and that nothing was written."""
+    steps = []
+    if before != after:
+        steps.append(f"rewrite the target from partitions ({', '.join(before) or 'none'}) to ({', '.join(after)})")
+    if late_rows_kept:
+        steps.append(
+            "recompute the too-late rows from start_date to the watermark under the current rule, replacing them "
+            "where they differ"
+        )
+    steps += [f"drop the Delta reader feature {DELETION_VECTORS_FEATURE} from {label}" for label in unused]
+    if not steps:
+        return f"{job}: dry run: nothing to do (the target holds its open rows apart, no unused reader feature)"
+    return "\n".join([f"{job}: dry run, nothing written; migrate would:", *(f"  - {step}" for step in steps)])

@@ -23,7 +23,13 @@ from pyspark.sql import SparkSession
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.sql import path_ref
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.target.layout import DELETION_VECTORS, create_table, wants_deletion_vectors
+from deltainc.pipeline.target.layout import (
+    DELETION_VECTORS,
+    TargetLayout,
+    create_table,
+    layout_warnings,
+    wants_deletion_vectors,
+)
 
 pytestmark = pytest.mark.windows
 
@@ -153,3 +159,10 @@ def test_a_forward_merge_on_the_default_layout_makes_no_deletion_vector_even_wit
     assert [r.record.target_write for r in reports] == ["create"] + ["merge"] * (DAYS - 1)
     assert "deletionVectors" in (DeltaTable(job.target.path or "").protocol().reader_features or [])
     assert [r.record.target_deletion_vectors for r in reports] == [0] * DAYS  # the open rows' files went whole
+
+
+def test_validate_warns_of_a_target_that_carries_deletion_vectors_its_writes_never_use() -> None:
+    carrying = TargetLayout(("RecDate", "IsFinal"), False, features=frozenset({"deletionVectors"}))
+    [warning] = layout_warnings(carrying, "RecDate", "day", job="trx")
+    assert "reader feature deletionVectors" in warning and "`deltainc migrate trx` drops it" in warning
+    assert layout_warnings(carrying, "RecDate", "day", job="trx", deletion_vectors=True) == []  # the job asks for it

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from deltalake import DeltaTable
 from expected import same_rows
 from pyspark.sql import DataFrame, SparkSession
 
@@ -52,7 +53,18 @@ def late_rows(spark: SparkSession, job: JobConfig) -> DataFrame:
 
 
 def late_version(spark: SparkSession, job: JobConfig) -> int:
-    commit = latest_commit(spark, path_ref(job.target.late_rows or ""))
+    return version_of(spark, job.target.late_rows or "")
+
+
+def labels(job: JobConfig) -> tuple[str, str]:
+    """How migrate names the job's target and too-late rows' table."""
+    late = job.target.late_rows_ref
+    assert late is not None
+    return job.target.label, late.label
+
+
+def version_of(spark: SparkSession, path: str) -> int:
+    commit = latest_commit(spark, path_ref(path))
     assert commit is not None
     return int(commit["version"])
 
@@ -67,6 +79,8 @@ class Upgraded:
     warned: tuple[str, ...]  # validate's warnings before migrate, and after
     warned_after: tuple[str, ...]
     before: DataFrame
+    dry_run: Migration
+    versions_around_dry_run: tuple[list[int], list[int]]  # the target's and the too-late table's, before and after
     migrated: Migration
     version_after_first: int
     again: Migration
@@ -83,12 +97,17 @@ def upgraded(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> U
     rerun(copy, start=GENERATOR.START, spark=spark)
     before = late_rows(spark, job).localCheckpoint()
     warned = validate_from_logs(job).warnings
+    tables = [job.target.path or "", job.target.late_rows or ""]
+    before_dry_run = [version_of(spark, path) for path in tables]
+    dry_run = migrate(job, spark=spark, dry_run=True)
+    around = (before_dry_run, [version_of(spark, path) for path in tables])
     migrated = migrate(job, spark=spark)
     version_after_first = late_version(spark, job)
     again = migrate(job, spark=spark)
     rerun_rows = late_rows(spark, copy).localCheckpoint()
     warned_after = validate_from_logs(job).warnings
-    return Upgraded(job, warned, warned_after, before, migrated, version_after_first, again, rerun_rows)
+    return Upgraded(job, warned, warned_after, before, dry_run, around, migrated, version_after_first, again,
+                    rerun_rows)  # fmt: skip
 
 
 def test_the_fixture_s_too_late_rows_miss_rows_of_the_current_rule(upgraded: Upgraded) -> None:
@@ -109,7 +128,8 @@ def test_migrate_says_what_it_added_and_the_rerun_that_would_have_written_it(upg
     assert late is not None
     added = upgraded.rerun_rows.exceptAll(upgraded.before).count()
     assert (late.added, late.removed, late.first) == (added, 0, GENERATOR.START.isoformat())
-    assert late.version == upgraded.version_after_first
+    commits = {c["version"]: c for c in DeltaTable(upgraded.job.target.late_rows or "").history()}
+    assert late.version is not None and commits[late.version]["operation"] == "WRITE"  # then the feature's drop
     assert f"{added} added, 0 removed" in upgraded.migrated.message
     assert f"`deltainc rerun trx --start {GENERATOR.START.isoformat()}`" in upgraded.migrated.message
 
@@ -126,3 +146,33 @@ def test_validate_names_migrate_for_the_too_late_rows_of_a_target_an_earlier_rel
     [warning] = [w for w in upgraded.warned if w.startswith("target.late_rows:")]
     assert "`deltainc migrate trx` also recomputes them under the current rule" in warning
     assert not [w for w in upgraded.warned_after if w.startswith("target.late_rows:")]
+
+
+def test_migrate_drops_the_deletion_vector_feature_an_earlier_release_gave_the_target_and_the_too_late_rows(
+    spark: SparkSession, upgraded: Upgraded
+) -> None:
+    job = upgraded.job
+    assert upgraded.migrated.dropped_features == labels(job)
+    for path in (job.target.path or "", job.target.late_rows or ""):
+        table = DeltaTable(path)
+        assert "deletionVectors" not in (table.protocol().reader_features or []), path
+        spark_rows = sorted((tuple(r) for r in spark.read.format("delta").load(path).collect()), key=repr)
+        columns = spark.read.format("delta").load(path).columns
+        read = table.to_pyarrow_table().select(columns).to_pylist()
+        assert sorted((tuple(r.values()) for r in read), key=repr) == spark_rows, path
+    assert "dropped the Delta reader feature deletionVectors" in upgraded.migrated.message
+    assert not upgraded.again.dropped_features
+
+
+def test_a_dry_run_of_migrate_says_what_it_would_do_and_writes_nothing(upgraded: Upgraded) -> None:
+    job, dry_run = upgraded.job, upgraded.dry_run
+    before, after = upgraded.versions_around_dry_run
+    assert before == after
+    assert dry_run.dry_run and dry_run.version is None and dry_run.late_rows is None
+    assert dry_run.dropped_features == labels(job)
+    lines = dry_run.message.splitlines()
+    assert lines[0] == "trx: dry run, nothing written; migrate would:"
+    assert lines[1] == "  - rewrite the target from partitions (RecDate) to (RecDate, IsFinal)"
+    assert lines[3:] == [
+        f"  - drop the Delta reader feature deletionVectors from {p}" for p in dry_run.dropped_features
+    ]

@@ -32,25 +32,18 @@ from pathlib import Path
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.errors import ConfigError, DeltaincError
+from deltainc.errors import ConfigError
 from deltainc.join.output_layout import IS_FINAL
 from deltainc.join.windows import Window, from_index, to_index
-from deltainc.pipeline.delta.sources import latest_commit, read, table_exists, table_shape
-from deltainc.pipeline.delta.sql import table_name
+from deltainc.pipeline.delta.sources import read, table_exists, table_shape
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.prepared_job import PreparedJob, open_job
 from deltainc.pipeline.state import locked
 from deltainc.pipeline.target.forward_write import overwrite_target
-from deltainc.pipeline.target.layout import (
-    DELETION_VECTORS_FEATURE,
-    holds_open_rows_apart,
-    lay_out,
-    layout_of,
-    with_is_final,
-)
+from deltainc.pipeline.target.layout import DELETION_VECTORS_FEATURE, holds_open_rows_apart, lay_out, with_is_final
+from deltainc.pipeline.target.reader_features import drop_deletion_vectors, dropped_message, unused_deletion_vectors
 from deltainc.pipeline.target.too_late import too_late_rows
-from deltainc.pipeline.target.write_mode import Destination, user_metadata
+from deltainc.pipeline.target.write_mode import Destination
 from deltainc.pipeline.window.too_late_writes import late_rows_slice, replace_late_rows, search_a_rows
 from deltainc.settings import Settings
 
@@ -60,8 +53,6 @@ __all__ = [
     "LateRowsRecompute",
     "current_late_rows",
     "recompute_late_rows",
-    "unused_deletion_vectors",
-    "drop_deletion_vectors",
 ]
 
 
@@ -146,54 +137,6 @@ def recompute_late_rows(
     return LateRowsRecompute(job.name, ref.label, labels[0], labels[1], added, removed, version)
 
 
-def unused_deletion_vectors(prepared: PreparedJob, after: tuple[str, ...]) -> list[TableRef]:
-    """The job's tables that carry the deletion-vector feature although their writes never use it: the target
-    once in the layout `after` that holds its open rows apart (unless `[target] deletion_vectors = true`), and the
-    too-late rows' table (a window replaces whole days of it). From the tables' protocols; no Spark job for a path.
-
-    Example: `unused_deletion_vectors(prepared, ("RecDate", "IsFinal"))` gives `[job.target]` for a target an
-    earlier release created.
-    """
-    spark, target = prepared.spark, prepared.job.target
-    found: list[TableRef] = []
-    asked_for = target.deletion_vectors is True or not holds_open_rows_apart(after)
-    if not asked_for and _carries_deletion_vectors(spark, target, "target"):
-        found.append(target)
-    late = target.late_rows_ref
-    if late is not None and table_exists(spark, late) and _carries_deletion_vectors(spark, late, "target.late_rows"):
-        found.append(late)
-    return found
-
-
-def _carries_deletion_vectors(spark: SparkSession, ref: TableRef, role: str) -> bool:
-    """Whether the existing table's protocol names the deletion-vector feature."""
-    return layout_of(table_shape(spark, ref, role)).carries_deletion_vectors
-
-
-def drop_deletion_vectors(spark: SparkSession, ref: TableRef, metadata: dict[str, str]) -> int:
-    """Drop the deletion-vector feature from the table (`ALTER TABLE ... DROP FEATURE deletionVectors`, its
-    commits recording `metadata`), and give the table's version after it; the caller holds the job's lock (the
-    command conflicts with any concurrent write). Delta purges the table's deletion vectors first, rewriting the
-    files that have one. Raises DeltaincError, naming the table and the command to run by hand, when Delta refuses
-    (a Delta before 4.0 drops a reader feature only in two steps, 24 hours apart, with TRUNCATE HISTORY).
-
-    Example: `drop_deletion_vectors(spark, job.target, {"job": "trx", "command": "migrate"})`.
-    """
-    statement = f"ALTER TABLE {table_name(ref)} DROP FEATURE {DELETION_VECTORS_FEATURE}"
-    try:
-        with user_metadata(spark, metadata):
-            spark.sql(statement).collect()
-    except Exception as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DeltaincError(
-            f"{ref.label}: Delta refused to drop the {DELETION_VECTORS_FEATURE} feature: {reason}. Nothing else "
-            f"of the table changed; on Delta 4.0+ `{statement}` drops it at once, on earlier versions run it, wait "
-            "24 hours, then run it again with TRUNCATE HISTORY"
-        ) from exc
-    latest = latest_commit(spark, ref)
-    return int(latest["version"]) if latest is not None else 0
-
-
 @dataclass(frozen=True)
 class Migration:
     """What `migrate` did (with `dry_run`: would do): the target's partition columns before and after, the
@@ -219,7 +162,7 @@ def migrate(
 ) -> Migration:
     """Rewrite the job's target into the layout that holds its open rows apart, and its too-late rows under the
     current rule, each in one commit under its lock, then drop the deletion-vector feature from the tables whose
-    writes never use it (`unused_deletion_vectors`); what is already current is not written again.
+    writes never use it (`reader_features.unused_deletion_vectors`); what is already current is not written again.
 
     Parameters: `job`, a job config or a job name or file; `spark` and `settings` as for `run`; `dry_run`: only
     say what would be done (no lock taken, nothing written).
@@ -237,14 +180,14 @@ def migrate(
             f"with the final ones; add {IS_FINAL!r} to target.partition_by, or drop the setting for the default layout"
         )
     late_rows_kept = config.target.late_rows_ref is not None and prepared.join.late_search is not None
-    unused = unused_deletion_vectors(prepared, after)
+    unused = unused_deletion_vectors(spark, config.target, after)
     labels = tuple(ref.label for ref in unused)
     if dry_run:
         message = _dry_run_message(config.name, before, after, late_rows_kept, labels)
         return Migration(config.name, before, after, None, message, None, labels, dry_run=True)
     if before == after and not late_rows_kept and not unused:
         message = _layout_message(config.name, before, after, None)
-        return Migration(config.name, before, before, None, f"{message}\n{_features_message(config.name, [])}")
+        return Migration(config.name, before, before, None, f"{message}\n{dropped_message(config.name, [])}")
     version = None
     dropped: list[tuple[str, int]] = []
     with locked(prepared.paths, config.name, prepared.settings.lock_expiry_seconds, state) as lease:
@@ -259,7 +202,7 @@ def migrate(
     message = _layout_message(config.name, before, after, version)
     if late is not None:
         message = f"{message}\n{late.message}"
-    message = f"{message}\n{_features_message(config.name, dropped)}"
+    message = f"{message}\n{dropped_message(config.name, dropped)}"
     return Migration(config.name, before, after, version, message, late, labels)
 
 
@@ -269,18 +212,6 @@ def _layout_message(job: str, before: tuple[str, ...], after: tuple[str, ...], v
         return f"{job}: the target already holds its open rows apart (partitioned by {', '.join(before)})"
     old, new = ", ".join(before) or "none", ", ".join(after)
     return f"{job}: rewrote the target from partitions ({old}) to ({new}) in version {version}"
-
-
-def _features_message(job: str, dropped: list[tuple[str, int]]) -> str:
-    """What migrate says of the deletion-vector feature: the tables it dropped it from (label, version after)."""
-    if not dropped:
-        return f"{job}: no table of the job carries a Delta reader feature its writes do not use"
-    done = "; ".join(f"{label} (version {version})" for label, version in dropped)
-    return (
-        f"{job}: dropped the Delta reader feature {DELETION_VECTORS_FEATURE}, which their writes never use, from "
-        f"{done}: delta-rs readers (deltalake's to_pyarrow_table, pandas, polars, DuckDB) read them now; their "
-        "history stays, and writers need Delta 4.0+ (the protocol names checkpointProtection)"
-    )
 
 
 def _dry_run_message(

@@ -28,8 +28,8 @@ from deltainc.pipeline.target.layout import (
     TargetLayout,
     create_table,
     layout_warnings,
-    wants_deletion_vectors,
 )
+from deltainc.pipeline.target.reader_features import wants_deletion_vectors
 
 pytestmark = pytest.mark.windows
 

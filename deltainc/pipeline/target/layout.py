@@ -11,11 +11,8 @@ Sources evolve: a column added to A or B reaches the join output. With `[target]
 the write adds it through Delta's own schema evolution (rows already there read it as NULL; no file is rewritten).
 A column that disappeared or changed type cannot be applied in place: an error naming it, before any write.
 
-Deletion vectors are a Delta reader feature that delta-rs' pyarrow path (pandas, polars' and DuckDB's readers built on
-it) refuses, so a table gets them only where its own writes use them (`wants_deletion_vectors`): a target of the
-earlier layout, whose every forward write deletes rows from files that keep other rows. A target that holds its open
-rows apart replaces whole files, and the too-late rows' table replaces whole days, so neither carries the feature
-unless the job asks for it (`[target] deletion_vectors = true`).
+A target gets deletion vectors, a Delta reader feature delta-rs' pyarrow path refuses, only where its own writes
+use them: the earlier layout (`reader_features.py`).
 """
 
 from __future__ import annotations
@@ -48,7 +45,6 @@ __all__ = [
     "with_is_final",
     "new_columns",
     "DELETION_VECTORS_FEATURE",
-    "wants_deletion_vectors",
 ]
 
 
@@ -72,17 +68,6 @@ class TargetLayout:
         """Whether the protocol names the deletion-vector feature (readers must support it even with the property
         off): what delta-rs' pyarrow path refuses."""
         return DELETION_VECTORS_FEATURE in self.features
-
-
-def wants_deletion_vectors(asked: bool | None, partition_by: Sequence[str]) -> bool:
-    """Whether a target partitioned by `partition_by` is created with deletion vectors: `asked` when the job sets
-    `[target] deletion_vectors`, else only where its forward writes delete rows from files that keep other rows
-    (the earlier layout, without `IsFinal`); a target that holds its open rows apart replaces whole files.
-
-    >>> wants_deletion_vectors(None, ["RecDate", "IsFinal"]), wants_deletion_vectors(None, ["RecDate"])
-    (False, True)
-    """
-    return (not holds_open_rows_apart(partition_by)) if asked is None else asked
 
 
 def default_partitioning(partition_by: Sequence[str] | None, rec: str, time_uom: str) -> list[str]:

@@ -41,15 +41,9 @@ from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity
-from deltainc.pipeline.target.layout import (
-    create_table,
-    holds_open_rows_apart,
-    lay_out,
-    new_columns,
-    wants_deletion_vectors,
-    with_is_final,
-)
+from deltainc.pipeline.target.layout import create_table, holds_open_rows_apart, lay_out, new_columns, with_is_final
 from deltainc.pipeline.target.merge import check_unambiguous
+from deltainc.pipeline.target.reader_features import wants_deletion_vectors
 from deltainc.pipeline.target.write_mode import CommitResult, TargetWrite, WriteMode, Written, last_commit
 from deltainc.pipeline.window.too_late_writes import create_late_rows_table
 from deltainc.spark_compat import cancel_all_jobs, job_thread

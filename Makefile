@@ -62,7 +62,8 @@ check: archive
 # beside the Spark 3.5 smoke; the suite starts as soon as lint and the archive are done, the smoke going on beside
 # it (its output kept in a file, printed when it ends: its summary, or all of it if it failed). The suite is
 # CPU-bound; side by side the two leave the cores less idle than one after the other.
-# Beside the suite, after the smoke, the built wheel is checked in a clean virtualenv (wheel-check, below).
+# Beside the suite, after the smoke, the built wheel is checked in a clean virtualenv (wheel-check, below), then the
+# Airflow 3 recipes run under a real Airflow (airflow-check, below).
 test:
 	$(MAKE) -j3 suite beside-suite
 

@@ -41,10 +41,13 @@ class DeltaincCommand(BashOperator):
         process = self.subprocess_hook.sub_process
         if process is None or process.stdout is None:
             return
-        lines = iter(process.stdout.readline, b"")
-        reader = threading.Thread(
-            target=lambda: [self.log.info("%s", line.decode(errors="replace").rstrip()) for line in lines], daemon=True
-        )
+        output = process.stdout
+
+        def log_the_rest() -> None:
+            for line in iter(output.readline, b""):
+                self.log.info("%s", line.decode(errors="backslashreplace").rstrip())
+
+        reader = threading.Thread(target=log_the_rest, daemon=True)
         reader.start()
         reader.join(STOP_GRACE)
 

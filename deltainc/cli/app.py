@@ -29,6 +29,7 @@ from deltainc.cli.output import (
 )
 from deltainc.cli.parser import build_parser
 from deltainc.errors import Cancelled
+from deltainc.stop_notice import notice, say
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID", "EXIT_LOCKED"]
 
@@ -96,12 +97,24 @@ def not_from_py4j(record: logging.LogRecord) -> bool:
 def _cancel_on_signals() -> Iterator[None]:
     """Turn SIGTERM (a scheduler's timeout or cancel) and SIGINT (Ctrl-C) into Cancelled, so that the run stops
     cleanly: its run-log row says cancelled and releases the lock. Not KeyboardInterrupt, which Py4J logs with
-    a traceback when it lands inside a Spark call. Only in the main thread, where signals arrive."""
+    a traceback when it lands inside a Spark call. Only in the main thread, where signals arrive.
+
+    The first signal says at once, on stderr, what is being stopped (`stop_notice`): the stop takes seconds
+    before the command's last line, and a scheduler may stop reading the output at its signal."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    said = False
+    try:  # stderr as the command began: while Spark starts, descriptor 2 points at Spark's log file
+        terminal: int | None = os.dup(sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor (a test's capture)
+        terminal = None
 
     def stop(signal_number: int, _frame: object) -> None:
+        nonlocal said
+        if not said:
+            said = True
+            say(notice(signal_number), terminal)
         raise Cancelled(signal_number)
 
     previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
@@ -110,3 +123,5 @@ def _cancel_on_signals() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        if terminal is not None:
+            os.close(terminal)

@@ -34,6 +34,7 @@ from deltainc.pipeline.window.too_late_writes import (
     too_late_found,
 )
 from deltainc.spark_compat import labelled_jobs, observes_writes, take_startup_seconds
+from deltainc.stop_notice import in_window
 from deltainc.text_enum import TextEnum
 
 __all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]
@@ -93,7 +94,7 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
     window or a rebuild; a re-run not) and, on the run's `last` window, releases the lock. Its Spark jobs are
     labelled with the job, the command and the window (group `deltainc`) in Spark's UI."""
     label = f"{run.prepared.job.name} {run.command.value} {window}"
-    with labelled_jobs(run.prepared.spark, "deltainc", label):
+    with labelled_jobs(run.prepared.spark, "deltainc", label), in_window(str(window)):
         return _process(run, window, mode, last=last)
 
 

@@ -29,6 +29,7 @@ from deltainc.cli.output import (
 )
 from deltainc.cli.parser import build_parser
 from deltainc.errors import Cancelled
+from deltainc.spark_driver import not_from_py4j
 from deltainc.stop_notice import notice, say
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID", "EXIT_LOCKED"]
@@ -85,12 +86,6 @@ def _logging(settings_level: str, verbose: bool) -> Iterator[None]:
         log.removeHandler(handler)
         log.setLevel(previous[0])
         log.propagate = previous[1]
-
-
-def not_from_py4j(record: logging.LogRecord) -> bool:
-    """False for the records Py4J logs on the root logger ("Exception while sending command." with a traceback),
-    which it does when a SIGTERM stops the JVM or a call inside it: noise beside the command's own error line."""
-    return f"{os.sep}py4j{os.sep}" not in record.pathname
 
 
 @contextlib.contextmanager

@@ -45,6 +45,7 @@ class KeyExplanation:
     watermark: str | None
     history: tuple[dict[str, Any], ...] = ()  # each commit that wrote a row of the key (`key_history`)
     history_read: str = ""  # what the history was read from, or why it was not
+    history_vacuumed: tuple[int, ...] = ()  # the versions whose files of the key VACUUM removed (not in `history`)
     files: dict[str, int | None] = field(default_factory=dict)  # files read per table (None: not counted)
 
     @property
@@ -57,7 +58,7 @@ class KeyExplanation:
                 "a_rows": [_shown(r) for r in self.a_rows], "b_rows": [_shown(r) for r in self.b_rows],
                 "target_rows": [_shown(r) for r in self.target_rows], "why": list(self.reasons),
                 "history": [_shown(r) for r in self.history], "history_read": self.history_read,
-                "files_read": self.files}  # fmt: skip
+                "history_vacuumed": list(self.history_vacuumed), "files_read": self.files}  # fmt: skip
 
 
 def _shown(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -238,4 +239,4 @@ def _explained(job: JobConfig, given: Mapping[str, str], spark: SparkSession, se
     mark = None if watermark is None else from_index(watermark, uom).isoformat()
     a_rows, b_rows = (rows, other_rows) if side.name == "A" else (other_rows, rows)
     return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark,
-                          history.entries, history.read, files)  # fmt: skip
+                          history.entries, history.read, history.vacuumed, files)  # fmt: skip

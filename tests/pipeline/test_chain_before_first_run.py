@@ -121,6 +121,22 @@ def test_a_job_on_another_jobs_target_without_aliases_picks_suffixes_that_collid
 
 
 @pytest.mark.windows  # two jobs run a window each
+def test_explain_and_profile_of_a_job_that_picked_its_suffixes_read_its_target_and_sources_by_them(
+    spark: SparkSession, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chain(root)
+    run(load_job(root / "jobs" / "trx.toml"), spark=spark)
+    run(load_job(root / "jobs" / "trx_scans.toml"), spark=spark)
+    capsys.readouterr()
+    assert main(["explain", "trx_scans", "TrxId=1"]) == 0
+    out = capsys.readouterr().out
+    # trx_scans reaches trx's watermark (D1): its A row waits for its scan; RecDate_B would be trx's own (D1).
+    assert re.search(r"^  target +JoinType 5, RecDate 2025-03-01, .*RecDate_B2 None$", out, re.M), out
+    assert re.search(r"^  why +waiting since 2025-03-01: no B row yet", out, re.M), out
+    assert main(["profile", "trx_scans"]) == 0
+
+
+@pytest.mark.windows  # two jobs run a window each
 def test_a_job_on_another_jobs_target_that_sets_its_aliases_keeps_them(spark: SparkSession, root: Path) -> None:
     job_file(root, "trx", f'path = "{root / "a"}"', "b", "SepaId")
     job_file(root, "trx_scans", 'job = "trx"', "scans", "ScanId", 'alias_a = "Trx"\nalias_b = "Scan"')

@@ -138,12 +138,10 @@ def validate_job(
 def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = None) -> JobValidation:
     """`validate_job` answered from the Delta logs alone, without starting Spark: the sources' schemas, the
     state and the target's layout. LogUnreadable when the logs cannot answer (a catalog table, a remote path, a
-    `join_cond` of the join or of a feature source, or a source's `where`, which only Spark's analyzer resolves):
-    then `validate_job` answers with Spark (`from_logs_else_spark`)."""
+    `join_cond` of the join or of a feature source, or a source's `where`, which only Spark's analyzer resolves;
+    a source named by `job = "..."` has one, `IsFinal`, so a job in a chain, whose upstream may not have run yet,
+    is planned with Spark): then `validate_job` answers with Spark (`from_logs_else_spark`)."""
     config, settings = load(job, settings)
-    for role, ref in config.sources:
-        if ref.job is not None and ref.path is not None and look(ref.path).found is None:
-            raise LogUnreadable(f"{role}: the target of job {ref.job} does not exist yet: Spark plans its columns")
     target = config.target.path
     conditions = (*kind_of(config).join_conds(), *(ref.where for _, ref in config.sources))
     if any(c is not None for c in conditions):

@@ -786,6 +786,7 @@ def test_validate_json_gives_pending_range_next_window_reads_and_target_state_fr
         },
         "target_exists": False,
         "warnings": [],
+        "notes": [],
         "next_window_reads": {"source_a": ["2025-02-27", "2025-03-02"], "source_b": ["2025-02-26", "2025-03-02"]},
     }
     assert nothing_written(tmp_path)

@@ -222,7 +222,7 @@ def write_forward_only(inputs: WriteInputs, window: Window, output: DataFrame, m
         ignored = planned.pop("ignore", 0)
         commit = merge_window(to, actions, identity, a_first, a_after) if planned else NO_COMMIT
     finally:
-        actions.unpersist()
+        actions.unpersist(blocking=True)
     return Written(TargetWrite.FORWARD_ONLY_MERGE, commit, scanned, too_late=ignored)
 
 

@@ -211,7 +211,7 @@ def _uncache(frame: DataFrame | None) -> None:
     if frame is None:
         return
     try:
-        frame.unpersist()
+        frame.unpersist(blocking=True)  # released before the next window: its memory is the next one's
     except Exception:
         log.debug("could not drop the window's cached rows", exc_info=True)
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from benchmarks.scenarios import Bench
 from benchmarks.small_job import bench_env
-from benchmarks.spark_memory import heap, persisted_rdds, probe_conf
+from benchmarks.spark_memory import broadcasts, heap, persisted_rdds, probe_conf
 from benchmarks.timing import run_process
 
 __all__ = ["Window", "Run", "measure", "render", "child"]
@@ -43,6 +43,7 @@ class Window:
     heap_used: int
     heap_old: int
     rdds: int
+    broadcasts: tuple[str, ...]  # the size each broadcast of the window sent
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,15 @@ def _child(bench: Bench, name: str, args: list[str]) -> Run:
     lines = [json.loads(line[len(_MARK) :]) for line in done.stdout.splitlines() if line.startswith(_MARK)]
     start = lines[0]
     windows = tuple(
-        Window(w["number"], w["window"], w["seconds"], w["heap"]["used"], w["heap"]["old"], len(w["rdds"]))
+        Window(
+            w["number"],
+            w["window"],
+            w["seconds"],
+            w["heap"]["used"],
+            w["heap"]["old"],
+            len(w["rdds"]),
+            tuple(b["size"] for b in w["broadcasts"]),
+        )  # fmt: skip
         for w in lines[1:]
     )
     return Run(name, start["driver_memory"], len(start["rdds"]), windows, done.seconds)
@@ -124,9 +133,10 @@ def render(runs: list[Run]) -> list[str]:
             lines.append(
                 f"Heap after the last window / after the fifth: {windows[-1].heap_used / windows[4].heap_used:.2f}x."
             )
-        lines += ["", "| # | window | s | heap used MB | old gen MB | RDDs |", "|---|---|---|---|---|---|"]
+        lines += ["", "| # | window | s | heap used MB | old gen MB | RDDs | broadcasts (data size) |",
+                  "|---|---|---|---|---|---|---|"]  # fmt: skip
         lines += [f"| {w.number} | {w.window} | {w.seconds:.1f} | {w.heap_used / MB:.0f} | {w.heap_old / MB:.0f} | "
-                  f"{w.rdds} |" for w in windows]  # fmt: skip
+                  f"{w.rdds} | {len(w.broadcasts)}: {'; '.join(w.broadcasts)[:200]} |" for w in windows]  # fmt: skip
         lines.append("")
     return lines
 
@@ -163,12 +173,13 @@ def child(argv: list[str] | None = None) -> None:
     spark = get_spark(settings)
     memory = spark.sparkContext.getConf().get("spark.driver.memory", "1g")
     _emit({"driver_memory": memory, "rdds": persisted_rdds(spark), "heap": heap(spark)})
-    clock = [time.perf_counter()]
+    clock, seen = [time.perf_counter()], [broadcasts(spark, -1)[0]]
 
     def after(number: int, window: str) -> None:
         seconds = time.perf_counter() - clock[0]
+        seen[0], sent = broadcasts(spark, seen[0])
         _emit({"number": number, "window": window, "seconds": seconds, "heap": heap(spark),
-               "rdds": persisted_rdds(spark)})  # fmt: skip
+               "rdds": persisted_rdds(spark), "broadcasts": sent})  # fmt: skip
         clock[0] = time.perf_counter()
 
     end = dt.date.fromisoformat(args.end)

@@ -14,7 +14,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-__all__ = ["JVM_SOURCE", "probe_conf", "persisted_rdds", "heap"]
+__all__ = ["JVM_SOURCE", "probe_conf", "persisted_rdds", "heap", "broadcasts"]
 
 JVM_SOURCE = {"spark.metrics.conf.driver.source.jvm.class": "org.apache.spark.metrics.source.JvmSource"}
 
@@ -55,3 +55,28 @@ def heap(spark: SparkSession) -> dict[str, int]:
                 n.endswith("Tenured-Gen.used")), -1)  # fmt: skip
     return {"used": gauge("jvm.heap.used"), "committed": gauge("jvm.heap.committed"), "max": gauge("jvm.heap.max"),
             "old": old}  # fmt: skip
+
+
+def broadcasts(spark: SparkSession, after: int) -> tuple[int, list[dict[str, str]]]:
+    """The broadcasts Spark built in the SQL executions after the one numbered `after` (-1: all), with the size
+    each sent (`data size`), from the UI's `/api/v1/applications/<id>/sql`; and the last execution's number, the
+    `after` of the next call. Adaptive execution's final plans are what the UI shows."""
+    app = spark.sparkContext.applicationId
+    found: list[dict[str, str]] = []
+    last, offset = after, 0
+    while True:
+        page = _get(
+            spark, f"/api/v1/applications/{app}/sql?details=true&planDescription=false&offset={offset}&length=200"
+        )
+        for execution in page:
+            number = int(execution["id"])
+            last = max(last, number)
+            if number <= after:
+                continue
+            for node in execution.get("nodes", []):
+                if node.get("nodeName") == "BroadcastExchange":
+                    sizes = [m["value"] for m in node.get("metrics", []) if m.get("name") == "data size"]
+                    found.append({"query": str(execution.get("description", ""))[:80], "size": " ".join(sizes)})
+        if len(page) < 200:
+            return last, found
+        offset += 200

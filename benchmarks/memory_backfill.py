@@ -42,7 +42,8 @@ class Window:
     seconds: float
     heap_used: int
     heap_old: int
-    rdds: int
+    rdds: int  # persisted by deltainc's windows (Delta's own snapshot caches apart)
+    delta_states: int  # Delta's cached snapshot states: one table version's (two RDDs) per table it scanned
     broadcasts: tuple[str, ...]  # the size each broadcast of the window sent
 
 
@@ -55,6 +56,11 @@ class Run:
     rdds_before: int
     windows: tuple[Window, ...]
     wall_s: float
+
+
+def _ours(rdds: list[str]) -> int:
+    """The persisted RDDs that are not Delta's cache of a table's snapshot ("Delta Table State #v - path")."""
+    return sum(1 for name in rdds if not name.startswith("Delta Table State"))
 
 
 def _job_file(bench: Bench, name: str) -> Path:
@@ -89,12 +95,13 @@ def _child(bench: Bench, name: str, args: list[str]) -> Run:
             w["seconds"],
             w["heap"]["used"],
             w["heap"]["old"],
-            len(w["rdds"]),
+            _ours(w["rdds"]),
+            len(w["rdds"]) - _ours(w["rdds"]),
             tuple(b["size"] for b in w["broadcasts"]),
         )  # fmt: skip
         for w in lines[1:]
     )
-    return Run(name, start["driver_memory"], len(start["rdds"]), windows, done.seconds)
+    return Run(name, start["driver_memory"], _ours(start["rdds"]), windows, done.seconds)
 
 
 def measure(bench: Bench, warm_days: int) -> list[Run]:
@@ -102,15 +109,15 @@ def measure(bench: Bench, warm_days: int) -> list[Run]:
     spec = bench.sources.spec
     first, last = spec.start, bench.sources.day(spec.days)
     runs = []
-    for name, memory in (("backfill-default", None), ("backfill-1g", "1g")):
+    for name, memory in (("memory-default", None), ("memory-1g", "1g")):
         job = _job_file(bench, name)
         args = [str(job), "--start", str(first), "--end", str(last), *(["--driver-memory", memory] if memory else [])]
         bench.echo(f"memory: {name}")
         runs.append(_child(bench, name, args))
-    job = _job_file(bench, "warm")
+    job = _job_file(bench, "memory-warm")
     daily_from = last - dt.timedelta(days=warm_days - 1)
     bench.echo(f"memory: warm, {warm_days} daily windows")
-    runs.append(_child(bench, "warm", [str(job), "--start", str(first), "--end", str(last), "--daily-from",
+    runs.append(_child(bench, "memory-warm", [str(job), "--start", str(first), "--end", str(last), "--daily-from",
                                        str(daily_from)]))  # fmt: skip
     return runs
 
@@ -119,24 +126,26 @@ def render(runs: list[Run]) -> list[str]:
     """Each run's windows: seconds, heap used and old generation after it, RDDs left; the goals' numbers."""
     lines: list[str] = []
     for run in runs:
-        windows = run.windows if run.name != "warm" else run.windows[-_warm_count(run) :]
+        windows = run.windows if run.name != "memory-warm" else run.windows[-_warm_count(run) :]
         seconds = [w.seconds for w in windows]
         median = statistics.median(seconds) if seconds else 0.0
         worst = max((s / median for s in seconds[1:]), default=0.0) if median else 0.0
         lines += [
-            f"### {run.name} (driver memory {run.driver_memory}; {run.wall_s:.0f} s as a whole process)",
+            f"# {run.name} (driver memory {run.driver_memory}; {run.wall_s:.0f} s as a whole process)",
             "",
-            f"Windows after the first: at most {worst:.2f}x the median window ({median:.1f} s); persisted RDDs "
-            f"before the run {run.rdds_before}, after each window {sorted({w.rdds for w in windows})}.",
+            f"Windows after the first: at most {worst:.2f}x the median window ({median:.1f} s); RDDs deltainc "
+            f"left persisted before the run {run.rdds_before}, after each window {sorted({w.rdds for w in windows})} "
+            f"(Delta's cached snapshot states apart: {sorted({w.delta_states for w in windows})}).",
         ]
-        if run.name == "warm" and len(windows) >= 5:
+        if run.name == "memory-warm" and len(windows) >= 5:
             lines.append(
                 f"Heap after the last window / after the fifth: {windows[-1].heap_used / windows[4].heap_used:.2f}x."
             )
-        lines += ["", "| # | window | s | heap used MB | old gen MB | RDDs | broadcasts (data size) |",
-                  "|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines += ["", "| # | window | s | heap used MB | old gen MB | RDDs | Delta states | broadcasts (data size) |",
+                  "|---|---|---|---|---|---|---|---|"]  # fmt: skip
         lines += [f"| {w.number} | {w.window} | {w.seconds:.1f} | {w.heap_used / MB:.0f} | {w.heap_old / MB:.0f} | "
-                  f"{w.rdds} | {len(w.broadcasts)}: {'; '.join(w.broadcasts)[:200]} |" for w in windows]  # fmt: skip
+                  f"{w.rdds} | {w.delta_states} | {len(w.broadcasts)}: {'; '.join(w.broadcasts)[:200]} |"
+                  for w in windows]  # fmt: skip
         lines.append("")
     return lines
 

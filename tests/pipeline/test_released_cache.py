@@ -45,4 +45,7 @@ def test_after_every_window_of_a_backfill_and_of_a_run_the_sessions_persisted_rd
         (1, "2025-03-01"), (2, "2025-03-02"), (-1, "2025-03-03"), (-1, "2025-03-04"), (-1, "2025-03-05")
     ]  # fmt: skip
     for window in windows:
-        assert window["rdds"] == before["rdds"], window["window"]
+        # Delta's cache of a table's current snapshot (one version a table, replaced as the table moves) is Delta's.
+        ours = [name for name in window["rdds"] if not name.startswith("Delta Table State")]
+        assert ours == before["rdds"], window["window"]
+        assert len(window["rdds"]) - len(ours) <= 2 * 3, window["rdds"]  # A, B and the target at most

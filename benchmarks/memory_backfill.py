@@ -139,7 +139,10 @@ def render(runs: list[Run]) -> list[str]:
         ]
         if run.name == "memory-warm" and len(windows) >= 5:
             lines.append(
-                f"Heap after the last window / after the fifth: {windows[-1].heap_used / windows[4].heap_used:.2f}x."
+                f"Heap after the last window / after the fifth: used "
+                f"{windows[-1].heap_used / windows[4].heap_used:.2f}x, "
+                f"old generation {windows[-1].heap_old / windows[4].heap_old:.2f}x (no collection is forced: the "
+                "used heap is a sawtooth between collections)."
             )
         lines += ["", "| # | window | s | heap used MB | old gen MB | RDDs | Delta states | broadcasts (data size) |",
                   "|---|---|---|---|---|---|---|---|"]  # fmt: skip

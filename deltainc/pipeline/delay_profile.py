@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from deltainc.errors import ConfigError
 from deltainc.join.columns import match_condition, source_filter, unit_index
 from deltainc.join.join_spec import check_join
+from deltainc.join.strategy import shuffled
 from deltainc.join.windows import day_units
 from deltainc.pipeline.delay_histogram import DelayProfile, profile_from_histogram
 from deltainc.pipeline.delta.sources import read_table
@@ -64,7 +65,7 @@ def profile_job(
     a_rec, b_rec = F.col(f"{settings.alias_a}.`{inc}`"), F.col(f"{settings.alias_b}.`{inc}`")
     a_type, b_type = df_a.schema[inc].dataType, df_b.schema[inc].dataType
     delay = unit_index(b_rec, b_type, uom) - unit_index(a_rec, a_type, uom)
-    rows = a.join(b, condition, "left").groupBy(delay.alias(_DELAY)).count().collect()
+    rows = shuffled(a).join(b, condition, "left").groupBy(delay.alias(_DELAY)).count().collect()
     counted = {int(r[_DELAY]): int(r["count"]) for r in rows if r[_DELAY] is not None}
     unmatched = sum(int(r["count"]) for r in rows if r[_DELAY] is None)
     return profile_from_histogram(job, counted, unmatched, start, end)

@@ -382,8 +382,9 @@ def test_backfill_reports_each_chunk_and_resumes_after_a_failure(
     out, err = capsys.readouterr()
     assert re.search(r"^\[1/2\] 2025-03-01  same_time 1 .* inserted 2 ", out, re.M)
     assert err == (
-        "deltainc: error: RuntimeError: disk full (stopped after chunk 1 of 2; run the same command again "
-        "to resume: processed chunks are skipped; --verbose for the full trace)\n"
+        "deltainc: error: RuntimeError: disk full (chunk 2 of 2 (2025-03-02) failed; chunk 1 is committed (the "
+        "watermark is 2025-03-01); run the same command again to resume at chunk 2: processed chunks are skipped; "
+        "--verbose for the full trace)\n"
     )
 
     assert main(argv) == 0

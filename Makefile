@@ -7,9 +7,11 @@ PY     := $(VENV)/bin/python
 SPARK_LINE ?= 4
 # The clean virtualenv of `make wheel-check`.
 WHEEL_VENV := .venv-wheel
+# Airflow's own virtualenv (`make airflow-check`), apart from deltainc's: Airflow is no dependency of deltainc.
+AIRFLOW_VENV := .venv-airflow
 CONSTRAINTS := constraints/spark-$(SPARK_LINE).txt
 
-.PHONY: setup test smoke-spark35 demo lint docs dist wheel-check install jars clean
+.PHONY: setup test smoke-spark35 demo lint docs dist wheel-check airflow-check install jars clean
 
 # `make`: the set-up. .venv with deltainc (editable) and its dependencies, and Delta's jars downloaded once.
 setup: jars
@@ -60,7 +62,8 @@ check: archive
 # beside the Spark 3.5 smoke; the suite starts as soon as lint and the archive are done, the smoke going on beside
 # it (its output kept in a file, printed when it ends: its summary, or all of it if it failed). The suite is
 # CPU-bound; side by side the two leave the cores less idle than one after the other.
-# Beside the suite, after the smoke, the built wheel is checked in a clean virtualenv (wheel-check, below).
+# Beside the suite, after the smoke, the built wheel is checked in a clean virtualenv (wheel-check, below), then the
+# Airflow 3 recipes run under a real Airflow (airflow-check, below).
 test:
 	$(MAKE) -j3 suite beside-suite
 
@@ -87,12 +90,15 @@ smoke-after-jars: $(VENV)/.jars-s3 install-spark35
 	@$(MAKE) smoke-spark35 > $(SMOKE_LOG) 2>&1 || { cat $(SMOKE_LOG); echo "the Spark 3.5 smoke failed"; exit 1; }
 	@echo "the Spark 3.5 smoke: $$(grep -E '[0-9]+ (passed|failed)' $(SMOKE_LOG) | tail -n 1)"
 
-# What runs beside the suite, one after the other: the Spark 3.5 smoke, then the wheel check (its output kept in a
-# file too, printed in full if it fails).
+# What runs beside the suite, one after the other: the Spark 3.5 smoke, the wheel check, then the Airflow check
+# (their output kept in a file too, printed in full if it fails).
 WHEEL_LOG := .venv-wheel.log
+AIRFLOW_LOG := .venv-airflow.log
 beside-suite: smoke-after-jars
 	@$(MAKE) wheel-check > $(WHEEL_LOG) 2>&1 || { cat $(WHEEL_LOG); echo "the wheel check failed"; exit 1; }
 	@echo "the wheel check: $$(grep -E "from the wheel" $(WHEEL_LOG) | tail -n 1)"
+	@$(MAKE) airflow-check > $(AIRFLOW_LOG) 2>&1 || { cat $(AIRFLOW_LOG); echo "the Airflow check failed"; exit 1; }
+	@echo "$$(grep -E "^the Airflow check: " $(AIRFLOW_LOG) | tail -n 1)"
 
 # The Spark 3.5 line (constraints/spark-3.5.txt) in a venv of its own: the smoke subset, ANSI off as 3.5 has it. One
 # process, one JVM: two workers took the same wall time (one file holds most of it) and 156-161 busy CPU-s against
@@ -132,8 +138,20 @@ wheel-check: dist
 	$(PYTHON) -m venv $(WHEEL_VENV)
 	$(PYTHON) tests/wheel_check.py $(WHEEL_VENV)
 
+# The Airflow 3 recipes (docs/production/airflow/) run as written under a real Airflow 3: its own virtualenv, made
+# once from constraints/airflow.txt (a few minutes), calling this checkout's deltainc; `airflow dags test` over
+# several logical hours of the hourly job, a cleared hour, its rerun, and a run stopped by its execution_timeout
+# (tests/airflow_check.py). Several Spark starts, one at a time.
+airflow-check: $(VENV)/.jars $(AIRFLOW_VENV)/.installed
+	$(PY) tests/airflow_check.py $(AIRFLOW_VENV)
+
+$(AIRFLOW_VENV)/.installed: constraints/airflow.txt
+	test -x $(AIRFLOW_VENV)/bin/python || $(PYTHON) -m venv $(AIRFLOW_VENV)
+	$(AIRFLOW_VENV)/bin/python -m pip install -q -c constraints/airflow.txt apache-airflow apache-airflow-providers-standard
+	touch $@
+
 clean:
-	rm -rf $(VENV) .venv-spark35 $(WHEEL_VENV) dist site .pytest_cache .mypy_cache .ruff_cache spark-warehouse metastore_db derby.log
+	rm -rf $(VENV) .venv-spark35 $(WHEEL_VENV) $(AIRFLOW_VENV) dist site .pytest_cache .mypy_cache .ruff_cache spark-warehouse metastore_db derby.log
 
 # Benchmarks (benchmarks/README.md): `make bench` runs the defaults and writes benchmarks/results/RESULTS.md;
 # options pass through ARGS, e.g. `make bench ARGS="--rows-per-day 2000 --days 40"`.

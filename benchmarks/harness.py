@@ -20,7 +20,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from benchmarks import feature_sources, layout_ab, too_late
+from benchmarks import feature_sources, layout_ab, memory_backfill, too_late
 from benchmarks.chain_runs import chain_runs
 from benchmarks.connect_ab import measure as measure_connect
 from benchmarks.data import ensure_sources
@@ -227,6 +227,11 @@ def _report_time(ctx: Context) -> list[str]:
     return report_time(ctx.folder, ctx.args.repeat, min(365, ctx.args.days))
 
 
+def _memory(ctx: Context) -> list[str]:
+    """The command line's sources; the warm session's last 60 days (or half of --days when fewer) a window each."""
+    return memory_backfill.render(memory_backfill.measure(ctx.bench, min(60, max(6, ctx.args.days // 2))))
+
+
 # --- the registry, in the order the scenarios run ----------------------------------------------------------------
 
 _TEXTS: dict[str, dict[str, Any]] = tomllib.loads((Path(__file__).parent / "goals.toml").read_text())
@@ -265,6 +270,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("hourly", _report(_hourly)),
     _scenario("chain", _report(_chain)),
     _scenario("explain", _report(_explain), sources=True),
+    _scenario("memory", _report(_memory), sources=True),
     _scenario("stream", _stream, stream_section, stream_check, sources=True),
 )
 

@@ -12,6 +12,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from deltainc.connect_conf import client_conf, left_message, refused_by_server
+from deltainc.driver_memory import DRIVER_MEMORY, default_driver_memory, machine_memory, users_driver_memory
 from deltainc.settings import Settings, load_settings, resolved
 from deltainc.settings import use as use_storage
 from deltainc.spark_compat import delta_packages, note_startup_seconds, set_log_level
@@ -138,12 +139,15 @@ def get_spark(
         conf["spark.executor.cores"] = str(spark_settings.executor_cores)
     conf.update(spark_settings.conf)
     conf.update(extra_conf or {})
+    fresh = SparkSession.getActiveSession() is None
+    if fresh and (spark_settings.master or "").startswith("local"):
+        _size_local_driver(conf)
     builder = SparkSession.builder.appName(spark_settings.app_name)
     if spark_settings.master:
         builder = builder.master(spark_settings.master)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    fresh, clock = SparkSession.getActiveSession() is None, time.monotonic()
+    clock = time.monotonic()
     with dying_with_this_process():  # a JVM started here does not outlive this process (spark_driver)
         spark = builder.getOrCreate()
     if fresh:
@@ -152,6 +156,26 @@ def get_spark(
     if jars is None and "spark.jars" not in conf:
         _remember_jars(spark, ",".join(packages))
     return spark
+
+
+def _size_local_driver(conf: dict[str, str]) -> None:
+    """Give a local session's driver JVM half of the machine's memory (`driver_memory`) unless the user set its
+    heap somewhere; said at info, as the session's other settings are."""
+    own = users_driver_memory(conf, os.environ)
+    if own is not None:
+        log.info("driver memory: the user's, from %s", own)
+        return
+    total = machine_memory()
+    memory = default_driver_memory(total)
+    if memory is None or total is None:
+        return
+    conf[DRIVER_MEMORY] = memory
+    log.info(
+        "driver memory %s: half of this machine's %.1f GB, within 1-16 GB (set spark.driver.memory under "
+        "[spark.conf] or DELTAINC_SPARK__CONF to change it)",
+        memory,
+        total / 1024**3,
+    )
 
 
 def _with_s3() -> tuple[list[str], list[str]]:

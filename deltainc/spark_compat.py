@@ -35,6 +35,7 @@ __all__ = [
     "cancel_all_jobs",
     "set_log_level",
     "describe_master",
+    "driver_memory",
     "labelled_jobs",
     "session_conf",
     "note_startup_seconds",
@@ -140,6 +141,14 @@ def describe_master(spark: SparkSession) -> str:
     if is_connect(spark):
         return "a client of a Spark Connect server"
     return f"master {spark.sparkContext.master}"
+
+
+def driver_memory(spark: SparkSession) -> str:
+    """The driver JVM's heap as the session was started with it (`spark.driver.memory`; Spark's default 1g when
+    unset), for a log line; a Connect client does not know the server's."""
+    if is_connect(spark):
+        return "the server's"
+    return spark.sparkContext.getConf().get("spark.driver.memory", "1g (Spark's default)") or "1g"
 
 
 _JOB_LABELS = ("spark.jobGroup.id", "spark.job.description")

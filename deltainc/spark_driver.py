@@ -5,7 +5,10 @@ stdin pipe, but only after Spark is up and after its shutdown hooks: a command k
 JVM running, and one that ended left its JVM seconds behind. Here the child is launched with Linux's
 PR_SET_PDEATHSIG (SIGKILL): the kernel kills it as the launching thread ends, whatever killed the process. A
 command marks its JVM as its own (`claim`), so that a stop ends that JVM before the run frees its lock (`stop`);
-at a normal exit the JVM is shut down cleanly before the process ends (Spark removes its temporary files).
+at a normal exit the JVM is shut down cleanly before the process ends (Spark removes its temporary files): its
+SparkContext stopped, then Py4J's side of the connection closed, then the JVM ended. Py4J's records are off from
+then on: a stop slower than its grace (a loaded machine) is cut short, and Py4J would print the broken connection's
+`ConnectionResetError` / `Py4JNetworkError` traceback on stderr after a command that succeeded (`_at_exit`).
 Plain OS calls; on a system without prctl the JVM starts as PySpark starts it.
 """
 
@@ -14,17 +17,21 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import logging
 import os
 import signal
 import subprocess
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from deltainc.errors import Cancelled
 
-__all__ = ["dying_with_this_process", "launched", "claim", "stop", "joined"]
+__all__ = ["dying_with_this_process", "launched", "claim", "stop", "joined", "not_from_py4j"]
+
+STOP_GRACE_SECONDS = 5.0  # at a normal exit: for Spark to stop, then for the JVM to exit, before it is forced
 
 _PR_SET_PDEATHSIG = 1
 _LAUNCHED: list[subprocess.Popen[bytes]] = []  # the driver JVMs launched here, newest last
@@ -69,7 +76,7 @@ def dying_with_this_process() -> Iterator[None]:
 
         process: subprocess.Popen[bytes] = real(command, **{**kwargs, "preexec_fn": in_child})
         _LAUNCHED.append(process)
-        atexit.register(_end, process)  # at a normal exit the JVM shuts down cleanly first, its files removed
+        atexit.register(_at_exit, process)  # at a normal exit the JVM shuts down cleanly first, its files removed
         return process
 
     setattr(java_gateway, "Popen", launch)  # noqa: B010
@@ -126,13 +133,37 @@ def _end(process: subprocess.Popen[bytes], grace_seconds: float = 5.0) -> None:
 
 
 def _stop_context() -> None:
-    """Stop the active SparkContext (best effort: the JVM may be going down with the same signal)."""
+    """Stop the active SparkContext, then close Py4J's side of the gateway, so that no call (an object's finalizer)
+    goes to the JVM as it ends; a session started later launches a JVM of its own. Best effort: the JVM may be going
+    down with the same signal."""
     from pyspark import SparkContext
 
     context = SparkContext._active_spark_context
     with contextlib.suppress(Exception):
         if context is not None:
             context.stop()
+    gateway = SparkContext._gateway
+    if gateway is not None:
+        with contextlib.suppress(Exception):
+            gateway.shutdown()
+        SparkContext._gateway = SparkContext._jvm = None
+
+
+def not_from_py4j(record: logging.LogRecord) -> bool:
+    """False for the records Py4J logs on the root logger ("Exception while sending command." with a traceback),
+    which it does when the JVM ends under a call: a stop, a SIGTERM. Noise beside the command's own lines."""
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
+def _at_exit(process: subprocess.Popen[bytes]) -> None:
+    """End the driver JVM at a normal exit (`_end`, `STOP_GRACE_SECONDS` apart), Py4J quiet from now on: the command
+    is done, and what Py4J logs of the connection the JVM's end breaks (its own loggers, `logging.exception` on the
+    root logger, which configures a handler on stderr when none is) and PySpark's warning of a stop cut short say
+    nothing about it."""
+    logging.getLogger().addFilter(not_from_py4j)
+    logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
+    warnings.filterwarnings("ignore", message="Unable to cleanly shutdown Spark JVM process", category=RuntimeWarning)
+    _end(process, STOP_GRACE_SECONDS)
 
 
 def joined(thread: threading.Thread, seconds: float) -> None:

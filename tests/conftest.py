@@ -33,6 +33,9 @@ from deltainc.storage import slim_s3_jars
 # gets the short-lived JVM's options (tests/jvm_options.py).
 os.environ["SPARK_HOME"] = str(spark_home())
 os.environ["SPARK_SUBMIT_OPTS"] = process_options()
+# The processes a test starts keep Spark's 1 GB heap: a local session deltainc starts otherwise gets half of the
+# machine's memory (deltainc/driver_memory.py), and the suite's timings were measured at 1 GB.
+os.environ.setdefault("SPARK_DRIVER_MEMORY", "1g")
 
 
 # The test files of a minute or more, heaviest first (their seconds in a suite run on two workers, 2026-11-26). The

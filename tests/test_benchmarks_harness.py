@@ -12,8 +12,9 @@ pytestmark = pytest.mark.pure
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 # The modules started as `python -m benchmarks.X`: the harness, the tool comparing two runs' results files, and the
-# child that hosts a session of another configuration for `fixed-cost` (one SparkContext per JVM).
-ENTRY_POINTS = {"run", "compare_lines", "session_ab"}
+# children that host a session of another configuration (one SparkContext per JVM): `fixed-cost`'s, and `memory`'s
+# (a fresh process with its driver's heap as configured and its UI on, read through Spark's REST API).
+ENTRY_POINTS = {"run", "compare_lines", "session_ab", "memory_backfill"}
 
 
 def _trees() -> dict[str, ast.Module]:

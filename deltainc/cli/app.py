@@ -29,6 +29,8 @@ from deltainc.cli.output import (
 )
 from deltainc.cli.parser import build_parser
 from deltainc.errors import Cancelled
+from deltainc.spark_driver import not_from_py4j
+from deltainc.stop_notice import notice, say
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID", "EXIT_LOCKED"]
 
@@ -86,22 +88,28 @@ def _logging(settings_level: str, verbose: bool) -> Iterator[None]:
         log.propagate = previous[1]
 
 
-def not_from_py4j(record: logging.LogRecord) -> bool:
-    """False for the records Py4J logs on the root logger ("Exception while sending command." with a traceback),
-    which it does when a SIGTERM stops the JVM or a call inside it: noise beside the command's own error line."""
-    return f"{os.sep}py4j{os.sep}" not in record.pathname
-
-
 @contextlib.contextmanager
 def _cancel_on_signals() -> Iterator[None]:
     """Turn SIGTERM (a scheduler's timeout or cancel) and SIGINT (Ctrl-C) into Cancelled, so that the run stops
     cleanly: its run-log row says cancelled and releases the lock. Not KeyboardInterrupt, which Py4J logs with
-    a traceback when it lands inside a Spark call. Only in the main thread, where signals arrive."""
+    a traceback when it lands inside a Spark call. Only in the main thread, where signals arrive.
+
+    The first signal says at once, on stderr, what is being stopped (`stop_notice`): the stop takes seconds
+    before the command's last line, and a scheduler may stop reading the output at its signal."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    said = False
+    try:  # stderr as the command began: while Spark starts, descriptor 2 points at Spark's log file
+        terminal: int | None = os.dup(sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):  # a stream without a descriptor (a test's capture)
+        terminal = None
 
     def stop(signal_number: int, _frame: object) -> None:
+        nonlocal said
+        if not said:
+            said = True
+            say(notice(signal_number), terminal)
         raise Cancelled(signal_number)
 
     previous = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
@@ -110,3 +118,5 @@ def _cancel_on_signals() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        if terminal is not None:
+            os.close(terminal)

@@ -46,7 +46,7 @@ def explain(ctx: Context) -> int:
     for row in found.b_rows:
         ctx.print(f"  B       {_line(row, [*join.join_cols, *job.target.b_keys, inc])}")
     for row in found.target_rows:
-        ctx.print(f"  target  {_line(row, ['JoinType', inc, 'IsFinal', 'WaitingTime', f'{inc}_{join.alias_b}'])}")
+        ctx.print(f"  target  {_line(row, ['JoinType', inc, 'IsFinal', 'WaitingTime', f'{inc}_{found.suffixes[1]}'])}")
     for reason in found.reasons:
         ctx.print(f"  why     {reason}")
     if found.history_read:

@@ -21,8 +21,10 @@ from deltainc.cli.output import (
     to_json,
 )
 from deltainc.cli.run_commands import check_range
+from deltainc.errors import ConfigError
 from deltainc.join.options import COUNTED_ORDER, WAITING_TYPES
 from deltainc.pipeline import JobConfig, load_job
+from deltainc.pipeline.job.order import run_order
 from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.report.sections import trend_lines
 
@@ -32,9 +34,10 @@ if TYPE_CHECKING:
 __all__ = ["status", "validate", "verify"]
 
 
-def _for_each_job(ctx: Context, check: Callable[[JobConfig, Path], dict[str, Any]]) -> int:
+def _for_each_job(ctx: Context, check: Callable[[JobConfig, Path], dict[str, Any]], in_run_order: bool = False) -> int:
     """Apply `check` to JOB, or to every job of the job directory, carrying on past a job that fails (its
-    error names it); one JSON document; the worst exit code."""
+    error names it); one JSON document; the worst exit code. With `in_run_order`, every job after the jobs whose
+    targets it reads (`run_order`; a job file that does not load comes last, its error said), else by name."""
     if ctx.args.job is not None:
         job, path = ctx.job(ctx.args.job)
         document = check(job, path)
@@ -43,7 +46,7 @@ def _for_each_job(ctx: Context, check: Callable[[JobConfig, Path], dict[str, Any
         return EXIT_OK
     documents: list[dict[str, Any]] = []
     code = EXIT_OK
-    for path in ctx.all_jobs():
+    for path in _job_files(ctx.all_jobs()) if in_run_order else ctx.all_jobs():
         try:
             job = load_job(path)
             documents.append(check(job, path))
@@ -57,6 +60,24 @@ def _for_each_job(ctx: Context, check: Callable[[JobConfig, Path], dict[str, Any
     if ctx.json:
         emit_json({"jobs": documents})
     return code
+
+
+def _job_files(paths: list[Path]) -> list[Path]:
+    """`paths` in run order: each job after the jobs whose targets it reads; files that do not load (or name a
+    job twice) keep their order after them, where `load_job` says what is wrong."""
+    loaded: dict[Path, JobConfig] = {}
+    for path in paths:
+        try:
+            loaded[path] = load_job(path)
+        except ConfigError:
+            continue
+    try:
+        ordered = run_order(list(loaded.values()))
+    except ConfigError:
+        return paths
+    by_job = {id(job): path for path, job in loaded.items()}
+    first = [by_job[id(job)] for job in ordered]
+    return first + [path for path in paths if path not in first]
 
 
 def _read_status(ctx: Context, job: JobConfig) -> JobStatus:
@@ -146,7 +167,7 @@ def validate(ctx: Context) -> int:
         state, join, reads = checked.status, job.join, checked.next_read_labels()
         if not ctx.json:
             ctx.print(f"{job.name}: valid  ({path})")
-            for label, text in checked.joins:
+            for label, text in (*checked.joins, *checked.notes):
                 ctx.print(f"  {label:<16} {text}")
             target = "exists" if checked.target_exists else "created by the first run"
             ctx.print(f"  target           {job.target.label} ({target})")
@@ -170,9 +191,10 @@ def validate(ctx: Context) -> int:
             "next_window_reads": reads,
             "target_exists": checked.target_exists,
             "warnings": list(checked.warnings),
+            "notes": [text for _, text in checked.notes],
         }
 
-    return _for_each_job(ctx, check)
+    return _for_each_job(ctx, check, in_run_order=True)
 
 
 def verify(ctx: Context) -> int:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from deltainc.cli.failure_notes import memory_note
 from deltainc.errors import AmbiguousRowsError, ConfigError, JobLockedError, SchemaError
 from deltainc.join.options import COUNTED_ORDER
 from deltainc.pipeline.job.job_config import TOMLDecodeError
@@ -233,6 +234,9 @@ def classify(exc: BaseException) -> tuple[int, str]:
     message = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
     if any(sign in text for sign in METASTORE_SIGNS):
         message = f"{message} ({METASTORE_HINT})"
+    memory = memory_note(text)
+    if memory is not None:
+        message = f"{message} ({memory})"
     return EXIT_FAILURE, message
 
 

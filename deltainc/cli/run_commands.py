@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from deltainc.cli.context import Context
+from deltainc.cli.failure_notes import window_note
 from deltainc.cli.output import EXIT_OK, emit_json, result_document, window_line
 from deltainc.errors import ConfigError
 from deltainc.join.windows import Window, parse_point
@@ -61,9 +62,14 @@ def run(ctx: Context) -> int:
         jobs = [ctx.job(ctx.args.job)[0]]
     documents = []
     for job in jobs:
-        result = pipeline.run(
-            job, ctx.args.until, ctx.spark, ctx.settings, on_window=_on_window(ctx), rebuild=ctx.args.rebuild
-        )
+        try:
+            result = pipeline.run(
+                job, ctx.args.until, ctx.spark, ctx.settings, on_window=_on_window(ctx), rebuild=ctx.args.rebuild
+            )
+        except Exception as exc:
+            note = window_note(exc, chunks=False)
+            ctx.hint = f"{job.name}: {note}" if note and ctx.args.job is None else note or ctx.hint
+            raise
         if ctx.json and ctx.args.job is None:  # one JSON document for them all, as `status` gives
             documents.append(result_document(result))
         else:
@@ -142,8 +148,9 @@ def backfill(ctx: Context) -> int:
         result = pipeline.backfill(
             job, ctx.args.start, ctx.args.end, ctx.args.chunk, spark, ctx.settings, on_progress=on_progress
         )
-    except Exception:
-        if done["total"]:
+    except Exception as exc:
+        ctx.hint = window_note(exc, chunks=True) or ctx.hint
+        if ctx.hint is None and done["total"]:
             ctx.hint = (
                 f"stopped after chunk {done['chunks']} of {done['total']}; run the same command again "
                 "to resume: processed chunks are skipped"

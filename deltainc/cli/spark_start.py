@@ -82,12 +82,13 @@ def _start(
     settings: Settings, extra_conf: dict[str, str], verbose: bool, log_name: str, s3: bool
 ) -> tuple[SparkSession, Path | None]:
     from deltainc.spark import get_spark, remote_url
-    from deltainc.spark_compat import describe_master
+    from deltainc.spark_compat import describe_master, driver_memory
 
     if verbose or remote_url(settings) is not None:  # a Connect client starts no JVM: nothing to redirect
         spark = get_spark(settings, extra_conf, s3=s3)
         where = "the server's log" if remote_url(settings) is not None else "this terminal"
-        log.info("Spark %s, %s; Spark's log output goes to %s", spark.version, describe_master(spark), where)
+        memory = "" if remote_url(settings) is not None else f", driver memory {driver_memory(spark)}"
+        log.info("Spark %s, %s%s; Spark's log output goes to %s", spark.version, describe_master(spark), memory, where)
         return spark, None
     from pyspark.sql import SparkSession
 

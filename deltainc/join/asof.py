@@ -27,6 +27,7 @@ from deltainc.join.columns import UNIT, Rows, unit_index
 from deltainc.join.join_spec import JoinSpec
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import RESERVED_PREFIX
+from deltainc.join.strategy import shuffled
 from deltainc.join.windows import TimeUnit
 
 __all__ = [
@@ -120,7 +121,7 @@ def asof_rows(a: DataFrame, b: DataFrame, condition: Column, spec: JoinSpec, e: 
         a_time, b_time = a_t, b_t
     scale = time_scale(exact, settings.time_uom)
     candidate = condition & is_candidate(a_time, b_time, strategy, lb, mw, scale)
-    joined = a.join(b, candidate, "left_outer")
+    joined = shuffled(a).join(b, candidate, "left_outer")
     named = list(settings.asof_tie_break)
     others = [
         f.name

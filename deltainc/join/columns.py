@@ -21,6 +21,7 @@ from pyspark.sql import types as T
 from deltainc.join.join_spec import JoinSpec, column_type, condition_column
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import RESERVED_PREFIX
+from deltainc.join.strategy import shuffled
 from deltainc.join.windows import EPOCH_DAY, TimeUnit, from_index
 
 __all__ = ["UNIT", "unit_index", "unit_time", "source_filter", "side_column", "match_condition", "Rows", "matched_rows"]
@@ -103,12 +104,12 @@ def matched_rows(a: DataFrame, b: DataFrame, condition: Column, spec: JoinSpec, 
     lb, mw = spec.look_back_time, spec.max_waiting_time
     a_t, b_t = F.col(f"{spec.settings.alias_a}.{UNIT}"), F.col(f"{spec.settings.alias_b}.{UNIT}")
     if spec.how == "left_anti":
-        joined = a.join(b, condition, "left_anti")
+        joined = shuffled(a).join(b, condition, "left_anti")
         b_t = F.lit(None).cast("int")  # B's columns are gone after an anti join
         matched = F.lit(False)
         a_only = F.lit(True)
     else:
-        joined = a.join(b, condition, _SPARK_HOW[spec.how])
+        joined = shuffled(a).join(b, condition, _SPARK_HOW[spec.how])
         matched = a_t.isNotNull() & b_t.isNotNull()
         a_only = a_t.isNotNull() & b_t.isNull()
     b_only = a_t.isNull() & b_t.isNotNull()  # full_outer only

@@ -35,8 +35,9 @@ from deltainc.pipeline.plan import (
 from deltainc.pipeline.prepared_job import PreparedJob, latest_available, open_job
 from deltainc.pipeline.state import Command, JobState, Lease, check_unchanged, locked
 from deltainc.pipeline.state.downstream import DownstreamRerun, downstream_reruns, encode_reruns
-from deltainc.pipeline.window.run import StepHook, begin, process_window, record_stop
+from deltainc.pipeline.window.run import StepHook, begin, process_planned, record_stop
 from deltainc.settings import Settings
+from deltainc.stop_notice import doing
 
 __all__ = ["run", "rerun", "backfill"]
 
@@ -117,7 +118,10 @@ def run(
     config, settings = load(job, settings)
     if rebuild and until is not None:
         raise ConfigError("--until: a rebuild always goes to the latest RecDate in both sources; drop --until")
-    with _before_spark(config, settings, Command.RUN, spark, until, rebuild) as found:
+    with (
+        doing(config.name, Command.RUN.value),
+        _before_spark(config, settings, Command.RUN, spark, until, rebuild) as found,
+    ):
         if found.answer is not None:
             return found.answer
         prepared, state = open_job(config, spark, settings, "run", not rebuild, found.checked)
@@ -179,7 +183,7 @@ def rerun(
         ```
     """
     config, settings = load(job, settings)
-    with _before_spark(config, settings, Command.RERUN, spark) as found:
+    with doing(config.name, Command.RERUN.value), _before_spark(config, settings, Command.RERUN, spark) as found:
         prepared, state = open_job(config, spark, settings, "rerun", checked=found.checked)
         first = parse_point(start, "--start", prepared.uom)
         last = first if end is None else parse_point(end, "--end", prepared.uom)
@@ -236,7 +240,7 @@ def backfill(
         ```
     """
     config, settings = load(job, settings)
-    with _before_spark(config, settings, Command.BACKFILL, spark) as found:
+    with doing(config.name, Command.BACKFILL.value), _before_spark(config, settings, Command.BACKFILL, spark) as found:
         prepared, state = open_job(config, spark, settings, "backfill", checked=found.checked)
         first = parse_point(start, "--start", prepared.uom)
         last = parse_point(end, "--end", prepared.uom)
@@ -281,7 +285,9 @@ def _execute(prepared: PreparedJob, state: JobState, command: Command, plan: Cal
         try:
             for item in items:
                 if not item.done:
-                    report = process_window(ongoing, item.window, item.mode, last=item is todo[-1])
+                    report = process_planned(
+                        ongoing, item, len(items), prepared.label(watermark), last=item is todo[-1]
+                    )
                     reports.append(report)
                     if item.mode.moves_watermark:
                         watermark = item.window.end  # only this run moves it while it holds the lock

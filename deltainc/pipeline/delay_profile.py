@@ -19,9 +19,11 @@ from pyspark.sql import functions as F
 from deltainc.errors import ConfigError
 from deltainc.join.columns import match_condition, source_filter, unit_index
 from deltainc.join.join_spec import check_join
+from deltainc.join.strategy import shuffled
 from deltainc.join.windows import day_units
 from deltainc.pipeline.delay_histogram import DelayProfile, profile_from_histogram
 from deltainc.pipeline.delta.sources import read_table
+from deltainc.pipeline.job.chain_suffixes import chain_suffixes
 from deltainc.pipeline.job.job_config import JobConfig
 
 __all__ = ["profile_job", "format_profile", "plot_profile"]
@@ -51,19 +53,19 @@ def profile_job(
     uom, inc = join.time_uom, join.inc_col
     df_a = read_table(spark, job.source_a, "source_a")
     df_b = read_table(spark, job.source_b, "source_b")
-    settings = join.engine_settings()
+    settings = chain_suffixes(job, df_a.columns, df_b.columns, join.engine_settings())  # a job in a chain
     # The job's own validation, with its messages.
     spec = check_join(df_a, df_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
                       join.max_waiting_time, None, None, settings)  # fmt: skip
     first = None if start is None else day_units(start, uom)[0]
     last = None if end is None else day_units(end, uom)[1]
-    a = df_a.where(source_filter(df_a, inc, uom, first, last)).alias(join.alias_a)
-    b = df_b.where(F.col(f"`{inc}`").isNotNull()).alias(join.alias_b)
+    a = df_a.where(source_filter(df_a, inc, uom, first, last)).alias(settings.alias_a)
+    b = df_b.where(F.col(f"`{inc}`").isNotNull()).alias(settings.alias_b)
     condition = match_condition(spec, None)  # the job's keys and join_cond, as its join matches rows
-    a_rec, b_rec = F.col(f"{join.alias_a}.`{inc}`"), F.col(f"{join.alias_b}.`{inc}`")
+    a_rec, b_rec = F.col(f"{settings.alias_a}.`{inc}`"), F.col(f"{settings.alias_b}.`{inc}`")
     a_type, b_type = df_a.schema[inc].dataType, df_b.schema[inc].dataType
     delay = unit_index(b_rec, b_type, uom) - unit_index(a_rec, a_type, uom)
-    rows = a.join(b, condition, "left").groupBy(delay.alias(_DELAY)).count().collect()
+    rows = shuffled(a).join(b, condition, "left").groupBy(delay.alias(_DELAY)).count().collect()
     counted = {int(r[_DELAY]): int(r["count"]) for r in rows if r[_DELAY] is not None}
     unmatched = sum(int(r["count"]) for r in rows if r[_DELAY] is None)
     return profile_from_histogram(job, counted, unmatched, start, end)

@@ -21,6 +21,7 @@ from deltainc.pipeline.delta.key_files import files_with_keys
 from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.delta.sources import read_table, table_exists
 from deltainc.pipeline.explanation import explain_a_row, explain_absent, explain_b_row
+from deltainc.pipeline.job.chain_suffixes import chain_suffixes
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.key_history import KeyHistory, key_equal, key_history
@@ -45,7 +46,9 @@ class KeyExplanation:
     watermark: str | None
     history: tuple[dict[str, Any], ...] = ()  # each commit that wrote a row of the key (`key_history`)
     history_read: str = ""  # what the history was read from, or why it was not
+    history_vacuumed: tuple[int, ...] = ()  # the versions whose files of the key VACUUM removed (not in `history`)
     files: dict[str, int | None] = field(default_factory=dict)  # files read per table (None: not counted)
+    suffixes: tuple[str, str] = ("A", "B")  # A's and B's suffixes in the target (a job in a chain picks its own)
 
     @property
     def found(self) -> bool:
@@ -57,7 +60,7 @@ class KeyExplanation:
                 "a_rows": [_shown(r) for r in self.a_rows], "b_rows": [_shown(r) for r in self.b_rows],
                 "target_rows": [_shown(r) for r in self.target_rows], "why": list(self.reasons),
                 "history": [_shown(r) for r in self.history], "history_read": self.history_read,
-                "files_read": self.files}  # fmt: skip
+                "history_vacuumed": list(self.history_vacuumed), "files_read": self.files}  # fmt: skip
 
 
 def _shown(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -135,7 +138,6 @@ class _Side:
     role: str
     listed: str
     keys: tuple[str, ...]
-    alias: str
     other: SourceRef
     other_role: str
     before: int
@@ -153,14 +155,14 @@ def _side(job: JobConfig, given: Mapping[str, str]) -> _Side:
     lb, wait, uom = join.look_back_time, join.max_waiting_time, join.time_uom
     names = set(given)
     if join.how == "full_outer" and names and names <= set(target.b_keys) and not names <= set(target.keys):
-        return _Side("B", source_b, "source_b", "target.b_keys", tuple(target.b_keys), join.alias_b, job.source_a,
+        return _Side("B", source_b, "source_b", "target.b_keys", tuple(target.b_keys), job.source_a,
                      "source_a", 2 * wait, lb + wait, lb, False,
                      lambda unit, others, outcome, _: explain_b_row(unit, others, outcome, lb, wait, uom))  # fmt: skip
 
     def why_a(unit: int, others: list[int], outcome: JoinType, late: bool) -> str:
         return explain_a_row(unit, others, outcome, lb, wait, uom, late).sentence
 
-    return _Side("A", job.source_a, "source_a", "target.keys", tuple(target.keys), join.alias_a, source_b,
+    return _Side("A", job.source_a, "source_a", "target.keys", tuple(target.keys), source_b,
                  "source_b", lb + wait, 2 * wait, wait, True, why_a)  # fmt: skip
 
 
@@ -193,8 +195,8 @@ def _explained(job: JobConfig, given: Mapping[str, str], spark: SparkSession, se
     other_used: list[bool] = []
     joined = {tuple(r[c] for c in join.join_cols) for r in rows}
     near = _near([to_index(r[inc], uom) for r in rows], side.before, side.after, inc, uom)
+    other_all = read_table(spark, side.other, side.other_role)
     if joined:
-        other_all = read_table(spark, side.other, side.other_role)
         match = _any_of(join.join_cols, joined) & near[0]
         other_rows, other_used = _rows_and_joined(other_all.where(match), side.other.where)
     target_rows = []
@@ -202,7 +204,10 @@ def _explained(job: JobConfig, given: Mapping[str, str], spark: SparkSession, se
         target_rows = [r.asDict() for r in read_table(spark, job.target, "target").where(key_equal(keys)).collect()]
     paths = state_paths(job.state_path(settings.state_dir))
     watermark = read_state_from_log(paths, job.name).watermark
-    at = f"{inc}_{side.alias}"  # the row's RecDate in the target (and, for A, in the too-late table)
+    columns = {side.role: mine_all.columns, side.other_role: other_all.columns}
+    named = chain_suffixes(job, columns["source_a"], columns["source_b"], join.engine_settings())  # in a chain
+    suffixes = (named.alias_a, named.alias_b)
+    at = f"{inc}_{suffixes[0] if side.role == 'source_a' else suffixes[1]}"  # the row's RecDate in the target
     late_ref = job.target.late_rows_ref
     kept_late: set[Any] = set()  # the A rows (their inc_col) whose too-late B rows the too-late table holds
     if side.late_table and late_ref is not None and table_exists(spark, late_ref):
@@ -238,4 +243,4 @@ def _explained(job: JobConfig, given: Mapping[str, str], spark: SparkSession, se
     mark = None if watermark is None else from_index(watermark, uom).isoformat()
     a_rows, b_rows = (rows, other_rows) if side.name == "A" else (other_rows, rows)
     return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark,
-                          history.entries, history.read, files)  # fmt: skip
+                          history.entries, history.read, history.vacuumed, files, suffixes)  # fmt: skip

@@ -18,8 +18,10 @@ from deltainc.pipeline.delta.sources import read_table, shape_from_log, table_ex
 from deltainc.pipeline.delta.spark_counts import latest_unit
 from deltainc.pipeline.from_delta_logs.commands import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import status_from_log
+from deltainc.pipeline.job.chain_suffixes import picked_suffixes
 from deltainc.pipeline.job.job_config import JobConfig, load
-from deltainc.pipeline.job.kinds.two_source import kind_of
+from deltainc.pipeline.job.kinds.two_source import TwoSourceJoin, TwoSourcePlan, kind_of
+from deltainc.pipeline.planned_target import not_run_yet
 from deltainc.pipeline.prepared_job import job_session, prepare_job
 from deltainc.pipeline.state import JobStatus, describe, read_runs, read_state, refusal, state_paths
 from deltainc.pipeline.target.layout import (
@@ -87,6 +89,10 @@ class JobValidation:
     target_exists: bool
     warnings: tuple[str, ...]
     joins: tuple[tuple[str, str], ...] = ()  # the sources and their joins as they fit: (label, text) lines
+    # What the job was checked against besides its sources' tables: (label, text) lines, e.g. a source that is the
+    # target of a job that has not run yet (checked against the columns its first run will write), and the
+    # suffixes a job on another job's target picked (`chain_suffixes`).
+    notes: tuple[tuple[str, str], ...] = ()
 
     def next_read_labels(self) -> dict[str, tuple[str, str]] | None:
         """`next_reads` as the first and last RecDate of each source: {'source_a': ('2025-02-27', ...), ...}."""
@@ -105,20 +111,36 @@ def validate_job(
     job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None
 ) -> JobValidation:
     """Check the job against its sources (columns, types, keys) and its remembered settings, writing nothing;
-    raises ConfigError, SchemaError or SettingsChangedError naming what does not fit."""
-    prepared = prepare_job(job, spark, settings)  # the sources, the join and the output: raises if invalid
-    spark, settings, config = prepared.spark, prepared.settings, prepared.job
+    raises ConfigError, SchemaError or SettingsChangedError naming what does not fit. A source that is the target
+    of a job that has not run yet is checked against the columns that job's first run will write
+    (`planned_target`), so a chain is checked before any of it runs."""
+    config, settings = load(job, settings)
+    spark = job_session(spark, settings, config.on_s3)
+    planned = [
+        ("planned", f"{role}: the target of job {ref.job} does not exist yet; checked against the columns its "
+         "first run will write")
+        for role, ref in config.sources
+        if not_run_yet(spark, ref)
+    ]  # fmt: skip
+    try:
+        prepared = prepare_job(config, spark, settings, planned=True)  # the sources, the join, the output
+    except (ConfigError, SchemaError) as exc:  # said with the sources that are not there yet
+        if not planned:
+            raise
+        raise type(exc)("; ".join([str(exc), *(text for _, text in planned)])) from None
     state = status(config, spark=spark, settings=settings, runs=1)
     layout = read_layout(spark, config.target) if table_exists(spark, config.target) else None
-    return _validation(config, state, layout, settings)
+    notes = (*planned, *_suffix_notes(config, prepared.join))
+    return _validation(config, state, layout, settings, notes)
 
 
 @one_look()
 def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = None) -> JobValidation:
     """`validate_job` answered from the Delta logs alone, without starting Spark: the sources' schemas, the
     state and the target's layout. LogUnreadable when the logs cannot answer (a catalog table, a remote path, a
-    `join_cond` of the join or of a feature source, or a source's `where`, which only Spark's analyzer resolves):
-    then `validate_job` answers with Spark (`from_logs_else_spark`)."""
+    `join_cond` of the join or of a feature source, or a source's `where`, which only Spark's analyzer resolves;
+    a source named by `job = "..."` has one, `IsFinal`, so a job in a chain, whose upstream may not have run yet,
+    is planned with Spark): then `validate_job` answers with Spark (`from_logs_else_spark`)."""
     config, settings = load(job, settings)
     target = config.target.path
     conditions = (*kind_of(config).join_conds(), *(ref.where for _, ref in config.sources))
@@ -126,10 +148,19 @@ def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = 
         raise LogUnreadable("a join_cond or a source's where is resolved by Spark's analyzer")
     if target is None or "://" in target or target.startswith("file:"):
         raise LogUnreadable(f"the target is not a local path ({config.target.label})")
-    check_from_logs(config)  # raises what does not fit, naming the setting
+    plan = check_from_logs(config)  # raises what does not fit, naming the setting
     state = status_from_log(config, settings, runs=1)
     layout = _layout_from_log(target)
-    return _validation(config, state, layout, settings)
+    return _validation(config, state, layout, settings, _suffix_notes(config, plan))
+
+
+def _suffix_notes(config: JobConfig, checked: object) -> tuple[tuple[str, str], ...]:
+    """The line on the suffixes a two-source job on another job's target picked, from its checked join (a plan or
+    a prepared join: both hold the engine's spec); none for a feature job or a job that sets them."""
+    if not isinstance(checked, (TwoSourcePlan, TwoSourceJoin)):
+        return ()
+    text = picked_suffixes(config, checked.spec.settings)
+    return () if text is None else (("suffixes", text),)
 
 
 def _layout_from_log(location: str) -> TargetLayout | None:
@@ -137,7 +168,13 @@ def _layout_from_log(location: str) -> TargetLayout | None:
     return layout_of(shape_from_log(location)) if look(location).found is not None else None
 
 
-def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None, settings: Settings) -> JobValidation:
+def _validation(
+    config: JobConfig,
+    state: JobStatus,
+    layout: TargetLayout | None,
+    settings: Settings,
+    notes: tuple[tuple[str, str], ...] = (),
+) -> JobValidation:
     """What validate says of a job that fits its sources: refused when its settings changed, else where it
     stands, what its next window reads, the existing target's layout warnings, and whether its commits are
     safe where the target lives (deltainc.storage.commit_warnings)."""
@@ -157,7 +194,7 @@ def _validation(config: JobConfig, state: JobStatus, layout: TargetLayout | None
         warnings += _late_rows_of_an_earlier_release(config, layout)
     targets = (config.target.path, config.target.late_rows)
     warnings = [*warnings, *commit_warnings(targets, settings.spark.conf)]
-    return JobValidation(config, state, reads, layout is not None, tuple(warnings), tuple(kind.described()))
+    return JobValidation(config, state, reads, layout is not None, tuple(warnings), tuple(kind.described()), notes)
 
 
 def _late_rows_of_an_earlier_release(config: JobConfig, layout: TargetLayout) -> list[str]:

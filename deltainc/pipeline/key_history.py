@@ -1,10 +1,15 @@
 """One key's history in a job's target (`explain`): each commit that wrote a row of the key (its version, time,
 outcome and RecDate) with the run and window whose run-log row names that commit.
 
-Bounded either way: only the commits of the runs whose windows reach the key's units are read. Where the target
-keeps a change data feed, its changes of those versions filtered on the key; else those commits' log entries (one
-Spark read of their JSON files), and of the files they added, those whose partition values and statistics may
-hold the key (`key_files.may_hold`), read as Parquet filtered on it. What was read is said in `KeyHistory.read`.
+Bounded either way: only the commits of the runs whose windows reach the key's units are read: their log entries
+(one Spark read of their JSON files). Where the target keeps a change data feed and the files its changes of those
+versions are read from are all still there, those changes filtered on the key; else, of the files those commits
+added, those whose partition values and statistics may hold the key (`key_files.may_hold`), read as Parquet
+filtered on it. What was read is said in `KeyHistory.read`.
+
+An old commit's files outlive it only until a `VACUUM` (7 days' retention by default): the history reads the files
+still there (`present_files`) and says which commits' files are gone, as it says which commit files the log's
+retention removed. The rows of those commits are not known any more; the key's current rows are read elsewhere.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pyspark.sql import functions as F
 from deltainc.join.options import JoinType
 from deltainc.join.windows import TimeUnit, parse_point
 from deltainc.pipeline.delta.key_files import may_hold
+from deltainc.pipeline.delta.present_files import present_files
 from deltainc.pipeline.delta.sql import detail
 from deltainc.pipeline.job.job_config import JobConfig
 
@@ -34,11 +40,13 @@ __all__ = ["KeyHistory", "key_history", "key_equal", "runs_reaching"]
 @dataclass(frozen=True)
 class KeyHistory:
     """The commits that wrote the key's rows, oldest first (dicts: version, time, outcome, inc_col, run_id,
-    command, window), what was read to find them, and how many data files were read."""
+    command, window), what was read to find them, how many data files were read, and the versions whose files that
+    may hold the key VACUUM removed (their rows are not in `entries`)."""
 
     entries: tuple[dict[str, Any], ...]
     read: str
     files_read: int = 0
+    vacuumed: tuple[int, ...] = ()
 
 
 def key_equal(values: Mapping[str, Any]) -> Column:
@@ -78,15 +86,36 @@ def _entry(version: int, when: Any, code: Any, day: Any, inc: str, run: Mapping[
             "run_id": (run or {}).get("run_id"), "command": (run or {}).get("command"), "window": window}  # fmt: skip
 
 
+def _ranges(versions: Sequence[int]) -> list[tuple[int, int]]:
+    """`versions` (sorted) as runs of consecutive versions, first and last: ``[3, 4, 5, 9]`` -> ``[(3, 5), (9, 9)]``."""
+    found: list[tuple[int, int]] = []
+    for version in versions:
+        if found and found[-1][1] == version - 1:
+            found[-1] = (found[-1][0], version)
+        else:
+            found.append((version, version))
+    return found
+
+
+def _feed_files(actions: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The files a commit's changes are read from: its change data (`cdc`) when it wrote some, else the data files
+    it added and removed."""
+    cdc = [a["cdc"]["path"] for a in actions if "cdc" in a]
+    if cdc:
+        return [unquote(path) for path in cdc]
+    return [unquote(a[kind]["path"]) for a in actions for kind in ("add", "remove")
+            if kind in a and a[kind].get("dataChange", True)]  # fmt: skip
+
+
 def _from_change_feed(spark: SparkSession, path: str, job: JobConfig, keys: Mapping[str, Any],
                       runs: Mapping[int, Mapping[str, Any]]) -> KeyHistory:  # fmt: skip
+    """The feed of the versions of `runs` (each run of consecutive versions one read, all in one Spark job)."""
     inc, versions = job.join.inc_col, sorted(runs)
     feed = spark.read.format("delta").option("readChangeFeed", "true")
-    changes = feed.option("startingVersion", versions[0]).option("endingVersion", versions[-1]).load(path)
+    reads = [feed.option("startingVersion", s).option("endingVersion", e).load(path) for s, e in _ranges(versions)]
+    changes = functools.reduce(lambda one, other: one.unionByName(other), reads)
     written = changes.where(key_equal(keys) & F.col("_change_type").isin("insert", "update_postimage"))
-    rows = written.where(F.col("_commit_version").isin(versions)).select(
-        "_commit_version", "_commit_timestamp", "JoinType", inc
-    )
+    rows = written.select("_commit_version", "_commit_timestamp", "JoinType", inc)
     entries = [_entry(v, when, code, day, inc, runs.get(v)) for v, when, code, day in rows.collect()]
     read = f"the change data feed of {len(versions)} commit(s) (versions {versions[0]}..{versions[-1]}), on the key"
     return KeyHistory(tuple(sorted(entries, key=operator.itemgetter("version"))), read)
@@ -144,10 +173,16 @@ def _may_hold_key(
     return not units or (min(units) <= last and first <= max(units))
 
 
+def _versions(numbers: Sequence[int]) -> str:
+    return ", ".join(str(n) for n in sorted(numbers))
+
+
 def _from_commits(spark: SparkSession, root: str, job: JobConfig, keys: Mapping[str, Any], first: int, last: int,
-                  runs: Mapping[int, Mapping[str, Any]]) -> KeyHistory:  # fmt: skip
+                  runs: Mapping[int, Mapping[str, Any]], commits: Mapping[int, Sequence[Mapping[str, Any]]],
+                  why: str = "") -> KeyHistory:  # fmt: skip
+    """The rows of the key in the files that the commits of `runs` (their log entries: `commits`) added and that
+    are still there; `why` says why the change data feed was not read."""
     inc, uom, versions = job.join.inc_col, TimeUnit(job.join.time_uom), sorted(runs)
-    commits = _log_lines(spark, root, versions)
     when: dict[int, Any] = {}
     added: dict[str, tuple[int, Mapping[str, str], str]] = {}  # file name -> version, partition values, path
     for version, actions in commits.items():
@@ -160,11 +195,18 @@ def _from_commits(spark: SparkSession, root: str, job: JobConfig, keys: Mapping[
                 path = unquote(add["path"])
                 added[path.rsplit("/", 1)[-1]] = (version, add.get("partitionValues") or {}, path)
     gone = len(versions) - len(commits)
-    read = f"the log entries of {len(commits)} commit(s) of the runs whose windows reach the key"
+    read = f"{why}the log entries of {len(commits)} commit(s) of the runs whose windows reach the key"
     read += f" ({gone} removed by the log's retention)" if gone else ""
     read += f", and {len(added)} file(s) they added that may hold it"
+    there = present_files(spark, root, [path for _, _, path in added.values()])
+    vacuumed = sorted({version for version, _, path in added.values() if path not in there})
+    if vacuumed:
+        missing = len(added) - len(there)
+        read += f"; {missing} of them, of {len(vacuumed)} commit(s), removed by VACUUM (versions {_versions(vacuumed)})"
+        read += ": what those commits wrote of the key is not known any more"
+    added = {name: found for name, found in added.items() if found[2] in there}
     if not added:
-        return KeyHistory((), read)
+        return KeyHistory((), read, 0, tuple(vacuumed))
     paths = [path if "://" in path else f"{root}/{path}" for _, _, path in added.values()]
     frame = spark.read.parquet(*paths)
     in_files = [name for name in keys if name in frame.columns]
@@ -177,7 +219,28 @@ def _from_commits(spark: SparkSession, root: str, job: JobConfig, keys: Mapping[
         version, partitions, _ = added[row["__file"]]
         day = row[inc] if inc in row else partitions.get(inc)
         entries.append(_entry(version, when.get(version), row["JoinType"], day, inc, runs.get(version)))
-    return KeyHistory(tuple(sorted(entries, key=operator.itemgetter("version"))), read, len(paths))
+    entries.sort(key=operator.itemgetter("version"))
+    return KeyHistory(tuple(entries), read, len(paths), tuple(vacuumed))
+
+
+def _history(spark: SparkSession, root: str, job: JobConfig, keys: Mapping[str, Any], first: int, last: int,
+             runs: Mapping[int, Mapping[str, Any]]) -> KeyHistory:  # fmt: skip
+    """The change data feed of the versions of `runs` when the target keeps one and every file it is read from is
+    still there; else the files those commits added."""
+    versions = sorted(runs)
+    commits = _log_lines(spark, root, versions)
+    if not job.target.change_data_feed:
+        return _from_commits(spark, root, job, keys, first, last, runs, commits)
+    needed = {version: _feed_files(actions) for version, actions in commits.items()}
+    there = present_files(spark, root, {path for paths in needed.values() for path in paths})
+    lost = sorted(version for version, paths in needed.items() if any(path not in there for path in paths))
+    gone = sorted(set(versions) - set(commits))
+    if not lost and not gone:
+        return _from_change_feed(spark, root, job, keys, runs)
+    cause = " and ".join([*([f"VACUUM removed files of versions {_versions(lost)}"] if lost else []),
+                          *([f"the log's retention removed versions {_versions(gone)}"] if gone else [])])  # fmt: skip
+    why = f"not the change data feed ({cause}): "
+    return _from_commits(spark, root, job, keys, first, last, runs, commits, why)
 
 
 def key_history(spark: SparkSession, job: JobConfig, keys: Mapping[str, Any], first: int, last: int,
@@ -203,6 +266,4 @@ def key_history(spark: SparkSession, job: JobConfig, keys: Mapping[str, Any], fi
         location = None if found is None else str(found["location"])
     if location is None:
         return KeyHistory((), "not read: the target's location is not known")
-    if job.target.change_data_feed:
-        return _from_change_feed(spark, location, job, keys, chosen)
-    return _from_commits(spark, location.rstrip("/"), job, keys, first, last, chosen)
+    return _history(spark, location.rstrip("/"), job, keys, first, last, chosen)

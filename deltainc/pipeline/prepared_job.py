@@ -27,13 +27,14 @@ from deltainc.pipeline.delta.delta_log_stats import (
     source_location,
 )
 from deltainc.pipeline.delta.snapshot import log_else
-from deltainc.pipeline.delta.sources import count_null_keys, read_source, window_rows
+from deltainc.pipeline.delta.sources import count_null_keys, window_rows
 from deltainc.pipeline.delta.spark_counts import ScanStats, count_null_inc, latest_unit, scan_stats
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SourceScan, SpineReach
 from deltainc.pipeline.job.kinds.job_kind import Identity, window_rows_of
 from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.job.sections import SourceRef
+from deltainc.pipeline.planned_target import source_frames
 from deltainc.pipeline.state import (
     JobState,
     StatePaths,
@@ -133,6 +134,7 @@ def prepare_job(
     spark: SparkSession | None = None,
     settings: Settings | None = None,
     checked: JoinPlan | None = None,
+    planned: bool = False,
 ) -> PreparedJob:
     """Load and validate a job against its sources; raises before anything is written. The job's kind checks it
     once (`JobKind.plan`) and joins the plan to the sources' rows.
@@ -143,6 +145,9 @@ def prepare_job(
         settings: the global settings; None = read them.
         checked: the job as checked from its sources' Delta logs before Spark started (`check_from_logs`): taken
             on when Spark reads the same schemas, so the job is checked once per command; None = checked here.
+        planned: a source that is the target of a job that has not run yet is an empty frame of the columns its
+            first run will write (`planned_target`), as `validate` checks a chain before it runs; False = such a
+            source is refused (a run needs its rows).
 
     Example:
         ```python
@@ -152,10 +157,9 @@ def prepare_job(
     """
     job, settings = load(job, settings)
     spark = job_session(spark, settings, job.on_s3)
-    df_a = read_source(spark, job.source_a, "source_a")
+    frames = source_frames(spark, job, planned)
     paths = state_paths(job.state_path(settings.state_dir))
     partition_by = tuple(target_partitioning(job.target.partition_by, job.join.inc_col, job.join.time_uom))
-    frames = {"source_a": df_a} | {role: read_source(spark, ref, role) for role, ref in job.sources[1:]}
     kind, schemas = kind_of(job), {role: frame.schema for role, frame in frames.items()}
     plan = checked if checked is not None and checked.schemas == schemas else kind.plan(schemas)
     rows = window_rows(spark, dict(job.sources), frames, job.join.inc_col, job.join.time_uom)

@@ -18,11 +18,22 @@ import statistics
 from collections.abc import Sequence
 
 from deltainc.pipeline.state import JobStatus
+from deltainc.pipeline.state.catch_up import WIDER, is_catch_up
 from deltainc.report.series import Marks, Row, open_rows, run_mark, span, window_label, windows_of
 
-__all__ = ["window_marks", "WIDER", "catch_ups", "catch_up_cells", "health_line", "BLOCKS", "sparkline", "trend_lines"]
+__all__ = [
+    "window_marks",
+    "WIDER",
+    "catch_ups",
+    "catch_up_cells",
+    "STEADY",
+    "health_line",
+    "BLOCKS",
+    "sparkline",
+    "trend_lines",
+]
 
-WIDER = 2  # a catch-up spans more than this many times the usual window's units
+STEADY = 0.05  # a backlog that moved by at most this share of the larger of its two ends is steady
 BLOCKS = "▁▂▃▄▅▆▇█"
 
 
@@ -63,7 +74,8 @@ def window_marks(rows: Sequence[Row], windows: Sequence[Row]) -> Marks:
 
 
 def catch_ups(windows: Sequence[Row], uom: str) -> list[Row]:
-    """The windows that span more than one unit and more than `WIDER` times the median window's units.
+    """The windows that span more than one unit and more than `WIDER` times the median window's units: the rule
+    by which `deltainc check` tells catch-ups apart too (`catch_up.is_catch_up`).
 
     >>> [window_label(w) for w in catch_ups(windows, "hour")]  # doctest: +SKIP
     ['2025-03-01T00:00:00..2025-03-04T23:00:00']
@@ -72,7 +84,7 @@ def catch_ups(windows: Sequence[Row], uom: str) -> list[Row]:
         return []
     spans = [span(w, uom) for w in windows]
     usual = statistics.median(spans)
-    return [w for w, units in zip(windows, spans, strict=True) if units > 1 and units > WIDER * usual]
+    return [w for w, units in zip(windows, spans, strict=True) if is_catch_up(units, usual)]
 
 
 def _number(row: Row, name: str) -> int:
@@ -123,11 +135,23 @@ def _lag(status: JobStatus, uom: str) -> str:
     return f"{units} {uom}{'s' if units != 1 else ''} behind its sources"
 
 
+def _trend(first: int, last: int) -> str:
+    """'rising' or 'falling' when the backlog moved by more than `STEADY` of the larger end, else 'steady': an
+    hour job's backlog goes up and down by a few rows a window without anything going wrong.
+
+    >>> _trend(1000, 1020), _trend(1000, 1100), _trend(0, 1)
+    ('steady', 'rising', 'rising')
+    """
+    if abs(last - first) <= STEADY * max(first, last):
+        return "steady"
+    return "rising" if last > first else "falling"
+
+
 def _backlog(windows: Sequence[Row]) -> str:
     if not windows:
         return "backlog unknown (no window yet)"
     first, last = open_rows(windows[0]), open_rows(windows[-1])
-    trend = "rising" if last > first else "falling" if last < first else "steady"
+    trend = _trend(first, last)
     return f"backlog {last:,} open rows, {trend} (from {first:,} over {_last(len(windows), 'window')})"
 
 
@@ -139,20 +163,28 @@ def _failures(rows: Sequence[Row]) -> str:
     return f"{counted} in {_last(len(rows), 'run')}"
 
 
+def _last_run(rows: Sequence[Row], status: JobStatus, now: dt.datetime) -> str:
+    """The run that holds the job's lock while it is alive (a run or a rerun under way: its rows so far are no
+    last run's), else the newest run-log row's start and how it ended."""
+    lock = status.lock
+    if lock is not None and lock.get("alive"):
+        return f"run {lock.get('run_id')} in progress, started {_ago(lock.get('acquired_at'), now)}"
+    newest = rows[-1]
+    return f"last run {_ago(newest.get('started_at'), now)}, {newest.get('status')}"
+
+
 def health_line(rows: Sequence[Row], status: JobStatus, uom: str, now: dt.datetime, last: int) -> str:
-    """The report's first line for on-call: the last run (when, how it ended), the lag behind the sources, the
-    backlog's trend over the last `last` runs' windows, and the failed, cancelled and taken-over runs among them.
-    `rows`: oldest first.
+    """The report's first line for on-call: the last run (when, how it ended; or the run under way, while a live
+    run holds the lock), the lag behind the sources, the backlog's trend over the last `last` runs' windows (steady
+    within `STEADY`), and the failed, cancelled and taken-over runs among them. `rows`: oldest first.
 
     >>> health_line(rows, status, "hour", now, 30)  # doctest: +SKIP
     'last run 12 min ago, succeeded; 1 hour behind its sources; backlog 35 open rows, rising (from 20 over the
     last 8 windows); 1 failed, 1 took over in the last 10 runs'
     """
     recent = list(rows[-last:])
-    newest = recent[-1]
-    when = _ago(newest.get("started_at"), now)
     return "; ".join(
-        [f"last run {when}, {newest.get('status')}", _lag(status, uom), _backlog(windows_of(recent)), _failures(recent)]
+        [_last_run(recent, status, now), _lag(status, uom), _backlog(windows_of(recent)), _failures(recent)]
     )
 
 

@@ -6,7 +6,8 @@ A line goes on a chart only in the chart's own unit, and only at the levels the 
 
 - `duration_s` (seconds a run took) on the run durations (s): a bar is one window's seconds, the phases summed to
   its `duration_s`; a run of one window is its bar, a run of several is judged on its bars together.
-- `too_late` (too-late B rows in one window) on the timed-out and too-late rows per window (rows).
+- `too_late` (too-late B rows per unit of output) on the timed-out and too-late rows per window (rows): the
+  catch-up windows are kept off that chart, so a job's window of one unit is its count per unit.
 - `lag` (units the watermark is behind the sources' latest RecDate) on the watermark's lag (the job's units);
   the check judges the latest RecDate in all sources, the lowest of the chart's lines at a run.
 

@@ -51,15 +51,16 @@ def sources(root: Path, last_day: int) -> None:
     write_deltalake(str(root / "b"), b, partition_by=["RecDate"])
 
 
-def window(root: Path, day: int, name: str = "trx", hours_ago: float = 1.0, **values: object) -> None:
-    """The run-log row of the daily window D1 + day, one run each, `hours_ago` hours before now."""
-    label = (D1 + dt.timedelta(days=day)).isoformat()
+def window(root: Path, day: int, name: str = "trx", hours_ago: float = 1.0, units: int = 1, **values: object) -> None:
+    """The run-log row of the daily window D1 + day (through D1 + day + units - 1: a catch-up of `units` days), one
+    run each, `hours_ago` hours before now."""
+    label, end = ((D1 + dt.timedelta(days=d)).isoformat() for d in (day, day + units - 1))
     status = str(values.pop("status", "succeeded"))
-    moved = {"watermark": label, "watermark_unit": to_index(D1) + day} if status == "succeeded" else {}
+    moved = {"watermark": end, "watermark_unit": to_index(D1) + day + units - 1} if status == "succeeded" else {}
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)  # now, not at import: a suite runs for minutes
     started = now - dt.timedelta(hours=hours_ago, seconds=-day)  # a later day's run a moment later
     took = float(str(values.pop("duration_s", 10.0)))
-    row = RunRecord(name, f"run-{name}-{day}-{status}", "run", label, label, status, None, started, took,
+    row = RunRecord(name, f"run-{name}-{day}-{status}", "run", label, end, status, None, started, took,
                     releases_lock=True, **{"rows_same_time": 9, "rows_a_timed_out": 1, **moved, **values})  # type: ignore[arg-type]  # fmt: skip
     append_run(state_paths(str(root / "state")), row)
 
@@ -119,6 +120,16 @@ def test_the_timed_out_share_is_of_the_final_a_rows_of_the_last_windows(
     assert (code, checks["timed_out_share"]["value"], checks["timed_out_share"]["level"]) == (5, 0.2, "warn")
 
 
+def test_the_timed_out_share_is_a_share_so_a_catch_up_window_with_the_usual_share_does_not_move_it(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    window(root, 0, units=12, rows_same_time=108, rows_a_timed_out=12)  # 12 days of 10%
+    window(root, 12, rows_same_time=9, rows_a_timed_out=1)  # one day of 10%
+    job(root, "timed_out_share = { warn = 0.1 }")
+    code, checks = checked(root, capsys, "--fail-on-warn")
+    assert (code, checks["timed_out_share"]["value"], checks["timed_out_share"]["level"]) == (0, 0.1, "pass")
+
+
 def test_too_late_rows_are_judged_by_the_most_in_one_of_the_last_windows(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -127,6 +138,21 @@ def test_too_late_rows_are_judged_by_the_most_in_one_of_the_last_windows(
     job(root, "windows = 3\ntoo_late = { warn = 5, error = 10 }")
     code, checks = checked(root, capsys)
     assert (code, checks["too_late"]["value"], checks["too_late"]["level"]) == (4, 12, "error")
+
+
+def test_too_late_rows_are_judged_per_unit_so_a_catch_up_window_passes_a_threshold_set_for_one_unit(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    window(root, 0, units=12, rows_too_late=118)  # a catch-up of 12 days: 9.8 a day
+    for day, late in ((12, 8), (13, 9), (14, 7)):  # the scheduled days after it
+        window(root, day, rows_too_late=late)
+    job(root, "too_late = { warn = 10, error = 100 }")
+    code, checks = checked(root, capsys, "--fail-on-warn")
+    assert (code, checks["too_late"]["level"], checks["too_late"]["value"]) == (0, "pass", round(118 / 12, 4))
+    assert "(118 in the window of 12 days from 2025-03-01)" in str(checks["too_late"]["message"])
+    window(root, 15, rows_too_late=130)  # a spike in one day
+    code, checks = checked(root, capsys)
+    assert (code, checks["too_late"]["level"], checks["too_late"]["value"]) == (4, "error", 130)
 
 
 def test_freshness_is_the_hours_since_the_last_successful_run_ended(
@@ -146,6 +172,33 @@ def test_duration_is_the_last_runs_windows_together(root: Path, capsys: pytest.C
     job(root, "duration_s = { warn = 600, error = 900 }")
     code, checks = checked(root, capsys, "--fail-on-warn")
     assert (code, checks["duration_s"]["value"], checks["duration_s"]["level"]) == (5, 700.0, "warn")
+
+
+def test_freshness_is_never_negative_when_the_last_run_ended_a_moment_after_now(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    window(root, 0, hours_ago=0.0, duration_s=30.0)  # its start plus its duration: 30 s from now
+    job(root, "freshness_hours = { warn = 1 }")
+    code, checks = checked(root, capsys, "--fail-on-warn")
+    assert (code, checks["freshness_hours"]["value"]) == (0, 0.0)
+    assert "ended 0.0 hour(s) ago" in str(checks["freshness_hours"]["message"])
+
+
+@pytest.mark.parametrize(("took", "counted", "code"), [(1200.0, 100.0, 0), (12000.0, 1000.0, 4)])
+@pytest.mark.parametrize("first_run", [False, True])
+def test_duration_counts_a_catch_up_window_at_its_seconds_per_usual_window(
+    root: Path, capsys: pytest.CaptureFixture[str], took: float, counted: float, code: int, first_run: bool
+) -> None:
+    if not first_run:  # three usual windows of a day before it; a first run has none, and one unit is taken
+        for day in range(3):
+            window(root, day, duration_s=30.0)
+    window(root, 3, units=12, duration_s=took)  # a catch-up of 12 days
+    job(root, "duration_s = { warn = 600, error = 900 }")
+    found, checks = checked(root, capsys, "--fail-on-warn")
+    assert (found, checks["duration_s"]["value"]) == (code, counted)
+    assert str(checks["duration_s"]["message"]).startswith(
+        f"the last run took {took:.1f} s, counted as {counted:.1f} s: its catch-up of 12 days"
+    )
 
 
 def test_without_a_job_every_job_is_judged_and_the_worst_level_decides_the_exit_code(

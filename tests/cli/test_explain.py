@@ -39,6 +39,8 @@ def root(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("bank10", 10, f'late_rows = "{root / "late"}"\n'),
         ("daily", 10, "change_data_feed = true\n"),
         ("daily_log", 10, 'partition_by = ["RecDate"]\n'),  # the earlier layout, no change data feed
+        ("vacuumed", 10, "change_data_feed = true\n"),
+        ("vacuumed_log", 10, ""),
     )
     for name, wait, extra in jobs:
         (root / "jobs" / f"{name}.toml").write_text(
@@ -158,6 +160,37 @@ def test_the_history_shows_each_commit_that_wrote_the_row_with_its_run_and_windo
     left = [entry["version"] for entry in found["history"]]  # type: ignore[attr-defined]
     assert code == 0 and left == [v for v, *_ in facts["daily"] if v >= 10] and left, left
     assert "removed by the log's retention" in str(found["history_read"]), found["history_read"]
+
+
+@pytest.mark.windows  # four windows a job, two jobs
+def test_after_a_vacuum_explain_reads_the_history_left_and_says_which_commits_files_vacuum_removed(
+    spark: SparkSession, root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    check = "spark.databricks.delta.retentionDurationCheck.enabled"
+    for job in ("vacuumed", "vacuumed_log"):  # with a change data feed and without
+        for until in ("2025-03-07", "2025-03-08", "2025-03-09", None):  # transaction 6 waits 3 days, times out
+            assert main(["run", job, *(["--until", until] if until else [])]) == 0
+        capsys.readouterr()
+        _, before = explained(capsys, job, "TrxId=6")
+        waiting = [e["version"] for e in before["history"] if e["outcome"] == "a_waiting"]  # type: ignore[attr-defined]
+        assert len(waiting) == 3, before["history"]
+        kept = spark.conf.get(check)
+        spark.conf.set(check, "false")
+        try:
+            spark.sql(f"VACUUM delta.`{root / f't_{job}'}` RETAIN 0 HOURS").collect()
+        finally:
+            spark.conf.set(check, kept)
+        code, found = explained(capsys, job, "TrxId=6")
+        assert code == 0, found
+        same = ("a_rows", "b_rows", "target_rows", "why", "watermark")
+        assert {k: found[k] for k in same} == {k: before[k] for k in same}
+        left = [e["version"] for e in found["history"]]  # type: ignore[attr-defined]
+        assert left and not set(left) & set(waiting), found["history"]  # the waiting rows' files are gone
+        read = str(found["history_read"])
+        removed = ", ".join(str(v) for v in waiting)
+        assert f"removed by VACUUM (versions {removed})" in read and found["history_vacuumed"] == waiting, read
+        assert main(["explain", job, "TrxId=6"]) == 0
+        assert f"removed by VACUUM (versions {removed})" in capsys.readouterr().out
 
 
 def test_an_a_row_the_jobs_where_leaves_out_is_said_to_be_left_out(

@@ -24,7 +24,7 @@ from deltainc.join.windows import TimeUnit, to_index
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.sources import shape_from_log
-from deltainc.pipeline.from_delta_logs.commands import check_from_logs, hold_lock
+from deltainc.pipeline.from_delta_logs.commands import check_from_logs, hold_lock, nothing_pending
 from deltainc.pipeline.from_delta_logs.status import status_with_problem
 from deltainc.pipeline.inspection import validate_from_logs
 from deltainc.pipeline.job.job_config import JobConfig
@@ -220,6 +220,17 @@ def test_a_run_with_nothing_pending_is_answered_from_the_logs_without_spark(
     result = run(_job(*sources), "2025-02-28", spark, Settings(state_dir=tmp_path / "state"))
     assert result.nothing_pending
     assert result.message.startswith("nothing pending for trx until 2025-02-28")
+
+
+def test_a_run_until_a_processed_unit_says_the_rerun_that_recomputes_it() -> None:
+    # An hourly job processed up to 06:00; a scheduler's cleared past hour asks for `run --until 04:00`.
+    job = _job("/nowhere/a", "/nowhere/b", time_uom="hour")
+    hour = to_index(dt.datetime(2025, 3, 1, 4), TimeUnit.HOUR)
+    message = nothing_pending(job, hour + 2, hour + 2, hour)
+    assert message.startswith("nothing pending for trx until 2025-03-01T04:00:00: watermark 2025-03-01T06:00:00")
+    assert message.endswith("`deltainc rerun trx --start 2025-03-01T04:00:00 --end 2025-03-01T04:00:00`")
+    # before start_date nothing is processed, and there is no rerun to name
+    assert "rerun" not in nothing_pending(job, hour + 2, hour + 2, to_index(D1, TimeUnit.HOUR) - 1)
 
 
 class Stopped(Exception):

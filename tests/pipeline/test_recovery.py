@@ -281,11 +281,16 @@ def test_sigterm_or_ctrl_c_at_any_moment_logs_the_run_cancelled_frees_the_lock_a
         before = logged()
         stopped = python(tmp_path, "-c", STOPPED, str(job), moment, str(nth), new_session=True)
         said = "cancelled (SIGTERM)" if code == 143 else "interrupted"
-        [error] = stopped.stderr.strip().splitlines()  # one line: what was stopped (and the last commit)
+        # two lines: at the signal, what is being stopped; at the end, what was stopped (and the last commit)
+        lines = stopped.stderr.strip().splitlines()
+        assert len(lines) == 2, (moment, stopped.stderr)
+        stopping, error = lines
+        how = "SIGTERM" if code == 143 else "Ctrl-C"
         assert stopped.returncode == code and error.startswith(f"deltainc: error: {said}: trx: stopped "), (
             moment,
             stopped.stderr,
         )
+        assert stopping.startswith(f"deltainc: stopping ({how}): trx run, "), (moment, stopped.stderr)
         holder = read_state(paths, "trx").holder
         assert holder is None or holder.finished, moment  # the lock is free
         log = logged()
@@ -408,7 +413,7 @@ def test_a_command_killed_at_any_phase_leaves_no_jvm_that_can_commit_once_the_ne
     assert_same_as_uninterrupted(spark, tmp_path, uninterrupted)
 
 
-def test_sigterm_during_a_window_ends_its_jvm_before_the_lock_is_freed_and_the_command_says_one_line(
+def test_sigterm_during_a_window_says_at_once_what_it_stops_ends_its_jvm_before_the_lock_is_freed_then_one_line(
     spark: SparkSession, sources: tuple[str, str], uninterrupted: Path, tmp_path: Path
 ) -> None:
     job = write_job(tmp_path, sources, max_window=1)
@@ -416,7 +421,11 @@ def test_sigterm_during_a_window_ends_its_jvm_before_the_lock_is_freed_and_the_c
     command = [sys.executable, "-c", TERMINATED_IN_JOIN, str(job)]
     stopped = subprocess.Popen(command, cwd=tmp_path, env=env(tmp_path), stderr=subprocess.PIPE, text=True)
     gone, watcher = watch_ends(tmp_path, stopped)
-    _, stderr = stopped.communicate(timeout=300)
+    assert stopped.stderr is not None
+    first = stopped.stderr.readline()  # as a scheduler that stops reading at its signal sees it
+    first_at = time.time()
+    stderr = stopped.stderr.read()
+    stopped.wait(timeout=300)
     watcher.join(timeout=300)
     assert stopped.returncode == 143, stderr
     cancelled = runs(spark, tmp_path)[-1]
@@ -437,6 +446,10 @@ def test_sigterm_during_a_window_ends_its_jvm_before_the_lock_is_freed_and_the_c
         said = f"stopped in window {window} after its target commit landed (version {last['version']}); the "
         said += "watermark stays and the next run writes the window again"
     assert stderr.strip().splitlines() == [f"deltainc: error: cancelled (SIGTERM): trx: {said}"]
+    # the first line, at the signal: before the JVM was gone, naming the job, the command and the window
+    assert first_at < gone[jvm] < gone[-1], (first_at, gone)
+    stopping = f"deltainc: stopping (SIGTERM): trx run, window {window}: nothing after the target's last commit "
+    assert first.startswith(stopping + "will land (a target commit under way is finished first)"), first
     again = run(load_job(job), spark=spark)  # the next run goes on, without taking over
     assert again.watermark == LAST.isoformat()
     assert all(r["took_over"] is None for r in runs(spark, tmp_path))

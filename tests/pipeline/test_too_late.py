@@ -4,9 +4,12 @@ published gives, for any cut of the days into windows, the rows of the definitio
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import io
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -129,3 +132,48 @@ def test_the_a_rows_come_from_the_target_only_where_it_holds_every_final_a_row_a
         assert side.from_target and dict(side.columns) == {"k": "k", "ia": "ia", "RecDate": "RecDate_A"}
     else:
         assert not side.from_target and re.search(why, str(side.why))
+
+
+@contextlib.contextmanager
+def _broadcast_anything(spark: SparkSession) -> Iterator[None]:
+    """Spark told that any side up to 1 GB may be broadcast (planning and adaptive execution), then as before."""
+    keys = ("spark.sql.autoBroadcastJoinThreshold", "spark.sql.adaptive.autoBroadcastJoinThreshold")
+    before = {key: spark.conf.get(key, None) for key in keys}
+    for key in keys:
+        spark.conf.set(key, str(1024**3))
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            spark.conf.unset(key) if value is None else spark.conf.set(key, value)
+
+
+def _physical_plan(rows: DataFrame) -> str:
+    """The plan Spark would run for `rows`, as `explain` prints it (public API; the plan is not run)."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        rows.explain(mode="formatted")
+    return printed.getvalue()
+
+
+def test_no_join_of_the_window_or_the_target_is_a_broadcast_whatever_its_size_estimate(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The too-late search's A rows and the engine's two sides grow with the window and the history before it:
+    even where Spark may broadcast any side (a size estimate far below the rows' size did that to a month's
+    window), they are sort-merge joined; only the engine's one-row `latest` is broadcast."""
+    df_a = _frame(spark, [(1, 1, 0), (2, 2, 1)], "ia")
+    df_b = _frame(spark, [(1, 100, 4), (2, 101, 1)], "ib")
+    join = {"how": "left", "join_cols": ["k"], "look_back_time": 1, "max_waiting_time": 1, "late_horizon": 4}
+    job = job_config(tmp_path, "late", DAY0, join, keys=["ia"], b_keys=["ib"])
+    spec, identity = plan_join(job, df_a.schema, df_b.schema)
+    first, last = UNIT0 + 4, UNIT0 + 5
+    with _broadcast_anything(spark):
+        output = inc_join(df_a, df_b, "left", ["k"], None, 1, 1, DAY0, DAY0 + dt.timedelta(days=5), spec.settings)
+        late = too_late_rows(df_a, df_b, replace(spec, start=first, end=last), identity, ["ia"], ["ib"], 4)
+        plans = {"engine": _physical_plan(output), "too-late search": _physical_plan(late)}
+        found = late.count()
+    assert found == 1  # A row 1 (day 0) and B row 100 (day 4): 4 days apart, beyond max_waiting_time 1
+    for name, plan in plans.items():
+        assert "SortMergeJoin" in plan, name
+        assert "BroadcastHashJoin" not in plan, (name, plan)

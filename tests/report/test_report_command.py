@@ -18,6 +18,8 @@ from cli_jobs import D1, job_toml, settings_env
 from deltainc.cli.app import main
 from deltainc.join.windows import to_index
 from deltainc.pipeline.state import RunRecord, append_run, state_paths
+from deltainc.pipeline.state.lock import acquire
+from deltainc.pipeline.state.store import ensure_state_tables
 
 pytestmark = pytest.mark.pure
 
@@ -307,3 +309,12 @@ def test_the_page_opens_with_a_health_line(hourly: Path, capsys: pytest.CaptureF
     assert html.index(f'<p class="health">{health}</p>') < html.index('<table class="header">')
     assert str(health).startswith("last run ")
     assert "backlog 5 open rows, rising (from 3 over the last 2 windows); 1 failed in the last 3 runs" in str(health)
+
+
+def test_the_health_line_says_a_run_holds_the_lock_while_it_runs(root: Path) -> None:
+    write_runs(root, record(0), record(1))
+    paths = state_paths(str(root / "state"))
+    ensure_state_tables(paths)
+    acquire(paths, "trx", "rerun-2", 360)  # held by this process: a live run
+    assert main(["report", "trx", "--out", str(root / "trx.html")]) == 0
+    assert str(page_data(root / "trx.html")["health"]).startswith("run rerun-2 in progress, started ")

@@ -228,6 +228,28 @@ def test_the_health_line_says_last_run_lag_backlog_trend_and_failures() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("first", "last", "trend"),
+    [(1000, 1020, "steady"), (1020, 1000, "steady"), (1000, 1050, "steady"), (1000, 1060, "rising"),
+     (1000, 940, "falling"), (0, 0, "steady"), (0, 1, "rising")],
+)  # fmt: skip
+def test_a_backlog_that_moved_by_at_most_five_per_cent_is_steady(first: int, last: int, trend: str) -> None:
+    rows = [run("2025-03-01", rows_a_waiting=first), run("2025-03-02", rows_a_waiting=last)]
+    status = JobStatus("trx", "2025-03-02", "2025-03-02", None, None)
+    now = dt.datetime(2025, 3, 4, tzinfo=dt.timezone.utc)
+    assert f"backlog {last:,} open rows, {trend} (from {first:,} over" in health_line(rows, status, "day", now, 30)
+
+
+def test_the_health_line_says_a_run_is_in_progress_while_a_live_run_holds_the_lock() -> None:
+    rows = [run("2025-03-01"), run("2025-03-02")]  # the rerun under way has written no row yet
+    now = rows[-1]["started_at"] + dt.timedelta(hours=2)  # type: ignore[operator]
+    lock = {"run_id": "rerun-7", "owner": "ops@host:42", "acquired_at": now - dt.timedelta(minutes=3), "alive": True}
+    status = JobStatus("trx", "2025-03-02", "2025-03-02", None, lock)
+    assert health_line(rows, status, "day", now, 30).startswith("run rerun-7 in progress, started 3 min ago; ")
+    dead = replace(status, lock={**lock, "alive": False})  # a dead run's lock: the next run takes it over
+    assert health_line(rows, dead, "day", now, 30).startswith("last run 2 h ago, succeeded; ")
+
+
 def test_tick_labels_of_long_windows_do_not_overlap() -> None:
     labels = tuple(f"2025-03-{d:02d}T00:00:00..2025-03-{d + 1:02d}T23:00:00" for d in range(1, 4))
     ticks = x_ticks(labels, 690 / len(labels))

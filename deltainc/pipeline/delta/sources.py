@@ -39,6 +39,7 @@ __all__ = [
     "shape_from_log",
     "read_table",
     "read_source",
+    "where_applied",
     "count_null_keys",
     "local_file_path",
     "window_rows",
@@ -178,7 +179,15 @@ def table_shape(spark: SparkSession, ref: TableRef, role: str) -> TableShape:
 def read_source(spark: SparkSession, ref: SourceRef, role: str) -> DataFrame:
     """A source's rows the job joins: its Delta table, filtered by its `where` when it has one. A condition
     Spark cannot apply to the source is a ConfigError naming `<role>.where` and the source's columns."""
-    df = read_table(spark, ref, role)
+    return where_applied(read_table(spark, ref, role), ref, role)
+
+
+def where_applied(df: DataFrame, ref: SourceRef, role: str) -> DataFrame:
+    """`df` (a source's rows) filtered by the source's `where` when it has one; a condition Spark cannot apply is
+    a ConfigError naming `<role>.where` and the source's columns.
+
+    Example: ``where_applied(spark.read.format("delta").load(path), job.source_a, "source_a")``.
+    """
     if ref.where is None:
         return df
     try:

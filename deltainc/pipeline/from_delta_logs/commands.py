@@ -120,6 +120,12 @@ def nothing_pending(job: JobConfig, watermark: int | None, latest: int | None, u
             f"nothing pending for {job.name}: start_date {job.start_date} is after the latest {inc} "
             f"in {job.all_sources} {label(latest)}"
         )
+    if until is not None and watermark is not None and start <= until <= watermark:
+        return (
+            f"nothing pending for {job.name} until {label(until)}: {facts}; {label(until)} is processed already: "
+            f"to recompute it (its sources corrected), `deltainc rerun {job.name} --start {label(until)} --end "
+            f"{label(until)}`"
+        )
     if until is not None and (start - 1 if watermark is None else watermark) >= until:
         return f"nothing pending for {job.name} until {label(until)}: {facts}"
     return f"nothing pending for {job.name}: {facts}"

@@ -39,10 +39,13 @@ class ChecksConfig(Section):
     [checks]
     lag = { warn = 1, error = 3 }                    # units the watermark is behind the sources' latest RecDate
     timed_out_share = { warn = 0.05, error = 0.2 }   # of the final A rows of the last `windows` windows
-    too_late = { warn = 10 }                         # too-late B rows in one window of the last `windows`
+    too_late = { warn = 10 }                         # too-late B rows per unit, in one window of the last `windows`
     freshness_hours = { warn = 26, error = 50 }      # hours since the last successful run ended
     duration_s = { warn = 900 }                      # seconds the last run took
     ```
+
+    A catch-up window (many units in one) is judged as usual windows (`state/health.py`): `too_late` per unit of
+    output, `duration_s` with a catch-up counted at its seconds per usual window.
     """
 
     windows: PositiveInt = 7  # how many of the latest windows the per-window checks look at

@@ -1,6 +1,16 @@
 """A job's health against its `[checks]` thresholds, judged from its status (`JobStatus`: the watermark, the
 sources' latest RecDate, the latest run-log rows); no Spark, no read here. `deltainc check` prints it and turns its
-worst level into an exit code a scheduler can act on."""
+worst level into an exit code a scheduler can act on.
+
+A catch-up window (12 hours in one window of an hour job, after an outage) holds the rows and takes the time of
+many usual windows; the checks judge it as a usual window, so the thresholds set for one do not fire on the
+first scheduled runs after it (docs/production/checks.md#a-catch-up-window):
+- `too_late` is per unit of output: a window's too-late rows divided by its units (a too-late B row belongs to
+  the unit of its RecDate, so the count per unit does not depend on how the windows were cut);
+- `timed_out_share` is a share of the windows' final A rows, which a window's width does not change;
+- `duration_s` counts a catch-up window of the last run at its seconds per usual window (a run's seconds are not
+  split per unit: Spark's start and the bookkeeping are paid once a run).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +21,7 @@ from typing import Any
 
 from deltainc.pipeline.job.checks_section import FailedRun, Threshold
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.state.catch_up import is_catch_up, usual_units, window_units
 from deltainc.pipeline.state.job_status import JobStatus
 from deltainc.text_enum import TextEnum
 
@@ -124,7 +135,8 @@ def _lag(job: JobConfig, status: JobStatus, now: dt.datetime) -> Check:
 
 
 def _timed_out_share(job: JobConfig, status: JobStatus, now: dt.datetime) -> Check:
-    """The share of the A rows that became final in the latest windows that timed out."""
+    """The share of the A rows that became final in the latest windows that timed out: a share of those windows'
+    rows together, so a catch-up window, with many units' rows and as many of them timed out, does not move it."""
     recent = _windows(status.runs, job.checks.windows)
     final = sum(int(r.get(name) or 0) for r in recent for name in FINAL_A)
     share = sum(int(r.get("rows_a_timed_out") or 0) for r in recent) / final if final else 0.0
@@ -133,30 +145,48 @@ def _timed_out_share(job: JobConfig, status: JobStatus, now: dt.datetime) -> Che
 
 
 def _too_late(job: JobConfig, status: JobStatus, now: dt.datetime) -> Check:
-    """The most too-late B rows in one of the latest windows."""
+    """The most too-late B rows per unit of output in one of the latest windows: a window's count divided by its
+    units, so that a catch-up of 12 hours is judged as 12 hours, not as one."""
+    uom = job.join.time_uom.value
     recent = _windows(status.runs, job.checks.windows)
-    most = max((int(r.get("rows_too_late") or 0) for r in recent), default=0)
-    said = f"too-late B row(s) at most in a window of the last {len(recent)}"
+    rates = [(int(r.get("rows_too_late") or 0) / window_units(r, uom), r) for r in recent]
+    most, worst = max(rates, key=lambda rate: rate[0], default=(0.0, None))
+    said = f"too-late B row(s) per {uom} at most, in the last {len(recent)} window(s)"
+    if worst is not None and window_units(worst, uom) > 1:
+        units, count = window_units(worst, uom), int(worst.get("rows_too_late") or 0)
+        said += f" ({count} in the window of {units} {uom}s from {worst.get('window_start')})"
     return _threshold("too_late", most, job.checks.too_late, lambda v: f"{v:g} {said}", "")
 
 
 def _freshness(job: JobConfig, status: JobStatus, now: dt.datetime) -> Check:
-    """The hours since the last successful run ended."""
+    """The hours since the last successful run ended (0 when its end is a moment after `now`: clocks rounding)."""
     ends = [end for r in status.runs if r.get("status") == "succeeded" and (end := _ended(r)) is not None]
-    age = (now - ends[0]).total_seconds() / 3600 if ends else None
+    age = max(0.0, (now - ends[0]).total_seconds() / 3600) if ends else None
     unknown = f"no successful run in the last {len(status.runs)} run-log rows"
     said = "the last successful run ended {:.1f} hour(s) ago".format
     return _threshold("freshness_hours", age, job.checks.freshness_hours, said, unknown)
 
 
 def _duration(job: JobConfig, status: JobStatus, now: dt.datetime) -> Check:
-    """The seconds the last run took: its windows' durations (Spark's start included)."""
-    runs = status.runs
-    latest = [r for r in runs if r.get("run_id") == runs[0].get("run_id")] if runs else []
-    took = sum(float(str(r.get("duration_s") or 0.0)) for r in latest) if latest else None
-    return _threshold(
-        "duration_s", took, job.checks.duration_s, "the last run took {:.1f} s".format, "no run yet", " s"
-    )
+    """The seconds the last run took: its windows' durations (Spark's start included), a catch-up window among
+    them counted at its seconds per usual window (`usual_units` of the windows before the run): an hour job's
+    catch-up of 12 hours that took 1,200 s counts 100 s."""
+    runs, uom = status.runs, job.join.time_uom.value
+    last = runs[0].get("run_id") if runs else None
+    latest = [r for r in runs if r.get("run_id") == last]
+    usual = usual_units(_windows([r for r in runs if r.get("run_id") != last], len(runs)), uom)
+    timed = [(float(str(r.get("duration_s") or 0.0)), window_units(r, uom)) for r in latest]
+    took = sum(seconds for seconds, _ in timed)
+    counted = sum(seconds * usual / units if is_catch_up(units, usual) else seconds for seconds, units in timed)
+    caught_up = sum(units for _, units in timed if is_catch_up(units, usual))
+
+    def said(value: float) -> str:
+        if not caught_up:
+            return f"the last run took {took:.1f} s"
+        return (f"the last run took {took:.1f} s, counted as {value:.1f} s: its catch-up of {caught_up} {uom}s at "
+                f"its seconds per usual window of {usual:g} {uom}(s)")  # fmt: skip
+
+    return _threshold("duration_s", counted if latest else None, job.checks.duration_s, said, "no run yet", " s")
 
 
 # The checks a job sets in [checks], by name, in the order they print.

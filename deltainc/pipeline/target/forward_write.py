@@ -22,6 +22,7 @@ from pyspark.sql import types as T
 
 from deltainc.join.options import WAITING_TYPES
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
+from deltainc.join.strategy import shuffled
 from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import files_in_units
@@ -135,7 +136,7 @@ def merge_slices(to: Destination, output: DataFrame, identity_columns: list[str]
     same = F.lit(True)
     for c in identity_columns:
         same = same & F.col(f"`{c}`").eqNullSafe(F.col(f"`{_SEEN}{c}`"))
-    gone = slice_rows.join(seen, same, "left_anti")
+    gone = shuffled(slice_rows).join(seen, same, "left_anti")
     held = [  # a column the output adds (add_columns) is NULL in the slice rows to delete
         F.col(f"`{f.name}`") if f.name in gone.columns else F.lit(None).cast(f.dataType).alias(f.name)
         for f in output.schema.fields

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from deltainc.errors import AmbiguousRowsError
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
+from deltainc.join.strategy import shuffled
 from deltainc.join.windows import Window, from_index, read_bounds
 from deltainc.pipeline.delta.sources import read
 from deltainc.pipeline.delta.spark_counts import scan_stats
@@ -123,7 +124,7 @@ def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Ide
         F.max(F.when(jt == int(JoinType.A_WAITING), t_wait)).alias(f"{prefix}wait"),
     )
     on = _all([F.col(f"`{c}`").eqNullSafe(F.col(f"`{prefix}{c}`")) for c in identity.a_columns])
-    joined = output.join(state, on, "left")
+    joined = shuffled(output).join(state, on, "left")
     t_matched = F.coalesce(F.col(f"{prefix}matched"), F.lit(0)) == 1
     t_timed_out = F.coalesce(F.col(f"{prefix}timed_out"), F.lit(0)) == 1
     t_waiting = F.coalesce(F.col(f"{prefix}waiting"), F.lit(0)) == 1
@@ -156,7 +157,7 @@ def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Ide
     present = _all([F.col(f"`{c}`").eqNullSafe(F.col(f"`{seen}{c}`")) for c in identity.columns])
     # An insert whose exact row is already in the target is dropped, so that a re-run commits nothing.
     # (A left-anti join: measured faster than collecting each A row's B identities in the aggregation above.)
-    inserts = rows.where(F.col(ACTION) == "insert").join(existing, present, "left_anti").select(*columns)
+    inserts = shuffled(rows.where(F.col(ACTION) == "insert")).join(existing, present, "left_anti").select(*columns)
     updates = rows.where(F.col(ACTION) == "update").select(*columns)
     # Matches of timed-out A rows go along (the MERGE applies nothing to them) to be counted as too late.
     ignored = rows.where(F.col(ACTION) == "ignore").select(*columns)
@@ -221,7 +222,7 @@ def write_forward_only(inputs: WriteInputs, window: Window, output: DataFrame, m
         ignored = planned.pop("ignore", 0)
         commit = merge_window(to, actions, identity, a_first, a_after) if planned else NO_COMMIT
     finally:
-        actions.unpersist()
+        actions.unpersist(blocking=True)
     return Written(TargetWrite.FORWARD_ONLY_MERGE, commit, scanned, too_late=ignored)
 
 

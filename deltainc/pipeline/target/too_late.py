@@ -25,6 +25,7 @@ from deltainc.join.engine import read_units
 from deltainc.join.join_spec import JoinSpec
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, OutputLayout
+from deltainc.join.strategy import shuffled
 from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.job.kinds.job_kind import Identity
 
@@ -142,7 +143,7 @@ def too_late_rows(
         return side_column(alias_b, name)
 
     delay = col_b(UNIT) - col_a(UNIT)
-    pairs = a.join(arrived, match_condition(spec, None) & (delay > F.lit(mw)) & (delay <= F.lit(horizon)))
+    pairs = shuffled(a).join(arrived, match_condition(spec, None) & (delay > F.lit(mw)) & (delay <= F.lit(horizon)))
     columns: dict[str, Column] = {}
     for source, name in zip(a_keys, identity.a_keys, strict=True):
         columns[name] = col_a(source)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from deltainc.errors import Cancelled
@@ -16,7 +16,7 @@ from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.state import Lease, RunRecord, RunStatus, append_run
 from deltainc.pipeline.window.commit import end_stopped, landed_commit
 
-__all__ = ["record_failure"]
+__all__ = ["record_failure", "FailedWindow", "note_failed_window", "failed_window"]
 
 log = logging.getLogger("deltainc")
 
@@ -72,3 +72,28 @@ def _stopped(prepared: PreparedJob, lease: Lease, record: RunRecord, exc: BaseEx
         target_rows_copied=landed.rows_copied,
         target_deletion_vectors=landed.deletion_vectors,
     )
+
+
+@dataclass(frozen=True)
+class FailedWindow:
+    """Which window of a command failed, for the command's one error line: the window as its run-log row names it,
+    its place in the plan (a backfill's chunk `number` of `total`, from 1), and the watermark the windows before
+    it left (None: nothing committed yet), from which the same command resumes at this window."""
+
+    window: str
+    number: int
+    total: int
+    watermark: str | None
+
+
+def note_failed_window(exc: BaseException, failed: FailedWindow) -> None:
+    """Attach `failed` to the error that ended the window (the first window's note stays, should it travel further);
+    the command line reads it back with `failed_window`."""
+    if getattr(exc, "deltainc_failed_window", None) is None:
+        exc.deltainc_failed_window = failed  # type: ignore[attr-defined]
+
+
+def failed_window(exc: BaseException) -> FailedWindow | None:
+    """The window `exc` ended, if a command's window raised it (`note_failed_window`)."""
+    found = getattr(exc, "deltainc_failed_window", None)
+    return found if isinstance(found, FailedWindow) else None

@@ -17,14 +17,14 @@ from pyspark.sql import DataFrame
 
 from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import table_exists
-from deltainc.pipeline.plan import WindowReport
+from deltainc.pipeline.plan import Planned, WindowReport
 from deltainc.pipeline.prepared_job import PreparedJob, latest_labels, null_inc, null_keys, scanned
 from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run
 from deltainc.pipeline.state.window_row import Clock, started, timed, with_reads, with_writes
 from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target.write_mode import WriteMode
 from deltainc.pipeline.window.commit import Counting, finish_commit, fitted, shaped, write_window, written_counted
-from deltainc.pipeline.window.failure_row import record_failure
+from deltainc.pipeline.window.failure_row import FailedWindow, note_failed_window, record_failure
 from deltainc.pipeline.window.too_late_writes import (
     LateRows,
     keep_too_late,
@@ -34,9 +34,10 @@ from deltainc.pipeline.window.too_late_writes import (
     too_late_found,
 )
 from deltainc.spark_compat import labelled_jobs, observes_writes, take_startup_seconds
+from deltainc.stop_notice import in_window
 from deltainc.text_enum import TextEnum
 
-__all__ = ["StepHook", "CommandRun", "begin", "process_window", "record_stop"]
+__all__ = ["StepHook", "CommandRun", "begin", "process_window", "process_planned", "record_stop"]
 
 log = logging.getLogger("deltainc")
 
@@ -93,8 +94,19 @@ def process_window(run: CommandRun, window: Window, mode: WriteMode, *, last: bo
     window or a rebuild; a re-run not) and, on the run's `last` window, releases the lock. Its Spark jobs are
     labelled with the job, the command and the window (group `deltainc`) in Spark's UI."""
     label = f"{run.prepared.job.name} {run.command.value} {window}"
-    with labelled_jobs(run.prepared.spark, "deltainc", label):
+    with labelled_jobs(run.prepared.spark, "deltainc", label), in_window(str(window)):
         return _process(run, window, mode, last=last)
+
+
+def process_planned(run: CommandRun, item: Planned, total: int, watermark: str | None, *, last: bool) -> WindowReport:
+    """`process_window` of a plan's `item`; an error it ends with names the window, its place among the plan's
+    `total` windows and the `watermark` the windows before it left (`FailedWindow`), for the command's error line.
+    E.g. `process_planned(run, plan[7], len(plan), "2024-07-31", last=False)`."""
+    try:
+        return process_window(run, item.window, item.mode, last=last)
+    except Exception as exc:
+        note_failed_window(exc, FailedWindow(str(item.window), item.number, total, watermark))
+        raise
 
 
 def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) -> WindowReport:
@@ -200,7 +212,7 @@ def _uncache(frame: DataFrame | None) -> None:
     if frame is None:
         return
     try:
-        frame.unpersist()
+        frame.unpersist(blocking=True)  # released before the next window: its memory is the next one's
     except Exception:
         log.debug("could not drop the window's cached rows", exc_info=True)
 

@@ -95,7 +95,7 @@ def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, outpu
     try:
         return LateRows(rows.count(), rows)
     except BaseException:
-        rows.unpersist()
+        rows.unpersist(blocking=True)
         raise
 
 

@@ -16,6 +16,7 @@ from deltainc.errors import ConfigError, SchemaError, did_you_mean
 from deltainc.join.options import DEFAULT_OUTPUT_SELECT, IncJoinSettings
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, WAITING_TIME, plan_layout
 from deltainc.join.windows import open_read_bounds
+from deltainc.pipeline.job.chain_suffixes import chain_suffixes
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds.feature_job import FeatureJob
 from deltainc.pipeline.job.kinds.job_kind import (
@@ -223,6 +224,7 @@ def plan_join(job: JobConfig, schema_a: T.StructType, schema_b: T.StructType) ->
 
     join = job.join
     base = join.engine_settings(job.target.b_keys).model_copy(update={"output_select": DEFAULT_OUTPUT_SELECT})
+    base = chain_suffixes(job, schema_a.fieldNames(), schema_b.fieldNames(), base)  # a job on another's target
 
     try:  # the sources and the join first, so that their errors come before the target's
         spec = check_join(schema_a, schema_b, job.outcome_kind, join.join_cols, join.join_cond, join.look_back_time,

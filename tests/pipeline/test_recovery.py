@@ -69,7 +69,7 @@ STOPPED = textwrap.dedent(
     elif moment == "commit":  # to the group while the window's target commit is under way
         on_call(window_run, "write_window", lambda n: n == nth and later(signal.SIGTERM, True))
     elif moment == "between windows":  # the window before it is committed, this one has not begun
-        on_call(controller, "process_window", lambda n: n == nth and send(signal.SIGTERM, False))
+        on_call(controller, "process_planned", lambda n: n == nth and send(signal.SIGTERM, False))
     elif moment == "ctrl-c":  # SIGINT to the group during the window's join
         on_call(window_run, "null_keys", lambda n: n == nth and later(signal.SIGINT, True))
     sys.exit(cli.main(["run", sys.argv[1]]))

@@ -11,6 +11,7 @@ from pathlib import Path
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
+from deltainc.connect_client import bounded_retries
 from deltainc.connect_conf import client_conf, left_message, refused_by_server
 from deltainc.driver_memory import DRIVER_MEMORY, default_driver_memory, machine_memory, users_driver_memory
 from deltainc.settings import Settings, load_settings, resolved
@@ -75,6 +76,7 @@ def _connect(settings: Settings, url: str, extra_conf: dict[str, str]) -> SparkS
         **extra_conf,
     }
     session = SparkSession.builder.remote(url).getOrCreate()
+    bounded_retries(session)  # a server gone ends the command in seconds, not pyspark's ten minutes
     split = client_conf(conf)  # session settings only: the server's static configuration is its own
     left = list(split.left)
     for key, value in split.sent.items():

@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 from deltainc.cli.failure_notes import memory_note
+from deltainc.connect_client import server_gone, server_gone_message
 from deltainc.errors import AmbiguousRowsError, ConfigError, JobLockedError, SchemaError
 from deltainc.join.options import COUNTED_ORDER
 from deltainc.pipeline.job.job_config import TOMLDecodeError
@@ -226,6 +227,8 @@ def classify(exc: BaseException) -> tuple[int, str]:
         return EXIT_INVALID, f"invalid TOML: {exc}"
     if isinstance(exc, JobLockedError):
         return EXIT_LOCKED, str(exc)
+    if server_gone(exc):
+        return EXIT_FAILURE, server_gone_message()
     java = getattr(exc, "java_exception", None)  # py4j's Py4JJavaError: its own first line says nothing
     text = str(java) if java is not None else str(exc)
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")

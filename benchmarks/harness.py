@@ -53,6 +53,7 @@ from benchmarks.report_time import report_time
 from benchmarks.scenarios import Bench, daily_phase, reload_phase, stream_phase
 from benchmarks.session_ab import run_pairs
 from benchmarks.source_kinds import source_kinds
+from benchmarks.warm_path import warm_path
 from benchmarks.window_profile import window_phases
 from deltainc.demo.sample_data import SampleSpec
 from deltainc.settings import Settings
@@ -207,6 +208,13 @@ def _hourly(ctx: Context) -> list[str]:
     return hourly_runs(ctx.folder, min(12, args.days), 48, min(300, args.rows_per_day), args.max_seconds)
 
 
+def _warm_path(ctx: Context) -> list[str]:
+    """6 hours (or --days when fewer) after 24 of history, 300 shipments an hour (or --rows-per-day when fewer),
+    as clients of one `deltainc serve`."""
+    args = ctx.args
+    return warm_path(ctx.folder, min(6, args.days), 24, min(300, args.rows_per_day))
+
+
 def _chain(ctx: Context) -> list[str]:
     """2,000 ledger rows a day (or --rows-per-day when fewer), 20 days of history (fewer when --days is smaller),
     then 6 scheduled days (or --days when fewer)."""
@@ -268,6 +276,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("source-kinds", _report(_source_kinds), sources=True),
     _scenario("demo", _report(_demo)),
     _scenario("hourly", _report(_hourly)),
+    _scenario("warm-path", _report(_warm_path), available=lambda: spark_major() >= 4),
     _scenario("chain", _report(_chain)),
     _scenario("explain", _report(_explain), sources=True),
     _scenario("memory", _report(_memory), sources=True),

@@ -99,14 +99,20 @@ def free_port() -> int:
 
 
 def start_server(
-    cwd: Path, env: Mapping[str, str], port: int | None = None, timeout_seconds: float = 300
+    cwd: Path,
+    env: Mapping[str, str],
+    port: int | None = None,
+    timeout_seconds: float = 300,
+    conf: Mapping[str, str] | None = None,
 ) -> tuple[subprocess.Popen[bytes], str]:
     """`deltainc serve` as a process of its own (its output in cwd/server.log), once it listens: the process
-    and its URL. For tests and benchmarks; the caller terminates it."""
+    and its URL. `conf` goes to the server as --conf (e.g. its Spark event log). For tests and benchmarks; the
+    caller terminates it."""
     port = port or free_port()
+    settings = [part for key, value in (conf or {}).items() for part in ("--conf", f"{key}={value}")]
     with (cwd / "server.log").open("ab") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "deltainc", "serve", "--port", str(port)],
+            [sys.executable, "-m", "deltainc", "serve", "--port", str(port), *settings],
             cwd=cwd,
             env=dict(env),
             stdout=log,

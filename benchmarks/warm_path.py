@@ -1,0 +1,174 @@
+"""The warm path (issue 76 item 3): an hourly job run hour by hour as Spark Connect clients of one `deltainc
+serve`, each hour alternately with the fresh floor of `hourly_runs` (a process that starts Spark, joins the hour's
+window with `inc_join` over the two Delta sources and appends it).
+
+The sources, the job and the floor are hourly_runs' (shipments and carrier scans, one delta-rs append per source and
+hour). Per hour: the client's whole-process seconds and CPU seconds, the server JVM's CPU seconds and Spark jobs
+over the same run (its /proc counters and its Spark event log), the Delta commits; the floor's seconds, CPU seconds
+and Spark jobs. The `warm-path` scenario of `python -m benchmarks.run`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.hourly_runs import A_SCHEMA, B_SCHEMA, JOB, Shipments, _append, _floor, job_toml
+from benchmarks.report import load_average
+from benchmarks.small_job import bench_env, delta_commits
+from benchmarks.timing import run_process
+
+__all__ = ["WarmHour", "measure", "render", "warm_path"]
+
+
+@dataclass(frozen=True)
+class WarmHour:
+    """One scheduled hour: the client run's and the floor's costs, the client's first when `client_first`."""
+
+    client_first: bool
+    client_s: float  # `deltainc run JOB --remote URL --json`, the whole process
+    client_cpu_s: float  # its own CPU (user + system)
+    server_cpu_s: float  # the server JVM's CPU over the same run
+    server_jobs: int  # Spark jobs the server ran for it
+    commits: int  # Delta commits: target and state tables
+    floor_s: float
+    floor_cpu_s: float  # the floor process and its JVM
+    floor_jobs: int
+    load: float  # the 1-minute load average as the hour began
+
+
+def _descendants_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of `pid` and every process under it, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, pending = 0.0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:  # ended meanwhile
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime (fields 14 and 15 of stat)
+        pending += [int(child) for child in children]
+    return total
+
+
+def _server_jobs(events: Path) -> int:
+    """Spark jobs started so far by the server, from its event log (flushed at each job's start)."""
+    return sum(f.read_text().count('"Event":"SparkListenerJobStart"') for f in events.rglob("*") if f.is_file())
+
+
+def _client(root: Path, url: str, server_pid: int, events: Path) -> tuple[float, float, float, int, int]:
+    """One client run: its seconds and CPU seconds, the server's CPU seconds and Spark jobs, the Delta commits."""
+    commits, cpu, jobs = delta_commits(root), _descendants_cpu(server_pid), _server_jobs(events)
+    command = [sys.executable, "-m", "deltainc", "run", JOB, "--remote", url, "--json"]
+    done = run_process(command, root, bench_env(root))
+    json.loads(done.stdout)  # a run's document, or the run failed
+    time.sleep(0.5)  # the server's event log of the run's last job
+    return (
+        done.seconds,
+        done.cpu_s,
+        _descendants_cpu(server_pid) - cpu,
+        _server_jobs(events) - jobs,
+        delta_commits(root) - commits,
+    )
+
+
+def _floor_counted(root: Path, hour: int) -> tuple[float, float, int]:
+    """The floor of hourly_runs for `hour`: its seconds, CPU seconds (its JVM with it) and Spark jobs."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds, jobs, _ = _floor(root, hour)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), jobs
+
+
+def measure(root: Path, hours: int, warm: int, per_hour: int) -> list[WarmHour]:
+    """`warm` hours caught up by one client run (not counted), then `hours` hours measured, under `root`
+    (emptied first)."""
+    from deltainc.connect_server import start_server
+
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "jobs").mkdir(parents=True)
+    (root / "jobs" / f"{JOB}.toml").write_text(job_toml(root))
+    events = root / "server-events"
+    events.mkdir()
+    rows = Shipments.draw(warm + hours, per_hour)
+    for hour in range(warm):
+        _append(root / "shipments", rows.a[hour], A_SCHEMA)
+        _append(root / "scans", rows.b[hour], B_SCHEMA)
+    conf = {
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.compress": "false",  # Spark 4 compresses it by default: the jobs are counted in plain text
+        "spark.eventLog.dir": events.absolute().as_uri(),
+    }
+    server, url = start_server(root, bench_env(root), conf=conf)
+    measured: list[WarmHour] = []
+    try:
+        _client(root, url, server.pid, events)  # the catch-up, and the server's first queries
+        _floor(root, warm - 1)  # creates the floor's table, unrecorded
+        for offset in range(hours):
+            hour, load = warm + offset, os.getloadavg()[0]
+            _append(root / "shipments", rows.a[hour], A_SCHEMA)
+            _append(root / "scans", rows.b[hour], B_SCHEMA)
+            client_first = offset % 2 == 0
+            if not client_first:
+                floor = _floor_counted(root, hour)
+            client = _client(root, url, server.pid, events)
+            if client_first:
+                floor = _floor_counted(root, hour)
+            measured.append(WarmHour(client_first, *client, *floor, load))
+            print(f"warm-path: {measured[-1]}", file=sys.stderr, flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=120)
+    return measured
+
+
+def render(measured: list[WarmHour], per_hour: int, warm: int, load: tuple[str, str]) -> list[str]:
+    """The report: one row per hour, then the medians against the goal (at most 0.15x the fresh floor)."""
+    lines = [
+        f"# An hourly job as Spark Connect clients of one `deltainc serve` ({per_hour} shipments an hour)",
+        "",
+        f"{warm} hours caught up by one client run first (not counted); then {len(measured)} hours, each a fresh "
+        "`python -m deltainc run JOB --remote URL --json` and a fresh floor process, alternating which runs first. "
+        f"Load average {load[0]} before, {load[1]} after (other engineers share the machine's 2 cores).",
+        "",
+        "| first | client, whole s | client CPU s | server CPU s | server Spark jobs | Delta commits "
+        "| floor, whole s | floor CPU s | floor Spark jobs | client / floor (s) | (client + server) / floor (CPU) "
+        "| load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for h in measured:
+        lines.append(
+            f"| {'client' if h.client_first else 'floor'} | {h.client_s:.1f} | {h.client_cpu_s:.1f} | "
+            f"{h.server_cpu_s:.1f} | {h.server_jobs} | {h.commits} | {h.floor_s:.1f} | {h.floor_cpu_s:.1f} | "
+            f"{h.floor_jobs} | {h.client_s / h.floor_s:.2f}x | "
+            f"{(h.client_cpu_s + h.server_cpu_s) / h.floor_cpu_s:.2f}x | {h.load:.1f} |"
+        )
+    seconds = statistics.median(h.client_s for h in measured) / statistics.median(h.floor_s for h in measured)
+    cpu = statistics.median(h.client_cpu_s + h.server_cpu_s for h in measured) / statistics.median(
+        h.floor_cpu_s for h in measured
+    )
+    lines += [
+        "",
+        f"- A client window at most 0.15x the fresh floor: **{seconds:.2f}x** in seconds "
+        f"({'MET' if seconds <= 0.15 else 'MISSED'}), {cpu:.2f}x in CPU seconds (client and server together).",
+    ]
+    return lines
+
+
+def warm_path(root: Path, hours: int, warm: int, per_hour: int) -> list[str]:
+    """The report of `measure` under `root`, with the load average before and after.
+
+    Example: `lines = warm_path(Path("bench-data/warm-path"), 4, 24, 300)`.
+    """
+    before = load_average()
+    measured = measure(root.absolute(), hours, warm, per_hour)
+    return render(measured, per_hour, warm, (before, load_average()))

@@ -20,7 +20,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from benchmarks import feature_sources, layout_ab, memory_backfill, too_late
+from benchmarks import feature_sources, layout_ab, memory_backfill, reload_cost, too_late
 from benchmarks.chain_runs import chain_runs
 from benchmarks.connect_ab import measure as measure_connect
 from benchmarks.data import ensure_sources
@@ -280,6 +280,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("chain", _report(_chain)),
     _scenario("explain", _report(_explain), sources=True),
     _scenario("memory", _report(_memory), sources=True),
+    _scenario(
+        "reload-cost", _report(lambda ctx: reload_cost.reload_cost(ctx.bench, ctx.args.reload_days)), sources=True
+    ),
     _scenario("stream", _stream, stream_section, stream_check, sources=True),
 )
 

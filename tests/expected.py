@@ -22,7 +22,7 @@ def engine_output(spark: SparkSession, job: JobConfig, end: dt.date) -> DataFram
     a, b = (spark.read.format("delta").load(ref.path) for ref in (job.source_a, job.source_b))
     spec, _ = plan_join(job, a.schema, b.schema)  # the output columns the job's target takes
     settings = job.join.engine_settings(job.target.b_keys).model_copy(
-        update={"output_select": spec.settings.output_select}
+        update={name: getattr(spec.settings, name) for name in ("output_select", "inc_col_name_a", "inc_col_name_b")}
     )
     join = job.join
     return inc_join(a, b, join.how, join.join_cols, None, join.look_back_time, join.max_waiting_time,

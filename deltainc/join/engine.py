@@ -44,11 +44,11 @@ from deltainc.join.windows import open_read_bounds
 __all__ = ["inc_join", "join_prepared", "read_sources", "read_units"]
 
 
-def read_units(df: DataFrame, spec: JoinSpec, first: int | None, last: int | None) -> DataFrame:
-    """A source pruned to units [first, last] (None = open), with its unit index column `UNIT`: the engine's and the
-    too-late rows' reads alike."""
-    inc, uom = spec.settings.inc_col_name, spec.settings.time_uom
-    data_type = column_type(df.schema, inc, "source", "inc_col_name")
+def read_units(df: DataFrame, spec: JoinSpec, first: int | None, last: int | None, side: str) -> DataFrame:
+    """Source `side` ("source_a" or "source_b") pruned to units [first, last] (None = open) of its own incremental
+    column, with its unit index column `UNIT`: the engine's and the too-late rows' reads alike."""
+    inc, uom = spec.settings.inc_col_of(side), spec.settings.time_uom
+    data_type = column_type(df.schema, inc, side, spec.settings.inc_setting(side))
     pruned = df.where(source_filter(df, inc, uom, first, last))
     return pruned.withColumn(UNIT, unit_index(F.col(f"`{inc}`"), data_type, uom))
 
@@ -56,7 +56,10 @@ def read_units(df: DataFrame, spec: JoinSpec, first: int | None, last: int | Non
 def read_sources(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> tuple[DataFrame, DataFrame]:
     """The pruned scans the join reads: A in [s - mw, e] ([s - lb - mw, e] when B waits), B in [s - lb - mw, e]."""
     bounds = open_read_bounds(spec.start, spec.end, spec.look_back_time, spec.max_waiting_time, spec.b_waits)
-    return read_units(df_a, spec, bounds.a_start, bounds.a_end), read_units(df_b, spec, bounds.b_start, bounds.b_end)
+    return (
+        read_units(df_a, spec, bounds.a_start, bounds.a_end, "source_a"),
+        read_units(df_b, spec, bounds.b_start, bounds.b_end, "source_b"),
+    )
 
 
 def _with_latest_end(df_a: DataFrame, df_b: DataFrame, spec: JoinSpec) -> tuple[DataFrame, DataFrame, Column]:
@@ -88,8 +91,9 @@ def inc_join(
     source rows that had arrived by its end: the same rows whichever way a range of days is cut into windows.
 
     Args:
-        df_a: table A, the rows that wait for their match; it has the incremental column (`RecDate`).
-        df_b: table B, the rows A waits for; the same incremental column.
+        df_a: table A, the rows that wait for their match; it has the incremental column (`RecDate`, or its own
+            `inc_col_name_a`).
+        df_b: table B, the rows A waits for; the same incremental column (or its own `inc_col_name_b`).
         how: `inner`, `left` (or `left_outer`), `left_anti`, `full_outer` or `asof`.
         join_cols: equality keys present in both sources (a name or a list); a NULL key never matches.
         join_cond: an extra SQL condition (or Column) over the aliases, e.g. `"A.Amount = B.Amount"`.

@@ -89,8 +89,9 @@ def _check_join_cols(join_cols: JoinColumns, join_cond: object) -> tuple[str, ..
 
 
 def _check_sources(
-    schema_a: T.StructType, schema_b: T.StructType, join_cols: Sequence[str], inc: str, uom: TimeUnit
+    schema_a: T.StructType, schema_b: T.StructType, join_cols: Sequence[str], settings: IncJoinSettings
 ) -> None:
+    uom = TimeUnit.parse(settings.time_uom)
     for side, schema in (("source_a", schema_a), ("source_b", schema_b)):
         quoted = [name for name in schema.fieldNames() if "`" in name]
         if quoted:  # every column is named in backticks in the engine's expressions: one inside would end the name
@@ -98,10 +99,11 @@ def _check_sources(
                 f"{side}: column {quoted[0]!r} has a backtick in its name, which deltainc cannot refer to; rename "
                 "the column, or give the job a view of the table that renames it"
             )
-        inc_type = column_type(schema, inc, side, "inc_col_name")
+        inc, setting = settings.inc_col_of(side), settings.inc_setting(side)
+        inc_type = column_type(schema, inc, side, setting)
         if not isinstance(inc_type, TIME_TYPES):
             raise SchemaError(
-                f"inc_col_name: column {inc!r} of {side} must be a date or timestamp, got {inc_type.simpleString()}"
+                f"{setting}: column {inc!r} of {side} must be a date or timestamp, got {inc_type.simpleString()}"
             )
         if isinstance(inc_type, T.DateType) and uom is not TimeUnit.DAY:
             # Every row of a DATE column sits at midnight: an hour job would see 23 empty hours a day.
@@ -208,7 +210,7 @@ def check_join(
             f"output window: output_window_start {from_index(start, uom)} is after "
             f"output_window_end {from_index(end, uom)}"
         )
-    _check_sources(schema_a, schema_b, cols, settings.inc_col_name, TimeUnit.parse(uom))
+    _check_sources(schema_a, schema_b, cols, settings)
     layout = plan_layout(schema_a.fieldNames(), schema_b.fieldNames(), cols, canonical, settings)
     spec = JoinSpec(canonical, cols, join_cond, lb, mw, start, end, settings, layout)
     if join_cond is not None and not isinstance(source_a, T.StructType) and not isinstance(source_b, T.StructType):

@@ -190,12 +190,27 @@ class IncJoinSettings(JoinOptions):
     """
 
     inc_col_name: Text = "RecDate"
+    """The incremental column of both sources, and the output's RecDate column of that name."""
+    inc_col_name_a: Text | None = None
+    """A's own incremental column (DATE or TIMESTAMP) when it is named otherwise; None = inc_col_name."""
+    inc_col_name_b: Text | None = None
+    """B's own incremental column (DATE or TIMESTAMP) when it is named otherwise; None = inc_col_name."""
     b_waits_for_a: bool = False
     """full_outer: unmatched B rows wait lb units for an A row, like A rows wait mw (window-invariant); False = the
     seed library's rule, unmatched B rows at B.RecDate. Needs enforce_sliding_join_window; ignored by other hows."""
     asof_tie_break: tuple[str, ...] = ()
     """asof: B columns that order equally near B rows (ascending) before B's other columns; e.g. target.b_keys."""
     output_select: str = DEFAULT_OUTPUT_SELECT
+
+    def inc_col_of(self, side: str) -> str:
+        """The incremental column of `side` ("source_a" or "source_b"): its own name, else `inc_col_name`."""
+        own = self.inc_col_name_a if side == "source_a" else self.inc_col_name_b
+        return own or self.inc_col_name
+
+    def inc_setting(self, side: str) -> str:
+        """The setting that names `side`'s incremental column, for messages: `inc_col_name_a`, or `inc_col_name`."""
+        own = self.inc_col_name_a if side == "source_a" else self.inc_col_name_b
+        return "inc_col_name" if own is None else f"inc_col_name_{side[-1]}"
 
     @field_validator("time_uom", mode="before")
     @classmethod

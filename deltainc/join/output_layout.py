@@ -1,7 +1,7 @@
 """Which columns the join outputs and under which names: pure bookkeeping over column lists.
 
-A source column keeps its name unless the other source has one of that name, or the join derives one
-(`DiffArrivalTime`, `WaitingTime`, `JoinType`, and the target's `IsFinal`): then it takes its side's alias as a
+A source column keeps its name unless the other source has one of that name, or the join derives one (the output's
+RecDate, `DiffArrivalTime`, `WaitingTime`, `JoinType`, and the target's `IsFinal`): then it takes its side's alias as a
 suffix (`RecDate_A`). A source that is another job's target already holds such suffixed columns, so a suffix can
 still land on a name a source has; the message then names a pair of aliases that leaves every name apart.
 """
@@ -59,7 +59,9 @@ def source_names(
     names A's RecDate `RecDate_A`."""
     setting, alias = ("alias_a", settings.alias_a) if side == "source_a" else ("alias_b", settings.alias_b)
     others = {c.lower() for c in other}
-    derived = {d.lower() for d in DERIVED_NAMES}
+    # The output's RecDate is derived too: a source column of its name (both sources' when they share the
+    # incremental column, else the one whose own column has that name) is suffixed.
+    derived = {d.lower() for d in (*DERIVED_NAMES, settings.inc_col_name)}
     skipped = {k.lower() for k in keys}
     named = []
     for column in columns:
@@ -171,7 +173,7 @@ def plan_layout(
         reserved = [c for c in columns if c.lower().startswith(RESERVED_PREFIX)]
         if reserved:
             raise SchemaError(f"{side}: column names starting with {RESERVED_PREFIX!r} are reserved: {reserved}")
-    inc = settings.inc_col_name
+    inc, inc_a, inc_b = settings.inc_col_name, settings.inc_col_of("source_a"), settings.inc_col_of("source_b")
     a_names = [(n.column, n.name) for n in source_names(a_columns, b_columns, join_cols, settings, "source_a")]
     b_names = (
         []
@@ -190,8 +192,8 @@ def plan_layout(
         "inc_col": [inc],
         "df_a_cols": [out for _, out in a_names],
         "df_b_cols": [out for _, out in b_names],
-        "inc_col_a": [a_map[inc]] if inc in a_map else [],
-        "inc_col_b": [b_map[inc]] if inc in b_map else [],
+        "inc_col_a": [a_map[inc_a]] if inc_a in a_map else [],
+        "inc_col_b": [b_map[inc_b]] if inc_b in b_map else [],
         "diffarrivaltime": [DIFF_ARRIVAL_TIME] if DIFF_ARRIVAL_TIME in derived else [],
         "waitingtime": [WAITING_TIME] if WAITING_TIME in derived else [],
         "jointype": [JOIN_TYPE],

@@ -97,7 +97,7 @@ class PreparedJob:
     @property
     def sources(self) -> WindowSources:
         """The rows the join reads, by role: where the message of a duplicate identity finds its source."""
-        return WindowSources(self.join.frames, self.job.join.inc_col)
+        return WindowSources(self.join.frames, {role: self.job.inc_col_of(role) for role, _ in self.job.sources})
 
     @property
     def origins(self) -> Mapping[str, tuple[str, str]]:
@@ -162,7 +162,7 @@ def prepare_job(
     partition_by = tuple(target_partitioning(job.target.partition_by, job.join.inc_col, job.join.time_uom))
     kind, schemas = kind_of(job), {role: frame.schema for role, frame in frames.items()}
     plan = checked if checked is not None and checked.schemas == schemas else kind.plan(schemas)
-    rows = window_rows(spark, dict(job.sources), frames, job.join.inc_col, job.join.time_uom)
+    rows = window_rows(spark, dict(job.sources), frames, job.inc_col_of, job.join.time_uom)
     return PreparedJob(spark, job, paths, kind, plan.prepare(frames, rows), settings, partition_by)
 
 
@@ -192,7 +192,9 @@ def latest_available(prepared: PreparedJob) -> int | None:
     def with_spark(_why: Exception) -> int | None:
         refs, frames = dict(prepared.job.sources), prepared.join.frames
         units = [
-            upstream_watermark(refs[role], state_dir) if refs[role].job else latest_unit(frame, inc, uom)
+            upstream_watermark(refs[role], state_dir)
+            if refs[role].job
+            else latest_unit(frame, prepared.job.inc_col_of(role), uom)
             for role, frame in frames.items()
         ]
         return None if None in units else min(u for u in units if u is not None)
@@ -207,12 +209,12 @@ def latest_available(prepared: PreparedJob) -> int | None:
 def latest_labels(prepared: PreparedJob) -> str | None:
     """Each source's latest RecDate from its Delta log, as JSON labels (`{"source_a": "2025-03-02", ...}`); None
     where a log cannot tell (a catalog table, deletion vectors): the report then shows no lag for the run."""
-    inc, uom = prepared.job.join.inc_col, prepared.uom
+    job, uom = prepared.job, prepared.uom
 
     def from_logs() -> str:
         return json.dumps(
             {
-                role: prepared.label(latest_unit_from_log(source_location(ref, role), inc, uom.value))
+                role: prepared.label(latest_unit_from_log(source_location(ref, role), job.inc_col_of(role), uom.value))
                 for role, ref in prepared.job.sources
             }
         )
@@ -236,7 +238,7 @@ def null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int | 
     (None when no source is joined on keys): from the Delta logs' statistics where they are exact (one key
     column, no `where`), the others in one Spark job over the window's rows (read from their files where the
     window reads them so, `sources.window_rows`)."""
-    inc, uom, join = prepared.job.join.inc_col, prepared.uom, prepared.join
+    inc, uom, join = prepared.job.inc_col_of, prepared.uom, prepared.join
     refs, first, last = dict(prepared.job.sources), window.start, window.end
     sources = prepared.kind.key_columns()
     if not sources:
@@ -245,15 +247,15 @@ def null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int | 
     def from_log(role: str, keys: tuple[str, ...]) -> int | None:
         if len(keys) != 1 or refs[role].where is not None:
             raise LogUnreadable(f"{role}: several keys, or a where, are counted by Spark")
-        return null_keys_in_units(source_location(refs[role], role), keys[0], inc, uom, first, last)
+        return null_keys_in_units(source_location(refs[role], role), keys[0], inc(role), uom, first, last)
 
     counts: dict[str, int | None] = {
         role: log_else(f"{window}'s NULL {keys} counts in {role}", partial(from_log, role, keys), lambda _why: None)
         for role, keys in sources
     }
     rest = [(role, keys) for role, keys in sources if counts[role] is None]
-    frames = [(window_rows_of(join.rows, join.frames, role, first, last), keys) for role, keys in rest]
-    counts |= dict(zip([role for role, _ in rest], count_null_keys(frames, inc, uom, first, last), strict=True))
+    frames = [(window_rows_of(join.rows, join.frames, role, first, last), keys, inc(role)) for role, keys in rest]
+    counts |= dict(zip([role for role, _ in rest], count_null_keys(frames, uom, first, last), strict=True))
     return counts["source_a"], sum(n or 0 for role, n in counts.items() if role != "source_a")
 
 
@@ -264,6 +266,6 @@ def scanned(prepared: PreparedJob, read: SourceScan) -> ScanStats:
 
     def from_log() -> ScanStats:
         location = source_location(ref, read.role)
-        return ScanStats(*files_in_units(location, prepared.job.join.inc_col, prepared.uom, *read.units))
+        return ScanStats(*files_in_units(location, prepared.job.inc_col_of(read.role), prepared.uom, *read.units))
 
     return log_else(f"{read.role}'s files read", from_log, lambda _why: scan_stats(prepared.spark, read.scan))

@@ -131,7 +131,9 @@ def test_an_hour_job_s_source_not_partitioned_by_its_timestamp_is_read_from_the_
         )
     table = spark.read.format("delta").load(str(tmp_path / "a"))
     first, last = to_index(start, "hour") + 1, to_index(start, "hour") + 2
-    rows = window_rows(spark, {"source_a": SourceRef(path=str(tmp_path / "a"))}, {"source_a": table}, "RecDate", "hour")
+    rows = window_rows(
+        spark, {"source_a": SourceRef(path=str(tmp_path / "a"))}, {"source_a": table}, lambda _role: "RecDate", "hour"
+    )
     read = rows("source_a", first, last)
     assert read is not None and _file_indexes(read) == ["InMemoryFileIndex"]
     assert len(read.inputFiles()) == 2

@@ -9,7 +9,7 @@ import json
 import operator
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,32 +203,37 @@ def where_applied(df: DataFrame, ref: SourceRef, role: str) -> DataFrame:
 
 
 def count_null_keys(
-    frames: Sequence[tuple[DataFrame, Sequence[str]]], inc: str, uom: TimeUnit | str, first: int, last: int
+    frames: Sequence[tuple[DataFrame, Sequence[str], str]], uom: TimeUnit | str, first: int, last: int
 ) -> list[int]:
-    """For each (source, its join keys): its rows of units [first, last] with a NULL in any of the keys, in one
-    Spark job; such rows never match (SQL semantics)."""
+    """For each (source, its join keys, its inc_col): its rows of units [first, last] with a NULL in any of the
+    keys, in one Spark job; such rows never match (SQL semantics)."""
 
-    def no_key(df: DataFrame, keys: Sequence[str], side: int) -> DataFrame:
+    def no_key(df: DataFrame, keys: Sequence[str], inc: str, side: int) -> DataFrame:
         missing = functools.reduce(operator.or_, [F.col(f"`{key}`").isNull() for key in keys])
         return df.where(source_filter(df, inc, uom, first, last) & missing).select(F.lit(side).alias("side"))
 
     if not frames:
         return []
-    sides = [no_key(df, keys, side) for side, (df, keys) in enumerate(frames)]
+    sides = [no_key(df, keys, inc, side) for side, (df, keys, inc) in enumerate(frames)]
     rows = functools.reduce(DataFrame.unionByName, sides).groupBy("side").count().collect()
     found = {int(row["side"]): int(row["count"]) for row in rows}
     return [found.get(side, 0) for side in range(len(frames))]
 
 
 def window_rows(
-    spark: SparkSession, refs: Mapping[str, SourceRef], frames: Mapping[str, DataFrame], inc_col: str, time_uom: str
+    spark: SparkSession,
+    refs: Mapping[str, SourceRef],
+    frames: Mapping[str, DataFrame],
+    inc_col: Callable[[str], str],
+    time_uom: str,
 ) -> WindowRows:
     """The job's `WindowRows`: for a role and units [first, last], that source's rows in those units' files (its
     `where` applied), or None where the window reads the Delta table (`frames[role]`), pruned by Spark: a catalog
     table, Spark Connect or Spark 3.5, a NOT NULL column (a Parquet read makes it nullable), or whatever
     `window_files` leaves to Delta (said at info, `--verbose`).
 
-    E.g. `window_rows(spark, dict(job.sources), frames, "RecDate", "day")("source_b", d - 12, d)`.
+    E.g. `window_rows(spark, dict(job.sources), frames, job.inc_col_of, "day")("source_b", d - 12, d)`;
+    `inc_col` gives a role's incremental column, by which its files are pruned.
     """
     if not session_kind(spark).reads_parquet_as_delta:  # Connect's client may not see the server's files
         return whole_tables
@@ -240,9 +245,9 @@ def window_rows(
         def from_log() -> DataFrame:
             if not nullable[role]:
                 raise LogUnreadable(f"{role} has a NOT NULL column, which a read of its files makes nullable")
-            files = window_files(source_location(ref, role), inc_col, time_uom, first, last)
+            files = window_files(source_location(ref, role), inc_col(role), time_uom, first, last)
             read = read_files(spark, frame.schema, files)
-            read = read.where(source_filter(read, inc_col, time_uom, first, last))  # a file may reach past them
+            read = read.where(source_filter(read, inc_col(role), time_uom, first, last))  # a file may reach past them
             return read if ref.where is None else read.where(ref.where)
 
         return log_else(f"{role}'s rows of units {first}..{last}", from_log, lambda _why: None)

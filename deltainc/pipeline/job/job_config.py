@@ -51,6 +51,10 @@ class JobConfig(Section):
         others = [(f.role, f) for f in self.features] if self.features else [("source_b", self.source_b)]
         return (("source_a", self.source_a), *[(role, ref) for role, ref in others if ref is not None])
 
+    def inc_col_of(self, role: str) -> str:
+        """The incremental column source `role` is read by: its own `inc_col`, else `[join] inc_col`."""
+        return dict(self.sources)[role].inc_col or self.join.inc_col
+
     @property
     def all_sources(self) -> str:
         """How messages name the job's sources together: "both sources", or "all 3 sources" in a feature job."""
@@ -109,6 +113,13 @@ class JobConfig(Section):
                     f"join.{name}: a job with [[features]] sets it per feature source; [join] holds the spine's "
                     "inc_col, time_uom, alias_a and include_waiting"
                 )
+        own = ["source_a.inc_col" if self.source_a.inc_col else ""]
+        own += [f"features[{i}].inc_col" for i, f in enumerate(self.features) if f.inc_col]
+        if any(own):
+            raise ValueError(
+                f"{next(n for n in own if n)}: a job with [[features]] reads every source by [join] inc_col; "
+                "a source's own inc_col is for a two-source job ([source_a] / [source_b])"
+            )
         seen: dict[str, int] = {}
         for index, feature in enumerate(self.features):
             if feature.name.lower() in seen:

@@ -62,6 +62,9 @@ class SourceRef(TableRef):
     # A Spark SQL condition on the source's columns: only rows where it holds are joined, in every window alike
     # (e.g. "OrderId IS NOT NULL" leaves out rows whose key is NULL). A change is a change of the target's rows.
     where: Text | None = None
+    # The source's own incremental column (a DATE, or a TIMESTAMP read by its day in a day job) when it is named
+    # otherwise than [join] inc_col, which stays the output's RecDate and the default of every source.
+    inc_col: Text | None = None
     # Another job of the job directory whose target's final rows this source is (`job = "shipments_scans"` in the
     # job file, which `load_job` turns into that target's path or table, `where = "IsFinal"` and the upstream's
     # state folder): the source then reaches no further than that job's watermark.

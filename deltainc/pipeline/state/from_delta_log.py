@@ -167,7 +167,7 @@ def latest_in_sources(job: JobConfig, state_dir: Path) -> int | None:
     units = [
         upstream_watermark(ref, state_dir)
         if ref.job is not None
-        else latest_unit_from_log(source_location(ref, role), job.join.inc_col, job.join.time_uom)
+        else latest_unit_from_log(source_location(ref, role), job.inc_col_of(role), job.join.time_uom)
         for role, ref in job.sources
     ]
     return None if None in units else min(u for u in units if u is not None)

@@ -26,7 +26,7 @@ class WindowSources:
     the duplicate behind an ambiguous output row is looked for."""
 
     frames: Mapping[str, DataFrame]
-    inc_col: str
+    inc_cols: Mapping[str, str]  # role -> the source's incremental column
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def duplicate_in_sources(sample: Row, identity: Identity, sources: WindowSources
         frame = sources.frames.get(role)
         if rec is None or not keys or frame is None:
             continue
-        key = (*zip(key_names, [sample[k] for k in keys], strict=True), (sources.inc_col, sample[rec]))
+        key = (*zip(key_names, [sample[k] for k in keys], strict=True), (sources.inc_cols[role], sample[rec]))
         condition = F.lit(True)
         for column, value in key:
             condition = condition & F.col(f"`{column}`").eqNullSafe(F.lit(value))

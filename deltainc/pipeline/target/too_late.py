@@ -133,8 +133,8 @@ def too_late_rows(
         raise ValueError("too_late_rows needs a window with a start and an end")
     s, e, mw = spec.start, spec.end, spec.max_waiting_time
     alias_a, alias_b = spec.settings.alias_a, spec.settings.alias_b
-    a = read_units(df_a, spec, s - horizon, e - mw - 1).alias(alias_a)
-    arrived = read_units(df_b, spec, s, e).alias(alias_b)
+    a = read_units(df_a, spec, s - horizon, e - mw - 1, "source_a").alias(alias_a)
+    arrived = read_units(df_b, spec, s, e, "source_b").alias(alias_b)
 
     def col_a(name: str) -> Column:
         return side_column(alias_a, name)
@@ -147,11 +147,11 @@ def too_late_rows(
     columns: dict[str, Column] = {}
     for source, name in zip(a_keys, identity.a_keys, strict=True):
         columns[name] = col_a(source)
-    columns[identity.a_rec] = col_a(spec.settings.inc_col_name)
+    columns[identity.a_rec] = col_a(spec.settings.inc_col_of("source_a"))
     for source, name in zip(b_keys, identity.b_keys, strict=True):
         columns.setdefault(name, col_b(source))
     if identity.b_rec is not None:
-        columns.setdefault(identity.b_rec, col_b(spec.settings.inc_col_name))
+        columns.setdefault(identity.b_rec, col_b(spec.settings.inc_col_of("source_b")))
     columns[spec.layout.inc_col] = unit_time(col_b(UNIT), spec.settings.time_uom)
     columns[TOO_LATE_BY] = (delay - F.lit(mw)).cast("int")
     return pairs.select(*[column.alias(name) for name, column in columns.items()])

@@ -78,12 +78,12 @@ def begin(
 ) -> CommandRun:
     """The run of `command` under `lease`; counts the sources' rows with a NULL inc_col (and warns of them)."""
     clock = Clock(None)
-    inc, job = prepared.job.join.inc_col, prepared.job
+    job = prepared.job
     frames = prepared.join.frames
-    found = {role: null_inc(ref, role, frames[role], inc) for role, ref in job.sources}
+    found = {role: null_inc(ref, role, frames[role], job.inc_col_of(role)) for role, ref in job.sources}
     if any(found.values()):
-        counted = ", ".join(f"{n} in {role}" for role, n in found.items())
-        log.warning("%s: rows with a NULL %s are never joined: %s", prepared.job.name, inc, counted)
+        counted = ", ".join(f"{n} in {role} ({job.inc_col_of(role)})" for role, n in found.items() if n)
+        log.warning("%s: rows with a NULL inc_col are never joined: %s", prepared.job.name, counted)
     counts = (found["source_a"], sum(n for role, n in found.items() if role != "source_a"))
     clock.spark_start_s = take_startup_seconds(prepared.spark)
     return CommandRun(prepared, command, lease, counts, on_step, latest_labels(prepared), downstream, clock)

@@ -70,7 +70,7 @@ def late_inputs_from_logs(prepared: PreparedJob, search: LateSearch, window: Win
 
 def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location: str, target: str) -> LateInputs:
     job, spec, rec = prepared.job, search.spec, prepared.rec
-    inc, join_cols = job.join.inc_col, list(spec.join_cols)
+    inc, inc_b, join_cols = job.inc_col_of("source_a"), job.inc_col_of("source_b"), list(spec.join_cols)
     target_look = look(target)
     target_schema = T.StructType.fromJson(json.loads(target_look.schema_json))
     needed = list(dict.fromkeys([*join_cols, *job.target.keys, inc]))
@@ -84,11 +84,11 @@ def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location:
     a_names = [*columns.values(), JOIN_TYPE, rec]
     a = unit_range_rows(target_look.table, target, a_names, rec, first, window.start - 1, prepared.uom)
     a = _final_up_to(a, columns[inc], last_a, prepared.uom)
-    b_names = list(dict.fromkeys([*join_cols, *job.target.b_keys, inc]))
+    b_names = list(dict.fromkeys([*join_cols, *job.target.b_keys, inc_b]))
     unnamed = [name for name in b_names if name not in search.rows.columns]
     if unnamed:  # Spark resolves names in any case; delta-rs and the types below take them as the table has them
         raise LogUnreadable(f"{search.role} has no column spelled {', '.join(unnamed)}")
-    b = unit_range_rows(existing_table(b_location), b_location, b_names, inc, window.start, window.end, prepared.uom)
+    b = unit_range_rows(existing_table(b_location), b_location, b_names, inc_b, window.start, window.end, prepared.uom)
     a, b = meeting_keys(a, b, [(columns[key], key) for key in join_cols])
     spark = prepared.spark
     return LateInputs(

@@ -78,7 +78,7 @@ def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, outpu
     if logged is not None:
         if logged.empty and job.target.late_rows_ref is None:  # no key met: nothing is too late, no Spark job
             return LateRows(0, None)
-        first, identity = window.start - search.horizon, [*job.target.keys, job.join.inc_col]
+        first, identity = window.start - search.horizon, [*job.target.keys, job.inc_col_of("source_a")]
         a_rows: DataFrame | None = window_a_rows(
             logged.target_rows, None, logged.columns, identity, prepared.rec, prepared.uom, first, window.start
         )
@@ -126,7 +126,7 @@ def search_a_rows(
     is neither `earlier` nor `output`. E.g. `search_a_rows(prepared, search, target, None, s - horizon, e + 1)`
     gives the A rows of every B row of [s, e] from the target alone."""
     job = prepared.job
-    inc, keys = job.join.inc_col, job.target.keys
+    inc, keys = job.inc_col_of("source_a"), job.target.keys
     if output is None:
         if earlier is None:
             return None

@@ -87,6 +87,7 @@ class TwoSourceJob:
             "join.join_cols": list(join.join_cols),
             "join.join_cond": join.join_cond,
             "join.inc_col": join.inc_col,
+            **{f"{role}.inc_col": ref.inc_col for role, ref in job.sources if ref.inc_col},  # only when set
             "join.time_uom": join.time_uom,
             "join.look_back_time": join.look_back_time,
             "join.max_waiting_time": join.max_waiting_time,
@@ -96,6 +97,11 @@ class TwoSourceJob:
             "target.b_keys": list(target.b_keys),
             **(asof if join.how == "asof" else {}),
         }
+
+    def _inc_cols(self) -> str:
+        """The incremental column, or each source's when they differ: "RecDate", "RecTs (A), RecDate (B)"."""
+        a, b = self.job.inc_col_of("source_a"), self.job.inc_col_of("source_b")
+        return a if a == b else f"{a} (A), {b} (B)"
 
     def _on(self) -> str:
         join = self.job.join
@@ -114,7 +120,7 @@ class TwoSourceJob:
             (
                 "sources",
                 f"{sources['source_a'].label} (A), {sources['source_b'].label} (B): join {join.how} on {self._on()}, "
-                f"{join.inc_col} present, types compatible",
+                f"{self._inc_cols()} present, types compatible",
             )
         ]
 
@@ -199,9 +205,9 @@ def output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: In
         raise ConfigError("target.b_keys: a left_anti job outputs no B columns; remove target.b_keys")
     identity = Identity(
         a_keys=tuple(layout.a_name(k) for k in job.target.keys),
-        a_rec=layout.a_name(join.inc_col),
+        a_rec=layout.a_name(job.inc_col_of("source_a")),
         b_keys=tuple(layout.b_name(k) for k in job.target.b_keys),
-        b_rec=None if join.how == "left_anti" else layout.b_name(join.inc_col),
+        b_rec=None if join.how == "left_anti" else layout.b_name(job.inc_col_of("source_b")),
         key_names=(*job.target.keys, *job.target.b_keys),
     )
     # The output RecDate places every row in time: the forward write replaces slices of it.
@@ -223,7 +229,13 @@ def plan_join(job: JobConfig, schema_a: T.StructType, schema_b: T.StructType) ->
     from deltainc.join.join_spec import check_join
 
     join = job.join
-    base = join.engine_settings(job.target.b_keys).model_copy(update={"output_select": DEFAULT_OUTPUT_SELECT})
+    base = join.engine_settings(job.target.b_keys).model_copy(
+        update={
+            "output_select": DEFAULT_OUTPUT_SELECT,
+            "inc_col_name_a": job.source_a.inc_col,
+            "inc_col_name_b": dict(job.sources)["source_b"].inc_col,
+        }
+    )
     base = chain_suffixes(job, schema_a.fieldNames(), schema_b.fieldNames(), base)  # a job on another's target
 
     try:  # the sources and the join first, so that their errors come before the target's
@@ -241,6 +253,9 @@ def plan_join(job: JobConfig, schema_a: T.StructType, schema_b: T.StructType) ->
 def _in_job_terms(error: ConfigError | SchemaError) -> ConfigError | SchemaError:
     """The engine's error with its setting named as a job file names it (`inc_col_name` is `join.inc_col`)."""
     text = str(error)
+    for side in ("a", "b"):  # a source's own inc_col
+        if text.startswith(f"inc_col_name_{side}:"):
+            return type(error)(f"source_{side}.inc_col:" + text.removeprefix(f"inc_col_name_{side}:"))
     if text.startswith("inc_col_name:"):
         return type(error)("join.inc_col:" + text.removeprefix("inc_col_name:"))
     return error

@@ -192,7 +192,7 @@ def latest_available(prepared: PreparedJob) -> int | None:
     def with_spark(_why: Exception) -> int | None:
         refs, frames = dict(prepared.job.sources), prepared.join.frames
         units = [
-            upstream_watermark(refs[role], state_dir) if refs[role].job else latest_unit(frame, inc, uom)
+            upstream_watermark(refs[role], state_dir, uom) if refs[role].job else latest_unit(frame, inc, uom)
             for role, frame in frames.items()
         ]
         return None if None in units else min(u for u in units if u is not None)

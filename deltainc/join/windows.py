@@ -25,6 +25,7 @@ __all__ = [
     "parse_point",
     "day_of",
     "day_units",
+    "whole_units_through",
     "Window",
     "Bounds",
     "ReadBounds",
@@ -138,6 +139,17 @@ def day_units(day: dt.date, time_uom: TimeUnit | str = TimeUnit.DAY) -> tuple[in
     unit = TimeUnit.parse(time_uom)
     first = to_index(day, unit)
     return first, first + unit.per_day - 1
+
+
+def whole_units_through(watermark: int, finer: TimeUnit | str, uom: TimeUnit | str) -> int:
+    """The last unit of `uom` whose every unit of `finer` is at or before `watermark` (a unit of `finer`): how far
+    a day job reads an hour job's target once that job's watermark is `watermark`.
+
+    Example: ``whole_units_through(23, "hour", "day") == 0`` (hour 23 ends day 0); ``whole_units_through(22,
+    "hour", "day") == -1``.
+    """
+    ratio = TimeUnit.parse(uom).seconds // TimeUnit.parse(finer).seconds
+    return (watermark + 1) // ratio - 1
 
 
 _Unit = TypeVar("_Unit", int, int | None)  # a unit index; None = open (unbounded)

@@ -192,7 +192,7 @@ def latest_available(prepared: PreparedJob) -> int | None:
     def with_spark(_why: Exception) -> int | None:
         refs, frames = dict(prepared.job.sources), prepared.join.frames
         units = [
-            upstream_watermark(refs[role], state_dir)
+            upstream_watermark(refs[role], state_dir, uom)
             if refs[role].job
             else latest_unit(frame, prepared.job.inc_col_of(role), uom)
             for role, frame in frames.items()

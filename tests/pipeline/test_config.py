@@ -616,13 +616,15 @@ def test_a_feature_sources_settings_are_remembered_and_a_change_is_one(tmp_path:
     assert "join.how" in [c.setting for c in changes(built_with(two_source), before)]
 
 
-def chain(tmp_path: Path, downstream_a: str, upstream: str = MINIMAL) -> Path:
-    """An upstream job `up` (target at tmp_path/up_target, state at tmp_path/up_state) and a job `down` whose
-    [source_a] is `downstream_a`, as job files side by side; the path of down's file."""
+def chain(tmp_path: Path, downstream_a: str, upstream: str = MINIMAL, downstream: str = MINIMAL) -> Path:
+    """An upstream job `up` (target at tmp_path/up_target, state at tmp_path/up_state) and a job `down` (the job
+    file `downstream`) whose [source_a] is `downstream_a`, as job files side by side; the path of down's file."""
     up = replaced('name = "j"', 'name = "up"', upstream)
     up = replaced('path = "t"', f'path = "{tmp_path / "up_target"}"', up)
     write(tmp_path, up + f'[state]\npath = "{tmp_path / "up_state"}"\n', "up.toml")
-    down = replaced('name = "j"', 'name = "down"', replaced('[source_a]\npath = "a"', f"[source_a]\n{downstream_a}"))
+    down = replaced(
+        'name = "j"', 'name = "down"', replaced('[source_a]\npath = "a"', f"[source_a]\n{downstream_a}", downstream)
+    )
     return write(tmp_path, down, "down.toml")
 
 
@@ -653,10 +655,27 @@ def test_a_source_gives_a_job_or_a_table_not_both(tmp_path: Path, other: str) ->
 
 
 def test_a_source_named_by_job_is_dated_as_this_job_is_or_refused_naming_inc_col_and_time_uom(tmp_path: Path) -> None:
-    hourly = with_lines(MINIMAL, "join", 'time_uom = "hour"')
-    message = r"source_a\.job: up's target is dated by RecDate in hours; join\.inc_col and join\.time_uom must be"
+    other = with_lines(MINIMAL, "join", 'inc_col = "LoadDate"')
+    message = r"source_a\.job: up's target is dated by LoadDate in days; join\.inc_col and join\.time_uom must be"
     with pytest.raises(ConfigError, match=message):
-        load_job(chain(tmp_path, 'job = "up"', upstream=hourly))
+        load_job(chain(tmp_path, 'job = "up"', upstream=other))
+
+
+@pytest.mark.parametrize("unit", ["hour", "minute"])
+def test_a_day_job_may_read_an_hour_or_minute_jobs_target(tmp_path: Path, unit: str) -> None:
+    finer = with_lines(MINIMAL, "join", f'time_uom = "{unit}"')
+    job = load_job(chain(tmp_path, 'job = "up"', upstream=finer))
+    assert (job.join.time_uom.value, job.source_a.upstream.join.time_uom.value) == ("day", unit)
+
+
+def test_an_hour_job_on_a_day_jobs_target_is_refused_naming_the_source_and_why(tmp_path: Path) -> None:
+    hourly = with_lines(MINIMAL, "join", 'time_uom = "hour"')
+    message = (
+        r"down\.toml: source_a\.job: up's target is dated by RecDate in days(.|\n)*a job of hours cannot read a job "
+        r"of days, whose RecDate is a DATE that names no hour \(set time_uom = 'day' here, or make up a job of hours\)"
+    )
+    with pytest.raises(ConfigError, match=message):
+        load_job(chain(tmp_path, 'job = "up"', downstream=hourly))
 
 
 def test_job_state_is_set_from_the_upstreams_job_file_only() -> None:

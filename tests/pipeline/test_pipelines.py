@@ -1,7 +1,9 @@
 """A chain of two jobs (docs/concepts/pipelines.md): transactions joined with their payments, then the final rows of
 that target joined with fees (left) and risk scores (as-of, nearest) in a feature job. Run unit by unit (a day job
 and an hour job), in windows of random sizes, and reloaded in one run per job, the downstream targets are identical
-and equal to the rules in plain Python (tests/feature_model.py) applied to the final rows the upstream rules give."""
+and equal to the rules in plain Python (tests/feature_model.py) applied to the final rows the upstream rules give.
+So is an hour upstream feeding a day downstream ("hour-day"): the hour job run hour by hour, the day job as its days
+complete, the spine's TIMESTAMP RecDate read by its day."""
 
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ UNITS = {
     "hour": (dt.datetime(2025, 1, 1), dt.timedelta(hours=1), "timestamp"),
 }
 LAST = 4  # the runs end on day 4; the sources reach day 5
+HOUR0 = dt.datetime(2025, 1, 1, 20)  # "hour-day": the upstream's unit 0, four hours before day 0 ends
+UP_LAST = 27  # "hour-day": the upstream's runs end on its unit 27, hour 23 of day 1, the downstream's last day
 FILLER = 99  # a key on the last day of every source, so that each has reached it; it matches nothing final
 OUT = ["TrxId", "RecDate", "fees_FeeId", "fees_JoinType", "scores_ScoreId", "scores_JoinType", "WaitingTime",
        "JoinType"]  # fmt: skip
@@ -36,29 +40,33 @@ OUT = ["TrxId", "RecDate", "fees_FeeId", "fees_JoinType", "scores_ScoreId", "sco
 Days = list[tuple[int, int]]  # (key, day offset)
 
 
-def upstream_finals(a: dict[int, int], pay: dict[int, int], lb: int, mw: int) -> list[tuple[int, int, int]]:
-    """The upstream left join's final rows as of LAST, as spine rows (TrxId, TrxId, the day each became final): a
+def upstream_finals(
+    a: dict[int, int], pay: dict[int, int], lb: int, mw: int, last: int = LAST
+) -> list[tuple[int, int, int]]:
+    """The upstream left join's final rows as of `last`, as spine rows (TrxId, TrxId, the day each became final): a
     transaction matched on the later of its day and its payment's (a payment at most lb days early, mw late),
     else timed out mw days after its own; one still waiting is not final."""
     finals = []
     for k, ta in a.items():
         tb = pay.get(k)
-        if tb is not None and ta - lb <= tb <= ta + mw and max(ta, tb) <= LAST:
+        if tb is not None and ta - lb <= tb <= ta + mw and max(ta, tb) <= last:
             finals.append((k, k, max(ta, tb)))
-        elif (tb is None or not ta - lb <= tb <= ta + mw) and ta + mw <= LAST:
+        elif (tb is None or not ta - lb <= tb <= ta + mw) and ta + mw <= last:
             finals.append((k, k, ta + mw))
     return finals
 
 
 def job_files(root: Path, suffix: str, uom: str, lb: int, mw: int, lbs: tuple[int, int], mws: tuple[int, int]) -> None:
-    """trx<suffix> (payments) and risk<suffix> (fees and scores on trx<suffix>'s target) in root/jobs."""
+    """trx<suffix> (payments) and risk<suffix> (fees and scores on trx<suffix>'s target) in root/jobs; `uom`
+    "hour-day" makes trx an hour job and risk a day job."""
+    up_uom, down_uom = ("hour", "day") if uom == "hour-day" else (uom, uom)
     jobs = root / "jobs"
     jobs.mkdir(exist_ok=True)
     common = f'start_date = {DAY0}\nmax_window = 0\n[state]\npath = "{root / "state"}"\n'
     (jobs / f"trx{suffix}.toml").write_text(
         f'name = "trx{suffix}"\n{common}[source_a]\npath = "{root / "a"}"\n[source_b]\npath = "{root / "pay"}"\n'
         f'[join]\nhow = "left"\njoin_cols = ["TrxId"]\nlook_back_time = {lb}\nmax_waiting_time = {mw}\n'
-        f'time_uom = "{uom}"\n'
+        f'time_uom = "{up_uom}"\n'
         f'[target]\npath = "{root / f"target_trx{suffix}"}"\nkeys = ["TrxId"]\nb_keys = ["PayId"]\n'
     )
     features = [
@@ -72,14 +80,14 @@ def job_files(root: Path, suffix: str, uom: str, lb: int, mw: int, lbs: tuple[in
     )
     (jobs / f"risk{suffix}.toml").write_text(
         f'name = "risk{suffix}"\n{common}[source_a]\njob = "trx{suffix}"\n'
-        f'[join]\nalias_a = "T"\ntime_uom = "{uom}"\n{sections}'
+        f'[join]\nalias_a = "T"\ntime_uom = "{down_uom}"\n{sections}'
         f'[target]\npath = "{root / f"target_risk{suffix}"}"\nkeys = ["TrxId"]\n'
     )
 
 
 def downstream(root: Path, suffix: str, uom: str) -> Counter[tuple[Any, ...]]:
     """The downstream target's rows, RecDates as unit offsets."""
-    first, unit, _ = UNITS[uom]
+    first, unit, _ = UNITS["day" if uom == "hour-day" else uom]
     rows = read_rows(root / f"target_risk{suffix}", OUT)
     return Counter(tuple((v - first) // unit if isinstance(v, dt.date) else v for v in row) for row in rows)
 
@@ -107,7 +115,7 @@ def downstream(root: Path, suffix: str, uom: str) -> Counter[tuple[Any, ...]]:
     mws=(1, 2),
     cuts={1, 3},
 )
-@pytest.mark.parametrize("uom", ["day", "hour"])
+@pytest.mark.parametrize("uom", ["day", "hour", "hour-day"])
 def test_a_chain_run_day_by_day_in_any_windows_or_at_once_gives_the_rules_applied_to_the_final_rows(
     spark: SparkSession,
     tmp_path_factory: pytest.TempPathFactory,
@@ -123,6 +131,9 @@ def test_a_chain_run_day_by_day_in_any_windows_or_at_once_gives_the_rules_applie
     cuts: set[int],
 ) -> None:
     root = tmp_path_factory.mktemp("chain")
+    if uom == "hour-day":
+        hour_day(spark, root, a_days, delays, fees, scores, lb, mw, lbs, mws, cuts)
+        return
     first, unit, rec_type = UNITS[uom]
 
     def day(n: int) -> dt.date:  # unit n: a day, or an hour
@@ -149,4 +160,56 @@ def test_a_chain_run_day_by_day_in_any_windows_or_at_once_gives_the_rules_applie
             run(risk, until=day(end), spark=spark)
     expected = model(upstream_finals(a, pay, lb, mw), fee_rows, score_rows, lbs, mws, 0, LAST)
     got = [downstream(root, suffix, uom) for suffix in schedules]
+    assert got[0] == got[1] == got[2] == expected
+
+
+def hour_day(
+    spark: SparkSession,
+    root: Path,
+    a_days: list[int],
+    delays: list[int | None],
+    fees: Days,
+    scores: set[tuple[int, int]],
+    lb: int,
+    mw: int,
+    lbs: tuple[int, int],
+    mws: tuple[int, int],
+    cuts: set[int],
+) -> None:
+    """The chain with trx an hour job (A and payments in hours from HOUR0, around the end of day 0) and risk a day
+    job (fees and scores on days 0 to 2, DATEs): trx run hour by hour and risk after it as its days complete, in
+    cuts, and once; risk's rows are the rules applied to trx's final rows, each on the day of the hour it became
+    final."""
+
+    def hour(n: int) -> dt.datetime:
+        return HOUR0 + dt.timedelta(hours=n)
+
+    def day(n: int) -> dt.date:
+        return DAY0 + dt.timedelta(days=n)
+
+    a = dict(enumerate(a_days))
+    pay = {k: ta + delay for (k, ta), delay in zip(a.items(), delays, strict=False) if delay is not None}
+    fee_rows = [(k, 100 + n, d // 2) for n, (k, d) in enumerate(fees)]
+    score_rows = [(k, 200 + n, d // 2) for n, (k, d) in enumerate(sorted(scores))]
+    write_rows(root / "a", [*((k, float(k), hour(t)) for k, t in a.items()), (FILLER, 0.0, hour(UP_LAST + 1))],
+               "TrxId long, Amount double, RecDate timestamp")  # fmt: skip
+    write_rows(root / "pay", [*((500 + k, k, hour(t)) for k, t in pay.items()), (599, FILLER, hour(UP_LAST + 1))],
+               "PayId long, TrxId long, RecDate timestamp")  # fmt: skip
+    for name, rows, schema in (("fees", fee_rows, "FeeId long"), ("scores", score_rows, "ScoreId long")):
+        write_rows(root / name, [*((i, k, day(d)) for k, i, d in rows), (999, FILLER, day(2))],
+                   f"{schema}, TrxId long, RecDate date")  # fmt: skip
+    # (trx's last unit, whether risk runs after it): unit 3 is hour 23, which completes day 0 for risk
+    hourly = [(n, n in (2, 3, 6)) for n in range(-2, 10)] + [(UP_LAST, True)]
+    schedules = {"_daily": hourly, "_cut": [*((2 * c, True) for c in sorted(cuts)), (UP_LAST, True)],
+                 "_once": [(UP_LAST, True)]}  # fmt: skip
+    for suffix, ends in schedules.items():
+        job_files(root, suffix, "hour-day", lb, mw, lbs, mws)
+        trx, risk = (load_job(root / "jobs" / f"{name}{suffix}.toml") for name in ("trx", "risk"))
+        for end, downstream_too in ends:
+            run(trx, until=hour(end), spark=spark)
+            if downstream_too:  # until the day of trx's hour: risk runs only the days trx has completed
+                run(risk, until=hour(end).date(), spark=spark)
+    spine = [(k, i, (HOUR0.hour + t) // 24) for k, i, t in upstream_finals(a, pay, lb, mw, UP_LAST)]
+    expected = model(spine, fee_rows, score_rows, lbs, mws, 0, 1)
+    got = [downstream(root, suffix, "hour-day") for suffix in schedules]
     assert got[0] == got[1] == got[2] == expected

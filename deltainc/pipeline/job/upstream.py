@@ -13,7 +13,7 @@ from deltainc.errors import ConfigError
 # A job as job_config.JobConfig holds it: job_config imports this module, so the type cannot be named here.
 JobConfig = Any
 
-__all__ = ["source_sections", "resolve_upstream", "reading", "check_dating"]
+__all__ = ["source_sections", "resolve_upstream", "reading", "check_dating", "reads_by_day"]
 
 # What load_job sets on a source that names a job; a job file gives none of them.
 _SET_BY_LOAD = ("path", "table", "job_state", "upstream")
@@ -80,10 +80,26 @@ def reading(upstream: JobConfig, where: str | None = None) -> dict[str, Any]:
 
 
 def check_dating(label: str, upstream: JobConfig, job: JobConfig) -> None:
-    """ConfigError unless `job` dates its rows as `upstream` dates its target's (inc_col and time_uom)."""
-    if (upstream.join.inc_col, upstream.join.time_uom) != (job.join.inc_col, job.join.time_uom):
+    """ConfigError unless `job` dates its rows as `upstream` dates its target's: the same inc_col, and the same
+    time_uom or a day job on an hour or minute job (`reads_by_day`), never a finer job on a day job."""
+    if upstream.join.inc_col != job.join.inc_col or not (
+        upstream.join.time_uom == job.join.time_uom or reads_by_day(upstream, job)
+    ):
+        unit, own = upstream.join.time_uom.value, job.join.time_uom.value
+        why = (
+            f"; a job of {own}s cannot read a job of {unit}s, whose RecDate is a DATE that names no {own} (set "
+            f"time_uom = '{unit}' here, or make {upstream.name} a job of {own}s)"
+            if upstream.join.inc_col == job.join.inc_col and unit == "day"
+            else ""
+        )
         raise ConfigError(
             f"{label}.job: {upstream.name}'s target is dated by {upstream.join.inc_col} in "
-            f"{upstream.join.time_uom.value}s; join.inc_col and join.time_uom must be the same here (they are "
-            f"{job.join.inc_col} and {job.join.time_uom.value})"
+            f"{unit}s; join.inc_col and join.time_uom must be the same here (they are "
+            f"{job.join.inc_col} and {own}), or this job a day job on an hour or minute job{why}"
         )
+
+
+def reads_by_day(upstream: JobConfig, job: JobConfig) -> bool:
+    """Whether `job` is a day job on an hour or minute job's target: it reads that target's final rows by the day
+    of their TIMESTAMP RecDate, a day once the upstream's watermark has passed the day's last unit."""
+    return job.join.time_uom.value == "day" and upstream.join.time_uom.value in ("hour", "minute")

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deltainc.join.windows import TimeUnit, whole_units_through
 from deltainc.pipeline.delta.delta_log import (
     LogUnreadable,
     Row,
@@ -154,18 +155,22 @@ def read_runs_from_log(paths: StatePaths, job: str, limit: int, read: RunRows | 
     return [spark_row(row, types) for row in ordered[:limit]]
 
 
-def upstream_watermark(ref: SourceRef, state_dir: Path) -> int | None:
+def upstream_watermark(ref: SourceRef, state_dir: Path, uom: TimeUnit | str | None = None) -> int | None:
     """The watermark of the job whose target `ref` reads (`job = "..."`): its final rows reach no further, though
-    its target holds later open rows (and, after a stopped run, rows its next run recomputes)."""
+    its target holds later open rows (and, after a stopped run, rows its next run recomputes). With `uom`, the
+    reading job's unit, in it: a day job on an hour job reads up to the last day that watermark has passed."""
     root = ref.job_state or absolute_location(str(state_dir))
-    return read_state_from_log(state_paths(root), ref.job or "").watermark
+    watermark = read_state_from_log(state_paths(root), ref.job or "").watermark
+    if watermark is None or uom is None or ref.upstream is None:
+        return watermark
+    return whole_units_through(watermark, ref.upstream.join.time_uom, uom)
 
 
 def latest_in_sources(job: JobConfig, state_dir: Path) -> int | None:
     """The latest unit every source of `job` has, from the Delta logs: a table's latest `inc_col`, another job's
     target's that job's watermark (LogUnreadable, FileNotFoundError where a log cannot answer)."""
     units = [
-        upstream_watermark(ref, state_dir)
+        upstream_watermark(ref, state_dir, job.join.time_uom)
         if ref.job is not None
         else latest_unit_from_log(source_location(ref, role), job.inc_col_of(role), job.join.time_uom)
         for role, ref in job.sources

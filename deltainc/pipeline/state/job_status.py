@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deltainc.join.windows import Pending, from_index, pending_range, to_index
+from deltainc.join.windows import Pending, from_index, pending_range, to_index, whole_units_through
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.order import upstream_jobs
+from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.state.from_delta_log import upstream_watermark
 from deltainc.pipeline.state.model import JobState, judge
 from deltainc.pipeline.state.window_row import SettingChange, built_with, changes
@@ -120,12 +121,23 @@ def _upstream_watermarks(
 ) -> tuple[tuple[str, str | None, int | None], ...]:
     """Each upstream job's watermark (None before its first run) and how far behind it this job's watermark is,
     in the job's time_uom."""
-    units = {ref.job: upstream_watermark(ref, state_dir) for _, ref in job.sources if ref.job is not None}
-    label = {
-        name: None if unit is None else from_index(unit, job.join.time_uom).isoformat() for name, unit in units.items()
+    refs = {ref.job: ref for _, ref in job.sources if ref.job is not None}
+    units = {name: upstream_watermark(ref, state_dir) for name, ref in refs.items()}
+    label = {  # in the upstream's own unit: a day job on an hour job shows that job's hour
+        name: None if unit is None else from_index(unit, _unit_of(refs[name], job)).isoformat()
+        for name, unit in units.items()
     }
-    behind = {name: None if unit is None or own is None else max(0, unit - own) for name, unit in units.items()}
+    whole = {
+        name: None if unit is None else whole_units_through(unit, _unit_of(refs[name], job), job.join.time_uom)
+        for name, unit in units.items()
+    }
+    behind = {name: None if unit is None or own is None else max(0, unit - own) for name, unit in whole.items()}
     return tuple((name, label[name], behind[name]) for name in sorted(units))
+
+
+def _unit_of(ref: SourceRef, job: JobConfig) -> str:
+    """The time unit of the job whose target `ref` reads (the reading job's when load_job did not set it)."""
+    return (ref.upstream or job).join.time_uom.value
 
 
 def _window(start: int, end: int, uom: str) -> dict[str, str]:

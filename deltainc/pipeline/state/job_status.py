@@ -137,7 +137,8 @@ def _upstream_watermarks(
 
 def _unit_of(ref: SourceRef, job: JobConfig) -> str:
     """The time unit of the job whose target `ref` reads (the reading job's when load_job did not set it)."""
-    return (ref.upstream or job).join.time_uom.value
+    owner: JobConfig = ref.upstream or job
+    return owner.join.time_uom.value
 
 
 def _window(start: int, end: int, uom: str) -> dict[str, str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from cli_jobs import settings_env
 from delta_rows import read_rows, write_rows
+from pyspark.sql import SparkSession
 
 from deltainc.cli.app import main
 
@@ -32,10 +33,10 @@ def hour(day: dt.date, h: int) -> dt.datetime:
 
 
 @pytest.fixture()
-def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def root(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The recipe's job files in tmp_path/jobs and its sources under tmp_path/data: call 1 rated within the hour on
     March 1, disputed that day; call 2 rated at 05:00 on March 2, the call records and ratings reaching 05:00 there
-    and the disputes March 2."""
+    and the disputes March 2 (`spark`: the commands run in the worker's session)."""
     monkeypatch.chdir(tmp_path)
     for name, value in settings_env(tmp_path).items():
         monkeypatch.setenv(name, value)
@@ -74,13 +75,15 @@ def test_a_day_job_runs_the_days_its_hour_upstream_has_completed_and_takes_its_c
     assert main(["run"]) == 0  # calls to 23:00: March 2 complete
     got = read_rows(root / "data" / "calls_disputed", columns)
     assert got == [(1, 21, 1, D1, hour(D1, 10)), (2, 23, 1, D2, hour(D2, 5)), (3, None, 5, D2, hour(D2, 23))]
-    write_rows(root / "data" / "ratings", [(14, 2, 0.3, hour(D2, 5))],
+    write_rows(root / "data" / "call_records", [(4, "m4", 9, hour(D2, 5))],
+               "CallId long, Msisdn string, Seconds int, RecDate timestamp", mode="append")  # fmt: skip
+    write_rows(root / "data" / "ratings", [(14, 4, 0.3, hour(D2, 5))],
                "RatingId long, CallId long, Price double, RecDate timestamp", mode="append")  # fmt: skip
     assert main(["rerun", "calls", "--start", "2025-03-02T05:00", "--downstream"]) == 0
     calls = read_rows(root / "data" / "calls", ["CallId", "RatingId"])
-    assert (2, 14) in calls and (2, 12) in calls  # the correction reached calls ...
+    assert (4, 14) in calls  # the correction (a call loaded late into 05:00) reached calls ...
     disputed = read_rows(root / "data" / "calls_disputed", ["CallId", "RatingId", "DisputeId"])
-    assert (2, 14, 23) in disputed and (2, 12, 23) in disputed  # ... and, by the day of its hour, calls_disputed
+    assert (4, 14, None) in disputed and (2, 12, 23) in disputed  # ... and, by the day of its hour, calls_disputed
 
 
 def test_an_hour_job_on_a_day_jobs_target_is_refused_naming_the_source_and_nothing_is_written(

@@ -21,9 +21,18 @@ from deltainc.pipeline.from_delta_logs.status import status_from_log
 from deltainc.pipeline.job.chain_suffixes import picked_suffixes
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds.two_source import TwoSourceJoin, TwoSourcePlan, kind_of
+from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.planned_target import not_run_yet
 from deltainc.pipeline.prepared_job import job_session, prepare_job
-from deltainc.pipeline.state import JobStatus, describe, read_runs, read_state, refusal, state_paths
+from deltainc.pipeline.state import (
+    JobStatus,
+    describe,
+    latest_in_sources,
+    read_runs,
+    read_state,
+    refusal,
+    state_paths,
+)
 from deltainc.pipeline.target.layout import (
     TargetLayout,
     holds_open_rows_apart,
@@ -68,11 +77,13 @@ def status(
     recent = read_runs(paths, job.name, runs)
     latest: int | None = None
     problem = None
+    uom = job.join.time_uom
+
+    def table_latest(role: str, ref: SourceRef) -> int | None:
+        return latest_unit(read_table(spark, ref, role), job.inc_col_of(role), uom)
+
     try:
-        units = [
-            latest_unit(read_table(spark, ref, role), job.join.inc_col, job.join.time_uom) for role, ref in job.sources
-        ]
-        latest = None if None in units else min(u for u in units if u is not None)
+        latest = latest_in_sources(job, settings.state_dir, table_latest)
     except (ConfigError, SchemaError) as exc:
         problem = str(exc)
     return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, state_dir=settings.state_dir)

@@ -27,7 +27,7 @@ from deltainc.pipeline.delta.delta_log_stats import (
     source_location,
 )
 from deltainc.pipeline.delta.snapshot import log_else
-from deltainc.pipeline.delta.sources import count_null_keys, window_rows
+from deltainc.pipeline.delta.sources import count_null_keys, read, window_rows
 from deltainc.pipeline.delta.spark_counts import ScanStats, count_null_inc, latest_unit, scan_stats
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SourceScan, SpineReach
@@ -42,7 +42,6 @@ from deltainc.pipeline.state import (
     latest_in_sources,
     read_state,
     state_paths,
-    upstream_watermark,
 )
 from deltainc.pipeline.target.duplicate_identity import WindowSources
 from deltainc.pipeline.target.layout import target_partitioning
@@ -189,15 +188,11 @@ def latest_available(prepared: PreparedJob) -> int | None:
     where they answer exactly, else with Spark."""
     inc, uom, state_dir = prepared.job.join.inc_col, prepared.uom, prepared.settings.state_dir
 
-    def with_spark(_why: Exception) -> int | None:
-        refs, frames = dict(prepared.job.sources), prepared.join.frames
-        units = [
-            upstream_watermark(refs[role], state_dir, uom)
-            if refs[role].job
-            else latest_unit(frame, prepared.job.inc_col_of(role), uom)
-            for role, frame in frames.items()
-        ]
-        return None if None in units else min(u for u in units if u is not None)
+    def with_spark(_why: Exception) -> int | None:  # each table's whole latest, as its log's (`latest_in_sources`)
+        spark = prepared.spark
+        return latest_in_sources(
+            prepared.job, state_dir, lambda role, ref: latest_unit(read(spark, ref), prepared.job.inc_col_of(role), uom)
+        )
 
     return log_else(
         f"{prepared.job.name}: the latest {inc} in the sources",

@@ -7,7 +7,7 @@ LogUnreadable where delta-rs cannot read a state table; `store.read_state` turns
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -166,13 +166,33 @@ def upstream_watermark(ref: SourceRef, state_dir: Path, uom: TimeUnit | str | No
     return whole_units_through(watermark, ref.upstream.join.time_uom, uom)
 
 
-def latest_in_sources(job: JobConfig, state_dir: Path) -> int | None:
-    """The latest unit every source of `job` has, from the Delta logs: a table's latest `inc_col`, another job's
-    target's that job's watermark (LogUnreadable, FileNotFoundError where a log cannot answer)."""
+def latest_in_sources(
+    job: JobConfig, state_dir: Path, table_latest: Callable[[str, SourceRef], int | None] | None = None
+) -> int | None:
+    """The latest unit every source of `job` has (the min over its sources; None while one has none): the one
+    place it is computed, whether the Delta logs or Spark read the tables.
+
+    A source that is another job's target (`job = "..."`) has that job's watermark: its final rows reach no
+    further, though its target may hold later rows. Any other source has its table's latest `inc_col` over all
+    its rows, which `table_latest(role, ref)` reads (None: from its Delta log, `latest_unit_from_log`; LogUnreadable
+    or FileNotFoundError where the log cannot answer): a source's `where` narrows the rows a window joins, not the
+    units the source has.
+
+    Args:
+        job: the job whose sources are asked.
+        state_dir: the settings' default state folder (an upstream job's state, unless its section names one).
+        table_latest: the latest unit of a source's table given its role and section; None = its Delta log's.
+
+    Example: ``latest_in_sources(job, settings.state_dir, lambda role, ref: latest_unit(read(spark, ref), inc, uom))``.
+    """
+    inc, uom = job.join.inc_col, job.join.time_uom
+
+    def from_log(role: str, ref: SourceRef) -> int | None:
+        return latest_unit_from_log(source_location(ref, role), job.inc_col_of(role), uom)
+
+    read_table = table_latest or from_log
     units = [
-        upstream_watermark(ref, state_dir, job.join.time_uom)
-        if ref.job is not None
-        else latest_unit_from_log(source_location(ref, role), job.inc_col_of(role), job.join.time_uom)
+        upstream_watermark(ref, state_dir, uom) if ref.job is not None else read_table(role, ref)
         for role, ref in job.sources
     ]
     return None if None in units else min(u for u in units if u is not None)

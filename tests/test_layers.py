@@ -96,6 +96,32 @@ def test_each_layer_of_the_pipeline_imports_only_the_layers_below_it() -> None:
     assert _imports_outside(LAYERS) == []
 
 
+def _loaded_with(name: str, modules: dict[str, Path]) -> set[str]:
+    """`name` and every module of deltainc that loading it loads (imports at load time, followed)."""
+    seen, todo = set[str](), [name]
+    while todo:
+        module = todo.pop()
+        if module in seen or module not in modules:
+            continue
+        seen.add(module)
+        todo += _imports(modules[module], set(modules), at_load_only=True)
+    return seen
+
+
+def _imports_pyspark(path: Path) -> bool:
+    return bool(_imports(path, set(), at_load_only=False, package="pyspark"))
+
+
+def test_the_plan_imports_neither_pyspark_nor_the_writers() -> None:
+    """The plan says what to do (windows, mode names) and is pure: `target/` maps a mode's name to its writer."""
+    modules = _modules()
+    plan = "deltainc.pipeline.plan"
+    assert not _imports_pyspark(modules[plan])
+    loaded = _loaded_with(plan, modules)
+    assert sorted(m for m in loaded if m.startswith("deltainc.pipeline.target")) == []
+    assert sorted(m for m in loaded if _imports(modules[m], set(), at_load_only=True, package="pyspark")) == []
+
+
 def test_one_windows_run_imports_the_layers_and_not_the_controller() -> None:
     assert {name for name in _modules() if name.startswith("deltainc.pipeline.window.")}  # it is where it says
     assert _imports_outside(WINDOW) == []

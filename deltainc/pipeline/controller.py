@@ -35,6 +35,7 @@ from deltainc.pipeline.plan import (
 from deltainc.pipeline.prepared_job import PreparedJob, latest_available, open_job
 from deltainc.pipeline.state import Command, JobState, Lease, check_unchanged, locked
 from deltainc.pipeline.state.downstream import DownstreamRerun, downstream_reruns, encode_reruns
+from deltainc.pipeline.target.modes import write_mode
 from deltainc.pipeline.window.run import StepHook, begin, process_planned, record_stop
 from deltainc.settings import Settings
 from deltainc.stop_notice import doing
@@ -289,7 +290,7 @@ def _execute(prepared: PreparedJob, state: JobState, command: Command, plan: Cal
                         ongoing, item, len(items), prepared.label(watermark), last=item is todo[-1]
                     )
                     reports.append(report)
-                    if item.mode.moves_watermark:
+                    if write_mode(item.mode).moves_watermark:
                         watermark = item.window.end  # only this run moves it while it holds the lock
                     if on_window:
                         on_window(report)

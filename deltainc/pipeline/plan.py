@@ -1,7 +1,7 @@
 """The controller's plan, without Spark (docs/design.md#run-modes): which windows a command processes, in what
-order, under which write mode; the refusals that need no data (a re-run past the watermark, a backfill that would
-leave a gap, a rebuild that would lose rows); and what the command returns, its windows each with the run-log row it
-committed (`PipelineResult`, `WindowReport`).
+order, under which write mode (its name: `target/modes.py` maps it to its writer); the refusals that need no data
+(a re-run past the watermark, a backfill that would leave a gap, a rebuild that would lose rows); and what the command
+returns, its windows each with the run-log row it committed (`PipelineResult`, `WindowReport`).
 
 The controller asks for a plan before taking the lock (to refuse early, or to find nothing pending) and again
 under it, from the watermark as of holding the lock; then it executes the plan window by window.
@@ -16,12 +16,9 @@ from deltainc.errors import ConfigError
 from deltainc.join.options import counted_types
 from deltainc.join.windows import Window, chunk_windows, from_index, next_window, to_index
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.mode_names import ModeName
 from deltainc.pipeline.state import RunRecord
 from deltainc.pipeline.state.downstream import DownstreamRerun
-from deltainc.pipeline.target.forward_write import FORWARD
-from deltainc.pipeline.target.merge import FORWARD_ONLY, RERUN
-from deltainc.pipeline.target.recompute_write import REBUILD, RECOMPUTE
-from deltainc.pipeline.target.write_mode import WriteMode
 
 __all__ = [
     "Planned",
@@ -40,11 +37,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Planned:
-    """One window of a command's plan, and the mode it is written in. A backfill's chunk already processed is
-    planned `done` (reported, not run); `number` is its chunk's place, from 1."""
+    """One window of a command's plan, and the name of the mode it is written in (`target/modes.py` gives its
+    writer). A backfill's chunk already processed is planned `done` (reported, not run); `number` is its chunk's
+    place, from 1."""
 
     window: Window
-    mode: WriteMode
+    mode: ModeName
     number: int = 1
     done: bool = False
 
@@ -54,10 +52,10 @@ def to_do(plan: tuple[Planned, ...]) -> tuple[Planned, ...]:
     return tuple(planned for planned in plan if not planned.done)
 
 
-def forward_mode(job: JobConfig) -> WriteMode:
+def forward_mode(job: JobConfig) -> ModeName:
     """How a window right after the watermark is written: it replaces the two slices, which needs the sliding
     join window to be exact; without it, the forward-only MERGE."""
-    return FORWARD if job.join.enforce_sliding_join_window else FORWARD_ONLY
+    return ModeName.FORWARD if job.join.enforce_sliding_join_window else ModeName.FORWARD_ONLY
 
 
 def _start(job: JobConfig) -> int:
@@ -97,7 +95,7 @@ def rebuild_plan(job: JobConfig, watermark: int | None, latest: int | None) -> t
             f"--rebuild: the sources now end at {_label(job, latest)}, before the watermark "
             f"{_label(job, watermark)}: rows after it would be lost; backfill into a new target instead"
         )
-    return (Planned(Window(_start(job), latest, job.join.time_uom), REBUILD),)
+    return (Planned(Window(_start(job), latest, job.join.time_uom), ModeName.REBUILD),)
 
 
 def rerun_plan(job: JobConfig, first: int, last: int, watermark: int | None, last_arg: str) -> tuple[Planned, ...]:
@@ -115,8 +113,8 @@ def rerun_plan(job: JobConfig, first: int, last: int, watermark: int | None, las
         )
     uom = job.join.time_uom
     if job.join.enforce_sliding_join_window and job.target.corrections == "apply":
-        return (Planned(Window(first, watermark, uom), RECOMPUTE),)
-    return (Planned(Window(first, last, uom), RERUN),)
+        return (Planned(Window(first, watermark, uom), ModeName.RECOMPUTE),)
+    return (Planned(Window(first, last, uom), ModeName.RERUN),)
 
 
 def check_backfill_start(job: JobConfig, first: int, watermark: int | None) -> None:

@@ -11,10 +11,9 @@ import pytest
 from deltainc.errors import ConfigError
 from deltainc.join.windows import TimeUnit, to_index
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.mode_names import ModeName
 from deltainc.pipeline.plan import backfill_plan, rebuild_plan, rerun_plan, run_plan, to_do
-from deltainc.pipeline.target.forward_write import FORWARD
-from deltainc.pipeline.target.merge import FORWARD_ONLY, RERUN
-from deltainc.pipeline.target.recompute_write import REBUILD, RECOMPUTE
+from deltainc.pipeline.target.modes import write_mode
 
 pytestmark = pytest.mark.pure
 
@@ -51,7 +50,7 @@ def test_a_first_run_plans_from_start_date_to_the_latest_unit_in_both_sources() 
 def test_a_run_plans_windows_of_at_most_max_window_units_from_the_unit_after_the_watermark() -> None:
     plan = run_plan(job(max_window=3), day(1), day(9), None)
     assert spans(plan) == [(2, 4), (5, 7), (8, 9)]
-    assert {p.mode for p in plan} == {FORWARD}
+    assert {p.mode for p in plan} == {ModeName.FORWARD}
 
 
 def test_a_run_stops_at_until_and_plans_nothing_when_nothing_is_pending() -> None:
@@ -60,12 +59,12 @@ def test_a_run_stops_at_until_and_plans_nothing_when_nothing_is_pending() -> Non
 
 
 def test_without_the_sliding_join_window_every_forward_window_is_a_forward_only_merge() -> None:
-    assert {p.mode for p in run_plan(job(max_window=1, sliding=False), None, day(2), None)} == {FORWARD_ONLY}
+    assert {p.mode for p in run_plan(job(max_window=1, sliding=False), None, day(2), None)} == {ModeName.FORWARD_ONLY}
 
 
 def test_a_rebuild_is_one_window_from_start_date_to_the_latest_unit() -> None:
     plan = rebuild_plan(job(), day(5), day(9))
-    assert (spans(plan), plan[0].mode) == ([(0, 9)], REBUILD)
+    assert (spans(plan), plan[0].mode) == ([(0, 9)], ModeName.REBUILD)
 
 
 def test_a_rebuild_that_would_lose_the_rows_after_the_watermark_is_refused() -> None:
@@ -75,14 +74,14 @@ def test_a_rebuild_that_would_lose_the_rows_after_the_watermark_is_refused() -> 
 
 def test_a_rerun_applying_corrections_recomputes_from_start_on_to_the_watermark() -> None:
     plan = rerun_plan(job(), day(2), day(3), day(9), "--end")
-    assert (spans(plan), plan[0].mode) == ([(2, 9)], RECOMPUTE)
+    assert (spans(plan), plan[0].mode) == ([(2, 9)], ModeName.RECOMPUTE)
 
 
 def test_a_rerun_keeping_corrections_or_without_the_sliding_window_merges_only_the_window_given() -> None:
     for kept in (job(corrections="keep"), job(sliding=False)):
         plan = rerun_plan(kept, day(2), day(3), day(9), "--end")
-        assert (spans(plan), plan[0].mode) == ([(2, 3)], RERUN)
-    assert not RERUN.moves_watermark and not RECOMPUTE.moves_watermark
+        assert (spans(plan), plan[0].mode) == ([(2, 3)], ModeName.RERUN)
+    assert not write_mode(ModeName.RERUN).moves_watermark and not write_mode(ModeName.RECOMPUTE).moves_watermark
 
 
 @pytest.mark.parametrize(

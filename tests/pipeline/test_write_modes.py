@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.job.mode_names import ModeName
 from deltainc.pipeline.plan import forward_mode
 from deltainc.pipeline.target.forward_write import FORWARD
 from deltainc.pipeline.target.merge import FORWARD_ONLY, RERUN
+from deltainc.pipeline.target.modes import write_mode
 from deltainc.pipeline.target.recompute_write import REBUILD, RECOMPUTE
 from deltainc.pipeline.target.write_mode import WriteMode
 
@@ -41,7 +43,13 @@ def test_only_a_run_s_windows_and_a_rebuild_move_the_watermark(mode: WriteMode) 
 
 def test_a_run_replaces_the_two_slices_only_with_the_sliding_join_window() -> None:
     # Without it a window's output depends on the window's size: only the forward-only MERGE keeps the target right.
-    assert (forward_mode(job(sliding=True)), forward_mode(job(sliding=False))) == (FORWARD, FORWARD_ONLY)
+    modes = (write_mode(forward_mode(job(sliding=True))), write_mode(forward_mode(job(sliding=False))))
+    assert modes == (FORWARD, FORWARD_ONLY)
+
+
+def test_each_mode_name_the_plan_gives_maps_to_the_writer_of_that_name() -> None:
+    assert [write_mode(name).name for name in ModeName] == [name.value for name in ModeName]
+    assert {write_mode(name) for name in ModeName} == set(MODES)
 
 
 def test_the_forward_only_merge_writes_the_rows_as_the_join_gives_them_every_other_write_lays_them_out() -> None:

@@ -22,6 +22,7 @@ from deltainc.pipeline.prepared_job import PreparedJob, latest_labels, null_inc,
 from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run
 from deltainc.pipeline.state.window_row import Clock, started, timed, with_reads, with_writes
 from deltainc.pipeline.target.merge import count_and_check
+from deltainc.pipeline.target.modes import write_mode
 from deltainc.pipeline.target.write_mode import WriteMode
 from deltainc.pipeline.window.commit import Counting, finish_commit, fitted, shaped, write_window, written_counted
 from deltainc.pipeline.window.failure_row import FailedWindow, note_failed_window, record_failure
@@ -103,7 +104,7 @@ def process_planned(run: CommandRun, item: Planned, total: int, watermark: str |
     `total` windows and the `watermark` the windows before it left (`FailedWindow`), for the command's error line.
     E.g. `process_planned(run, plan[7], len(plan), "2024-07-31", last=False)`."""
     try:
-        return process_window(run, item.window, item.mode, last=last)
+        return process_window(run, item.window, write_mode(item.mode), last=last)
     except Exception as exc:
         note_failed_window(exc, FailedWindow(str(item.window), item.number, total, watermark))
         raise

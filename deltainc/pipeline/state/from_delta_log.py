@@ -185,7 +185,7 @@ def latest_in_sources(
 
     Example: ``latest_in_sources(job, settings.state_dir, lambda role, ref: latest_unit(read(spark, ref), inc, uom))``.
     """
-    inc, uom = job.join.inc_col, job.join.time_uom
+    uom = job.join.time_uom
 
     def from_log(role: str, ref: SourceRef) -> int | None:
         return latest_unit_from_log(source_location(ref, role), job.inc_col_of(role), uom)

@@ -4,7 +4,7 @@ the commit did to the target, read from Delta's own operation metrics (no extra 
 Each mode says what it writes (`write`), whether the window's run-log row moves the watermark, whether the
 window is a forward one (right after the watermark), whether its rows become the target's files in the job's
 layout, and whether it may replace the target's columns. The modes live in `forward_write`, `merge` (the
-forward-only and the re-run) and `recompute_write` (the recompute and the rebuild); the controller picks one.
+forward-only and the re-run) and `recompute_write` (the recompute and the rebuild); the plan names one.
 """
 
 from __future__ import annotations

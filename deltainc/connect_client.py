@@ -44,7 +44,8 @@ def server_gone_message() -> str:
 
 def bounded_retries(session: Any) -> None:
     """Make `session` (a Connect session) give up on an unreachable server after about SERVER_WAIT_S seconds
-    rather than pyspark's ten minutes; the other retried errors keep pyspark's policy."""
+    rather than pyspark's ten minutes. It replaces pyspark's one retry policy, so every error pyspark retries (the
+    same errors as before) now gets this bound, not only an unreachable server."""
     from pyspark.sql.connect.client.retries import DefaultPolicy
 
     # backoffs of 0.05, 0.2, 0.8, 3.2, 8, 8, 8 s (plus jitter): about 30 s in all

@@ -11,9 +11,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.join_spec import JoinSpec, check_join, column_type, resolve_join_cond
+from deltainc.join.join_spec import JoinSpec, check_inc_col, check_join, column_type, resolve_join_cond
 from deltainc.join.options import AsofStrategy, IncJoinSettings
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
+from deltainc.join.windows import TimeUnit
 
 __all__ = [
     "FeatureSource",
@@ -38,7 +39,7 @@ class FeatureSource:
 
     Attributes:
         name: the source's name, in messages and as the default prefix of its columns (`name_`).
-        df: its rows (a DataFrame with the spine's incremental column), or only its schema.
+        df: its rows (a DataFrame with its incremental column), or only its schema.
         how: `left` (every matching row, each a component) or `asof` (the nearest row in time).
         join_cols: equality keys shared with the spine.
         join_cond: an extra SQL condition over `A` (the spine) and `alias_b`.
@@ -51,6 +52,8 @@ class FeatureSource:
         asof_col: `asof` sources: the spine's time column compared exactly; None = the incremental column.
         asof_col_b: `asof` sources: the source's time column when its name differs from `asof_col`.
         asof_tie_break: `asof` sources: the columns that order equally near rows.
+        inc_col: its own incremental column (a DATE, or a TIMESTAMP read by its day in a day job); None = the
+            settings' `inc_col_name`. Its output columns are named by `inc_col_name` all the same (`pay_RecDate`).
 
     Example:
         ```python
@@ -73,6 +76,11 @@ class FeatureSource:
     asof_col: str | None = None
     asof_col_b: str | None = None
     asof_tie_break: tuple[str, ...] = field(default=())
+    inc_col: str | None = None  # None = the settings' inc_col_name
+
+    def inc_of(self, inc: str) -> str:
+        """The column the source is read, pruned and windowed by: its own `inc_col`, else `inc` (inc_col_name)."""
+        return self.inc_col or inc
 
     @property
     def out_prefix(self) -> str:
@@ -97,10 +105,14 @@ def spine_rec(settings: IncJoinSettings) -> str:
 
 
 def spine_names(spine: T.StructType, settings: IncJoinSettings) -> dict[str, str]:
-    """Each spine column's output name: the ones the output or a source's join makes of its own (RecDate, and on
-    a job's target as the spine JoinType, WaitingTime, IsFinal, DiffArrivalTime) end in the spine's alias."""
+    """Each spine column's output name: its incremental column (its own `inc_col_name_a`, else `inc_col_name`) is
+    `spine_rec`; the others the output or a source's join makes of its own (RecDate, and on a job's target as the
+    spine JoinType, WaitingTime, IsFinal, DiffArrivalTime) end in the spine's alias."""
+    inc_a, alias = settings.inc_col_of("source_a"), settings.alias_a
     own = {n.lower() for n in (settings.inc_col_name, WAITING_TIME, JOIN_TYPE, IS_FINAL, DIFF_ARRIVAL_TIME)}
-    return {c: f"{c}_{settings.alias_a}" if c.lower() in own else c for c in spine.fieldNames()}
+    return {
+        c: spine_rec(settings) if c == inc_a else f"{c}_{alias}" if c.lower() in own else c for c in spine.fieldNames()
+    }
 
 
 def spine_renamed(spine: DataFrame, settings: IncJoinSettings) -> DataFrame:
@@ -110,18 +122,20 @@ def spine_renamed(spine: DataFrame, settings: IncJoinSettings) -> DataFrame:
 
 
 def contributed(source: FeatureSource, inc: str) -> tuple[str, ...]:
-    """The source's own columns it adds to the output (unprefixed): `columns`, checked, or all but keys and `inc`."""
+    """The source's own columns it adds to the output (unprefixed): `columns`, checked, or all but the keys and its
+    incremental column (its own, else `inc`)."""
     schema = source.schema
     if source.columns is not None:
         for column in source.columns:
             column_type(schema, column, f"features[{source.name}]", "columns")
         return source.columns
-    skip = {c.lower() for c in (*source.join_cols, inc)}
+    skip = {c.lower() for c in (*source.join_cols, source.inc_of(inc))}
     return tuple(c for c in schema.fieldNames() if c.lower() not in skip)
 
 
 def feature_columns(source: FeatureSource, inc: str) -> dict[str, str]:
-    """A source's output columns: output name -> what it is (a source column, its RecDate, its outcome)."""
+    """A source's output columns: output name -> what it is (a source column, its RecDate, its outcome). Its row's
+    RecDate is named by `inc` (inc_col_name) whatever column dates the source."""
     p = source.out_prefix
     names = {f"{p}{c}": f"column {c!r}" for c in contributed(source, inc)}
     names[f"{p}{inc}"] = "its row's RecDate"
@@ -136,7 +150,8 @@ def _check(
     """The sources' names and hows, the spine keys, and every output name once (ignoring case)."""
     if not features:
         raise ConfigError("features: give at least one feature source")
-    inc = settings.inc_col_name
+    inc, inc_a = settings.inc_col_name, settings.inc_col_of("source_a")
+    check_inc_col(spine, inc_a, "source_a", settings.inc_setting("source_a"), TimeUnit.parse(settings.time_uom))
     for key in keys:
         column_type(spine, key, "the spine (source_a)", "target.keys")
     owners: dict[str, str] = {}
@@ -155,7 +170,7 @@ def _check(
         claim(name, "the output's own column")
     claim(spine_rec(settings), "the spine's RecDate")
     for column, name in spine_names(spine, settings).items():
-        if column != inc:
+        if column != inc_a:
             claim(name, f"source_a column {column!r}")
     seen: set[str] = set()
     for source in features:
@@ -173,10 +188,10 @@ def source_settings(
     source: FeatureSource, settings: IncJoinSettings, select: str, spine: Sequence[str] = ()
 ) -> IncJoinSettings:
     """The single-source join of `source` onto the rows with columns `spine`: waiting rows kept (a combined row
-    needs every component)."""
+    needs every component), the source read by its own incremental column."""
     options = settings.model_copy(
         update={"alias_b": _b_alias(source, spine), "include_waiting": True, "enforce_sliding_join_window": True,
-                "b_waits_for_a": False, "output_select": select}
+                "b_waits_for_a": False, "output_select": select, "inc_col_name_b": source.inc_col}
     )  # fmt: skip
     if source.how != "asof":
         return options
@@ -208,7 +223,10 @@ def check_source(spine: T.StructType, source: FeatureSource, settings: IncJoinSe
         return check_join(spine, source.schema, source.how, source.join_cols, source.join_cond,
                           source.look_back_time, source.max_waiting_time, None, None, options)  # fmt: skip
     except (ConfigError, SchemaError) as exc:
-        raise type(exc)(f"features[{source.name}]: {str(exc).replace('source_b', 'the feature source')}") from None
+        text = str(exc).replace("source_b", "the feature source")
+        if text.startswith("inc_col_name_b:"):  # the source's own incremental column
+            raise type(exc)(f"features[{source.name}].inc_col:{text.removeprefix('inc_col_name_b:')}") from None
+        raise type(exc)(f"features[{source.name}]: {text}") from None
 
 
 def resolve_feature_conds(

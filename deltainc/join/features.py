@@ -96,12 +96,13 @@ def _plan_step(rows: DataFrame, source: FeatureSource, carried: str, settings: I
     output's names, every column of `rows`, the source's own (`feature_columns`) and its output RecDate."""
     inc = settings.inc_col_name
     a = rows.withColumnRenamed(spine_rec(settings), inc)  # the engine reads A's time from the incremental column
+    settings = settings.model_copy(update={"inc_col_name_a": None})  # so named in `a`, whatever dates the spine
     spec = check_source(a.schema, source, settings)
     layout = spec.layout
     renames = {layout.a_name(c): (spine_rec(settings) if c == inc else c) for c in a.columns}
     p = source.out_prefix
     renames |= {layout.b_name(c): f"{p}{c}" for c in contributed(source, inc)}
-    renames |= {layout.b_name(inc): f"{p}{inc}", DIFF_ARRIVAL_TIME: f"{p}{DIFF_ARRIVAL_TIME}"}
+    renames |= {layout.b_name(source.inc_of(inc)): f"{p}{inc}", DIFF_ARRIVAL_TIME: f"{p}{DIFF_ARRIVAL_TIME}"}
     renames |= {JOIN_TYPE: f"{p}{JOIN_TYPE}", inc: carried}
     # Only the output's columns change: the checks above hold for them as they are.
     options = source_settings(source, settings, ", ".join(renames), a.columns)
@@ -124,7 +125,8 @@ def join_step(
     first, end = window
     frame = step.source.rows if source_rows is None else source_rows
     a = rows.withColumnRenamed(spine_rec(settings), inc)
-    b = frame.where(source_filter(frame, inc, uom, None if first is None else first - step.source.look_back_time, end))
+    lb = step.source.look_back_time
+    b = frame.where(source_filter(frame, step.source.inc_of(inc), uom, None if first is None else first - lb, end))
     joined = join_prepared(a, b, replace(step.spec, start=first, end=end))
     return joined.select(*[F.col(f"`{out}`").alias(name) for out, name in step.renames])
 
@@ -208,11 +210,11 @@ def join_features(
     sources = sources or {}
     features, settings = joined.features, joined.settings
     spine = joined.spine if spine is None else spine
-    inc, uom = settings.inc_col_name, settings.time_uom
+    inc, inc_a, uom = settings.inc_col_name, settings.inc_col_of("source_a"), settings.time_uom
     reach = max(source.max_waiting_time for source in features)
     first = None if start is None else start - reach
-    rec_type = spine.schema[inc].dataType
-    combined = spine_renamed(spine.where(source_filter(spine, inc, uom, first, end)), settings)
+    rec_type = spine.schema[inc_a].dataType
+    combined = spine_renamed(spine.where(source_filter(spine, inc_a, uom, first, end)), settings)
     steps = joined.steps
     for done, step in enumerate(steps, start=1):
         combined = join_step(combined, step, settings, (first, end), sources.get(step.source.name))

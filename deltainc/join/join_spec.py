@@ -18,6 +18,7 @@ from deltainc.join.windows import TimeUnit, from_index, parse_point
 __all__ = [
     "JoinSpec",
     "check_join",
+    "check_inc_col",
     "condition_column",
     "resolve_join_cond",
     "JoinColumns",
@@ -88,6 +89,22 @@ def _check_join_cols(join_cols: JoinColumns, join_cond: object) -> tuple[str, ..
     return cols
 
 
+def check_inc_col(schema: T.StructType, inc: str, side: str, setting: str, uom: TimeUnit) -> None:
+    """SchemaError unless `side`'s incremental column `inc` (named by `setting`) is a date or timestamp, and a
+    timestamp in an hour or minute job."""
+    inc_type = column_type(schema, inc, side, setting)
+    if not isinstance(inc_type, TIME_TYPES):
+        raise SchemaError(
+            f"{setting}: column {inc!r} of {side} must be a date or timestamp, got {inc_type.simpleString()}"
+        )
+    if isinstance(inc_type, T.DateType) and uom is not TimeUnit.DAY:
+        # Every row of a DATE column sits at midnight: an hour job would see 23 empty hours a day.
+        raise SchemaError(
+            f"time_uom: {uom.value!r} needs a timestamp {inc!r}, but column {inc!r} of {side} is a date; set "
+            f"time_uom = 'day', or give the source a timestamp column as inc_col"
+        )
+
+
 def _check_sources(
     schema_a: T.StructType, schema_b: T.StructType, join_cols: Sequence[str], settings: IncJoinSettings
 ) -> None:
@@ -99,18 +116,7 @@ def _check_sources(
                 f"{side}: column {quoted[0]!r} has a backtick in its name, which deltainc cannot refer to; rename "
                 "the column, or give the job a view of the table that renames it"
             )
-        inc, setting = settings.inc_col_of(side), settings.inc_setting(side)
-        inc_type = column_type(schema, inc, side, setting)
-        if not isinstance(inc_type, TIME_TYPES):
-            raise SchemaError(
-                f"{setting}: column {inc!r} of {side} must be a date or timestamp, got {inc_type.simpleString()}"
-            )
-        if isinstance(inc_type, T.DateType) and uom is not TimeUnit.DAY:
-            # Every row of a DATE column sits at midnight: an hour job would see 23 empty hours a day.
-            raise SchemaError(
-                f"time_uom: {uom.value!r} needs a timestamp {inc!r}, but column {inc!r} of {side} is a date; set "
-                f"time_uom = 'day', or give the source a timestamp column as inc_col"
-            )
+        check_inc_col(schema, settings.inc_col_of(side), side, settings.inc_setting(side), uom)
     for key in join_cols:
         a_type = column_type(schema_a, key, "source_a", "join_cols")
         b_type = column_type(schema_b, key, "source_b", "join_cols")

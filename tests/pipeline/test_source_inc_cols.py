@@ -19,7 +19,7 @@ from deltainc.errors import SchemaError
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds.two_source import plan_join
-from jobs import feature_job_config, job_config
+from jobs import job_config
 
 pytestmark = pytest.mark.windows
 
@@ -143,10 +143,3 @@ def test_output_select_tokens_inc_col_a_and_inc_col_b_name_each_sources_own_colu
     spec, identity = plan_join(job, _A, _B)
     assert spec.layout.selected[:4] == ("TrxId", "RecDate", "RecTs", "RecDate_B")
     assert (identity.a_rec, identity.b_rec) == ("RecTs", "RecDate_B")
-
-
-@pytest.mark.pure
-def test_a_feature_job_refuses_a_source_inc_col_naming_it(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"features\[0\]\.inc_col: a job with \[\[features\]\]"):
-        feature_job_config(tmp_path, "f", START, [{"name": "r", "how": "left", "join_cols": ["TrxId"],
-                                                  "path": str(tmp_path / "r"), "inc_col": "RecTs"}])  # fmt: skip

@@ -113,13 +113,6 @@ class JobConfig(Section):
                     f"join.{name}: a job with [[features]] sets it per feature source; [join] holds the spine's "
                     "inc_col, time_uom, alias_a and include_waiting"
                 )
-        own = ["source_a.inc_col" if self.source_a.inc_col else ""]
-        own += [f"features[{i}].inc_col" for i, f in enumerate(self.features) if f.inc_col]
-        if any(own):
-            raise ValueError(
-                f"{next(n for n in own if n)}: a job with [[features]] reads every source by [join] inc_col; "
-                "a source's own inc_col is for a two-source job ([source_a] / [source_b])"
-            )
         seen: dict[str, int] = {}
         for index, feature in enumerate(self.features):
             if feature.name.lower() in seen:

@@ -35,9 +35,17 @@ if TYPE_CHECKING:
 
     from deltainc.join.feature_source import FeatureSource
     from deltainc.join.features import JoinedFeatures
-    from deltainc.join.options import How
+    from deltainc.join.options import How, IncJoinSettings
 
-__all__ = ["FeatureJob", "FeaturePlan", "FeatureJoin", "check_feature_job", "feature_identity", "feature_sources"]
+__all__ = [
+    "FeatureJob",
+    "FeaturePlan",
+    "FeatureJoin",
+    "check_feature_job",
+    "feature_identity",
+    "feature_settings",
+    "feature_sources",
+]
 
 Ranges = Callable[[int, int], dict[str, tuple[int, int]]]  # a window's units -> each source's units read
 
@@ -90,6 +98,7 @@ class FeatureJob:
             "source_a.where": job.source_a.where,
             "join.how": None,  # as a two-source job records it: a job turned into a feature job is a change
             "join.inc_col": job.join.inc_col,
+            **({"source_a.inc_col": job.source_a.inc_col} if job.source_a.inc_col else {}),  # only when set
             "join.time_uom": job.join.time_uom,
             "join.include_waiting": job.join.include_waiting,
             "target.keys": list(job.target.keys),
@@ -97,8 +106,9 @@ class FeatureJob:
         }
         for feature in job.features:
             spine[feature.role] = feature.model_dump(
-                mode="json", exclude={"path", "table", "name"}, exclude_defaults=False
-            )
+                mode="json", exclude={"path", "table", "name", *(() if feature.inc_col else ("inc_col",))},
+                exclude_defaults=False,
+            )  # fmt: skip
         return spine
 
     def summary(self) -> list[tuple[str, str]]:
@@ -113,11 +123,12 @@ class FeatureJob:
 
     def described(self) -> list[tuple[str, str]]:
         job = self.job
-        lines = [("spine", f"{job.source_a.label} (A): {job.join.inc_col} present")]
+        lines = [("spine", f"{job.source_a.label} (A): {job.inc_col_of('source_a')} present")]
         lines += [
-            (f.role, f"{f.label}: {f.how} on {', '.join(f.join_cols) or f.join_cond}, columns {f.out_prefix}*")
+            (f.role, f"{f.label}: {f.how} on {', '.join(f.join_cols) or f.join_cond}, columns {f.out_prefix}*"
+             + (f", dated by {f.inc_col}" if f.inc_col else ""))
             for f in job.features
-        ]
+        ]  # fmt: skip
         return lines
 
     def plan(self, schemas: Mapping[str, T.StructType]) -> FeaturePlan:
@@ -149,11 +160,11 @@ class FeatureJoin:
         from deltainc.join.columns import source_filter
         from deltainc.join.features import join_features
 
-        inc, uom = self.job.join.inc_col, self.job.join.time_uom
+        job, uom = self.job, self.job.join.time_uom
         ranges = self.read_ranges(first, last)
         frames = {role: window_rows_of(self.rows, self.frames, role, *ranges[role]) for role in self.frames}
         scans = tuple(
-            SourceScan(role, frame.where(source_filter(frame, inc, uom, *ranges[role])), ranges[role])
+            SourceScan(role, frame.where(source_filter(frame, job.inc_col_of(role), uom, *ranges[role])), ranges[role])
             for role, frame in frames.items()
         )
         sources = {feature.name: frames[feature.role] for feature in self.job.features}
@@ -178,7 +189,7 @@ class FeaturePlan:
 
         spine = frames["source_a"]
         sources = feature_sources(self.job, frames)
-        settings = self.job.join.engine_settings()
+        settings = feature_settings(self.job)
         resolve_feature_conds(spine, sources, settings)
         origins = feature_origins(spine, sources, self.job)
         ordered = {"source_a": spine} | {f.role: frames[f.role] for f in self.job.features}
@@ -203,7 +214,14 @@ def _source(feature: FeatureConfig, frame: DataFrame | T.StructType) -> FeatureS
         asof_col=feature.asof_col,
         asof_col_b=feature.asof_col_b,
         asof_tie_break=tuple(feature.keys),
+        inc_col=feature.inc_col,
     )
+
+
+def feature_settings(job: JobConfig) -> IncJoinSettings:
+    """The engine's settings of a feature job: `[join]`'s, and the spine's own incremental column when it names one
+    (each feature source's is its `FeatureSource.inc_col`)."""
+    return job.join.engine_settings().model_copy(update={"inc_col_name_a": job.source_a.inc_col})
 
 
 def feature_sources(job: JobConfig, frames: Mapping[str, DataFrame | T.StructType]) -> tuple[FeatureSource, ...]:
@@ -234,7 +252,7 @@ def feature_identity(job: JobConfig) -> Identity:
         )
     return Identity(
         a_keys=tuple(job.target.keys),
-        a_rec=spine_rec(job.join.engine_settings()),
+        a_rec=spine_rec(feature_settings(job)),
         b_keys=b_keys,
         b_rec=b_rec,
         key_names=(*job.target.keys, *names),
@@ -247,11 +265,12 @@ def feature_origins(df_a: DataFrame, sources: tuple[FeatureSource, ...], job: Jo
     """Output column -> (the source's role, its column), for messages and the checks of new columns."""
     from deltainc.join.feature_source import feature_columns, spine_rec
 
-    inc = job.join.inc_col
-    origins = {(spine_rec(job.join.engine_settings()) if c == inc else c): ("source_a", c) for c in df_a.columns}
+    inc, inc_a = job.join.inc_col, job.inc_col_of("source_a")
+    origins = {(spine_rec(feature_settings(job)) if c == inc_a else c): ("source_a", c) for c in df_a.columns}
     for source in sources:
         for name in feature_columns(source, inc):
             column = name[len(source.out_prefix) :]
+            column = source.inc_of(inc) if column == inc else column  # its row's RecDate is its own column's
             if column in source.schema.fieldNames():
                 origins[name] = (f"features[{source.name}]", column)
     return origins
@@ -267,12 +286,12 @@ def check_feature_job(job: JobConfig, spine: DataFrame | T.StructType, sources: 
 
     from deltainc.join.feature_source import check_features, resolve_feature_conds
 
-    settings = job.join.engine_settings()
+    settings = feature_settings(job)
     schema = spine if isinstance(spine, T.StructType) else spine.schema
     try:
         output = check_features(schema, sources, job.target.keys, settings)
     except (ConfigError, SchemaError) as exc:
-        text = str(exc).replace("inc_col_name:", "join.inc_col:")
+        text = str(exc).replace("inc_col_name_a:", "source_a.inc_col:").replace("inc_col_name:", "join.inc_col:")
         raise type(exc)(text) from None
     columns = set(output)
     for index, feature in enumerate(job.features):

@@ -50,20 +50,21 @@ def profile_job(
         raise ConfigError(
             f"profile: job {job.name!r} has [[features]]; profile a feature source as a two-source job of its own"
         )
-    uom, inc = join.time_uom, join.inc_col
+    uom, inc_a, inc_b = join.time_uom, job.inc_col_of("source_a"), job.inc_col_of("source_b")
     df_a = read_table(spark, job.source_a, "source_a")
     df_b = read_table(spark, job.source_b, "source_b")
-    settings = chain_suffixes(job, df_a.columns, df_b.columns, join.engine_settings())  # a job in a chain
+    own = {"inc_col_name_a": job.source_a.inc_col, "inc_col_name_b": job.source_b.inc_col}  # each source's column
+    settings = chain_suffixes(job, df_a.columns, df_b.columns, join.engine_settings().model_copy(update=own))
     # The job's own validation, with its messages.
     spec = check_join(df_a, df_b, join.how, join.join_cols, join.join_cond, join.look_back_time,
                       join.max_waiting_time, None, None, settings)  # fmt: skip
     first = None if start is None else day_units(start, uom)[0]
     last = None if end is None else day_units(end, uom)[1]
-    a = df_a.where(source_filter(df_a, inc, uom, first, last)).alias(settings.alias_a)
-    b = df_b.where(F.col(f"`{inc}`").isNotNull()).alias(settings.alias_b)
+    a = df_a.where(source_filter(df_a, inc_a, uom, first, last)).alias(settings.alias_a)
+    b = df_b.where(F.col(f"`{inc_b}`").isNotNull()).alias(settings.alias_b)
     condition = match_condition(spec, None)  # the job's keys and join_cond, as its join matches rows
-    a_rec, b_rec = F.col(f"{settings.alias_a}.`{inc}`"), F.col(f"{settings.alias_b}.`{inc}`")
-    a_type, b_type = df_a.schema[inc].dataType, df_b.schema[inc].dataType
+    a_rec, b_rec = F.col(f"{settings.alias_a}.`{inc_a}`"), F.col(f"{settings.alias_b}.`{inc_b}`")
+    a_type, b_type = df_a.schema[inc_a].dataType, df_b.schema[inc_b].dataType
     delay = unit_index(b_rec, b_type, uom) - unit_index(a_rec, a_type, uom)
     rows = shuffled(a).join(b, condition, "left").groupBy(delay.alias(_DELAY)).count().collect()
     counted = {int(r[_DELAY]): int(r["count"]) for r in rows if r[_DELAY] is not None}

@@ -25,15 +25,17 @@ def day(offset: int) -> dt.date:
     return D0 + dt.timedelta(days=offset)
 
 
-def make_job(tmp_path: Path, **join: Any) -> JobConfig:
+def make_job(tmp_path: Path, own: tuple[str | None, str | None] = (None, None), **join: Any) -> JobConfig:
+    """The job over tmp_path/a and tmp_path/b; `own`: each source's own inc_col, when it names one."""
+    sources = {role: {"path": str(tmp_path / name)} | ({"inc_col": inc} if inc else {})
+               for role, name, inc in (("source_a", "a", own[0]), ("source_b", "b", own[1]))}  # fmt: skip
     settings: dict[str, Any] = {"how": "left", "join_cols": ["TrxId"], "look_back_time": 1, "max_waiting_time": 3}
     settings.update(join)
     return JobConfig.model_validate(
         {
             "name": "trx",
             "start_date": D0,
-            "source_a": {"path": str(tmp_path / "a")},
-            "source_b": {"path": str(tmp_path / "b")},
+            **sources,
             "join": settings,
             "target": {"path": str(tmp_path / "target"), "keys": ["TrxId"]},
         }
@@ -122,6 +124,16 @@ def test_hours_count_whole_hours_between_timestamps(spark: SparkSession, tmp_pat
     assert profile.histogram == ((-1, 1), (3, 1))
     late_only = profile_job(spark, make_job(tmp_path, time_uom="hour"), start=day(0), end=day(0))
     assert late_only.pairs == 2  # both A rows lie on day(0), whatever the hour
+
+
+@pytest.mark.spark
+def test_each_source_is_profiled_by_its_own_inc_col(spark: SparkSession, tmp_path: Path) -> None:
+    """A dated by a DATE `LoadDay`, B by a TIMESTAMP `RecTs` in a day job: B's day is the timestamp's date."""
+    write(spark, [(1, day(0)), (2, day(1))], "TrxId long, LoadDay date", tmp_path / "a")
+    b_rows = [(1, dt.datetime(2025, 3, 12, 23, 30)), (2, dt.datetime(2025, 3, 11, 0, 5))]  # days 2 and 1
+    write(spark, b_rows, "TrxId long, RecTs timestamp", tmp_path / "b")
+    profile = profile_job(spark, make_job(tmp_path, own=("LoadDay", "RecTs")))
+    assert profile.histogram == ((0, 1), (2, 1))
 
 
 @pytest.mark.spark

@@ -186,6 +186,12 @@ def _explained(job: JobConfig, given: Mapping[str, str], spark: SparkSession, se
     join = job.join
     if job.features or job.source_b is None or not join.join_cols or join.join_cond is not None:
         raise ConfigError(f"explain: {job.name} is not a two-source job joined on join_cols only (not yet explained)")
+    own = [f"{role}.inc_col" for role, _ in job.sources if job.inc_col_of(role) != join.inc_col]
+    if own:
+        raise ConfigError(
+            f"{own[0]}: explain reads both sources by [join] inc_col ({join.inc_col!r}); a source dated by its own "
+            f"column is not yet explained (`deltainc profile {job.name}` and `deltainc status {job.name}` read it)"
+        )
     side = _side(job, given)
     inc, uom = join.inc_col, join.time_uom
     mine_all = read_table(spark, side.ref, side.role)

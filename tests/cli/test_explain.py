@@ -114,6 +114,18 @@ def test_a_key_nowhere_exits_1_and_a_bad_key_exits_2_naming_the_column(
     assert "TrxId: give each key as KEY=VALUE" in capsys.readouterr().err
 
 
+def test_a_job_whose_source_names_its_own_inc_col_is_refused_naming_the_field(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (root / "jobs" / "own_inc.toml").write_text(
+        (root / "jobs" / "bank.toml").read_text().replace('name = "bank"', 'name = "own_inc"')
+        .replace("[join]", 'inc_col = "LoadedAt"\n[join]').replace("t_bank", "t_own_inc")
+    )  # fmt: skip
+    assert main(["explain", "own_inc", "TrxId=6"]) == 2
+    assert "source_b.inc_col: explain reads both sources by [join] inc_col ('RecDate')" in capsys.readouterr().err
+    assert not (root / "t_own_inc").exists()
+
+
 def test_explain_writes_nothing(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "bank"]) == 0  # the target and the state exist (a second run: nothing pending)
     logs = sorted(str(p) for p in root.rglob("_delta_log/*"))

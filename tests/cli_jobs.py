@@ -6,6 +6,9 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from deltainc.cli.app import main
 from deltainc.demo.jobs import left_job_toml
 
 D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
@@ -36,6 +39,21 @@ def settings_env(root: Path) -> dict[str, str]:
         "DELTAINC_SPARK__MASTER": "local[2]",
         "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
     }
+
+
+def refused_run(root: Path, name: str, text: str, monkeypatch: pytest.MonkeyPatch,
+                capsys: pytest.CaptureFixture[str]) -> str:  # fmt: skip
+    """`deltainc run NAME` of the job file `text` (root/jobs/NAME.toml, settings under `root`), in-process: asserts
+    exit 2 and that neither root/target nor the state was written; returns what it printed to stderr."""
+    (root / "jobs").mkdir(exist_ok=True)
+    (root / "jobs" / f"{name}.toml").write_text(text)
+    monkeypatch.chdir(root)
+    for variable, value in settings_env(root).items():
+        monkeypatch.setenv(variable, value)
+    assert main(["run", name]) == 2
+    err = capsys.readouterr().err
+    assert not (root / "target").exists() and not (root / "state").exists(), err
+    return err
 
 
 def write_job(root: Path, sources: Sources, name: str = "trx", **paths: str) -> Path:

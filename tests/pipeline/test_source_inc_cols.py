@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_jobs import settings_env
+from cli_jobs import refused_run
 from expected import engine_output, same_rows
 from frames import frame
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from deltainc.cli.app import main
 from deltainc.errors import SchemaError
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.job.job_config import JobConfig
@@ -90,9 +89,7 @@ def test_a_date_column_in_an_hour_job_is_refused_naming_its_source_and_nothing_i
 ) -> None:
     frame(spark, A_ROWS, A_SCHEMA).write.format("delta").save(str(tmp_path / "a"))
     frame(spark, B_ROWS, B_SCHEMA).write.format("delta").save(str(tmp_path / "b"))
-    (tmp_path / "jobs").mkdir()
-    (tmp_path / "jobs" / "hourly.toml").write_text(
-        f"""name = "hourly"
+    job = f"""name = "hourly"
 start_date = {START.isoformat()}
 
 [source_a]
@@ -112,14 +109,8 @@ time_uom = "hour"
 path = "{tmp_path / "target"}"
 keys = ["TrxId"]
 """
-    )
-    monkeypatch.chdir(tmp_path)
-    for name, value in settings_env(tmp_path).items():
-        monkeypatch.setenv(name, value)
-    assert main(["run", "hourly"]) == 2
-    err = capsys.readouterr().err
+    err = refused_run(tmp_path, "hourly", job, monkeypatch, capsys)
     assert "'RecDate' of source_b is a date" in err, err
-    assert not (tmp_path / "target").exists() and not (tmp_path / "state").exists()
 
 
 _A = T.StructType([T.StructField("TrxId", T.LongType()), T.StructField("Amount", T.DoubleType()),

@@ -24,7 +24,7 @@ from typing import Any
 
 from benchmarks.scenarios import Bench
 from benchmarks.small_job import bench_env
-from benchmarks.spark_memory import broadcasts, heap, persisted_rdds, probe_conf
+from benchmarks.spark_memory import broadcasts, heap, persisted_rdds, probe_conf, retained_heap
 from benchmarks.timing import run_process
 
 __all__ = ["Window", "Run", "measure", "render", "child"]
@@ -42,6 +42,7 @@ class Window:
     seconds: float
     heap_used: int
     heap_old: int
+    heap_retained: int  # used just after a full collection: what the session still holds
     rdds: int  # persisted by deltainc's windows (Delta's own snapshot caches apart)
     delta_states: int  # Delta's cached snapshot states: one table version's (two RDDs) per table it scanned
     broadcasts: tuple[str, ...]  # the size each broadcast of the window sent
@@ -95,6 +96,7 @@ def _child(bench: Bench, name: str, args: list[str]) -> Run:
             w["seconds"],
             w["heap"]["used"],
             w["heap"]["old"],
+            w["retained"],
             _ours(w["rdds"]),
             len(w["rdds"]) - _ours(w["rdds"]),
             tuple(b["size"] for b in w["broadcasts"]),
@@ -137,18 +139,23 @@ def render(runs: list[Run]) -> list[str]:
             f"left persisted before the run {run.rdds_before}, after each window {sorted({w.rdds for w in windows})} "
             f"(Delta's cached snapshot states apart: {sorted({w.delta_states for w in windows})}).",
         ]
+        retained = [w.heap_retained for w in windows]
+        if retained:
+            lines.append(
+                f"Heap retained after a full collection: {min(retained) / MB:.0f}-{max(retained) / MB:.0f} MB over "
+                f"the windows (largest / smallest {max(retained) / max(1, min(retained)):.2f}x)."
+            )
         if run.name == "memory-warm" and len(windows) >= 5:
             lines.append(
-                f"Heap after the last window / after the fifth: used "
-                f"{windows[-1].heap_used / windows[4].heap_used:.2f}x, "
-                f"old generation {windows[-1].heap_old / windows[4].heap_old:.2f}x (no collection is forced: the "
-                "used heap is a sawtooth between collections)."
+                f"Heap after the last window / after the fifth: retained "
+                f"{windows[-1].heap_retained / windows[4].heap_retained:.2f}x; used before the collection "
+                f"{windows[-1].heap_used / windows[4].heap_used:.2f}x (a sawtooth between collections)."
             )
-        lines += ["", "| # | window | s | heap used MB | old gen MB | RDDs | Delta states | broadcasts (data size) |",
-                  "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines += ["", "| # | window | s | heap used MB | old gen MB | retained MB | RDDs | Delta states | "
+                  "broadcasts (data size) |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
         lines += [f"| {w.number} | {w.window} | {w.seconds:.1f} | {w.heap_used / MB:.0f} | {w.heap_old / MB:.0f} | "
-                  f"{w.rdds} | {w.delta_states} | {len(w.broadcasts)}: {'; '.join(w.broadcasts)[:200]} |"
-                  for w in windows]  # fmt: skip
+                  f"{w.heap_retained / MB:.0f} | {w.rdds} | {w.delta_states} | "
+                  f"{len(w.broadcasts)}: {'; '.join(w.broadcasts)[:200]} |" for w in windows]  # fmt: skip
         lines.append("")
     return lines
 
@@ -190,7 +197,8 @@ def child(argv: list[str] | None = None) -> None:
     def after(number: int, window: str) -> None:
         seconds = time.perf_counter() - clock[0]
         seen[0], sent = broadcasts(spark, seen[0])
-        _emit({"number": number, "window": window, "seconds": seconds, "heap": heap(spark),
+        used = heap(spark)  # before the collection below: the sawtooth as the window left it
+        _emit({"number": number, "window": window, "seconds": seconds, "heap": used, "retained": retained_heap(spark),
                "rdds": persisted_rdds(spark), "broadcasts": sent})  # fmt: skip
         clock[0] = time.perf_counter()
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-__all__ = ["JVM_SOURCE", "probe_conf", "persisted_rdds", "heap", "broadcasts"]
+__all__ = ["JVM_SOURCE", "probe_conf", "persisted_rdds", "heap", "retained_heap", "broadcasts"]
 
 JVM_SOURCE = {"spark.metrics.conf.driver.source.jvm.class": "org.apache.spark.metrics.source.JvmSource"}
 
@@ -55,6 +55,16 @@ def heap(spark: SparkSession) -> dict[str, int]:
                 n.endswith("Tenured-Gen.used")), -1)  # fmt: skip
     return {"used": gauge("jvm.heap.used"), "committed": gauge("jvm.heap.committed"), "max": gauge("jvm.heap.max"),
             "old": old}  # fmt: skip
+
+
+def retained_heap(spark: SparkSession) -> int:
+    """The driver JVM's used heap in bytes just after a full collection (`System.gc()`, which G1, Java 17's default,
+    runs as a full one): what the session still holds, without the garbage of the used heap's sawtooth. A classic
+    session's own JVM only (Py4J); it costs a collection, so read it after a window's seconds are taken."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None, "a classic session's JVM"
+    jvm.java.lang.System.gc()
+    return int(jvm.java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed())
 
 
 def broadcasts(spark: SparkSession, after: int) -> tuple[int, list[dict[str, str]]]:

@@ -30,7 +30,8 @@ from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.sources import read
 from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into
-from deltainc.pipeline.target.layout import IS_FINAL, holds_open_rows_apart
+from deltainc.pipeline.target.found import TargetFound
+from deltainc.pipeline.target.layout import IS_FINAL
 from deltainc.pipeline.target.write_mode import (
     CommitResult,
     Destination,
@@ -186,19 +187,22 @@ def _save(to: Destination, writer: DataFrameWriter) -> None:
         writer.saveAsTable(to.ref.table or "")
 
 
-def write_forward(inputs: WriteInputs, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
+def write_forward(
+    inputs: WriteInputs, found: TargetFound, window: Window, output: DataFrame, metadata: dict[str, str]
+) -> Written:
     """Replace the target's two slices from the watermark on by the window's output. The slices are named as
-    the target's own layout (read from its log) allows: by `IsFinal` where it holds its open rows apart."""
-    shape, to = current_target(inputs, output, metadata)
+    the target's own layout (as the window `found` it) allows: by `IsFinal` where it holds its open rows apart."""
+    to = current_target(inputs, found, output, metadata)
     rec = inputs.rec
-    apart = holds_open_rows_apart(shape.partition_by)
-    slices = forward_slices(rec, from_index(window.start - 1, inputs.uom), shape.schema[rec].dataType, apart)
+    apart = found.open_rows_apart
+    rec_type = found.existing_schema()[rec].dataType
+    slices = forward_slices(rec, from_index(window.start - 1, inputs.uom), rec_type, apart)
     if inputs.job.target.forward_write == "merge":
         read_ = _slices_read(inputs, window, slices)
         return Written(TargetWrite.MERGE, merge_slices(to, output, inputs.identity.columns, slices), read_)
     # The condition is on partition columns only (a day target holding its open rows apart): Delta removes the
     # slices' files unread.
-    metadata_only = apart and rec in shape.partition_by
+    metadata_only = apart and rec in found.partition_by
     read_ = ScanStats(0, 0) if metadata_only else _slices_read(inputs, window, slices)
     return Written(TargetWrite.REPLACE_WHERE, replace_slices(to, output, slices), read_)
 

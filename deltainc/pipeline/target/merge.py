@@ -30,6 +30,7 @@ from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into
 from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity, shown_samples
 from deltainc.pipeline.target.forward_write import sql_literal
+from deltainc.pipeline.target.found import TargetFound
 from deltainc.pipeline.target.write_mode import (
     NO_COMMIT,
     CommitResult,
@@ -166,13 +167,15 @@ def plan_actions(output: DataFrame, target_rows: DataFrame | None, identity: Ide
 
 def merge_window(
     to: Destination,
+    found: TargetFound,
     actions: DataFrame,
     identity: Identity,
     a_first: dt.date | dt.datetime,
     a_after_last: dt.date | dt.datetime,
 ) -> CommitResult:
-    """One MERGE of the planned actions into the target; its condition carries literal A RecDate bounds."""
-    target_schema = read(to.spark, to.ref).schema
+    """One MERGE of the planned actions into the target as the window `found` it; its condition carries literal
+    A RecDate bounds."""
+    target_schema = found.existing_schema()
     target_columns = target_schema.fieldNames()
     a_type = target_schema[identity.a_rec].dataType
     condition = " AND ".join(
@@ -187,7 +190,7 @@ def merge_window(
             f"t.`{JOIN_TYPE}` = {int(JoinType.A_WAITING)}",
         ]
         # A target holding its open rows apart (IsFinal): the same, as a partition filter.
-        + ([f"t.`{IS_FINAL}` = false"] if IS_FINAL in target_columns else [])
+        + ([f"t.`{IS_FINAL}` = false"] if found.open_rows_apart else [])
     )
     columns = [c for c in actions.columns if c != ACTION] if to.add_columns else target_columns
     with commit_metadata(to.spark, to.user_metadata):
@@ -206,9 +209,11 @@ def merge_window(
     return last_commit(to.spark, to.ref, ("MERGE",))
 
 
-def write_forward_only(inputs: WriteInputs, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
+def write_forward_only(
+    inputs: WriteInputs, found: TargetFound, window: Window, output: DataFrame, metadata: dict[str, str]
+) -> Written:
     """MERGE the window's output into the target's rows of the A rows it can change, forward only."""
-    _, to = current_target(inputs, output, metadata)
+    to = current_target(inputs, found, output, metadata)
     target = read(inputs.spark, inputs.job.target)
     identity = inputs.identity
     bounds = read_bounds(window, *inputs.spine_reach)
@@ -220,7 +225,7 @@ def write_forward_only(inputs: WriteInputs, window: Window, output: DataFrame, m
     try:
         planned = {row[ACTION]: int(row["count"]) for row in actions.groupBy(ACTION).count().collect()}
         ignored = planned.pop("ignore", 0)
-        commit = merge_window(to, actions, identity, a_first, a_after) if planned else NO_COMMIT
+        commit = merge_window(to, found, actions, identity, a_first, a_after) if planned else NO_COMMIT
     finally:
         actions.unpersist(blocking=True)
     return Written(TargetWrite.FORWARD_ONLY_MERGE, commit, scanned, too_late=ignored)

@@ -19,6 +19,7 @@ from deltainc.join.windows import Window, from_index
 from deltainc.pipeline.delta.sources import read as read_target
 from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
 from deltainc.pipeline.target.forward_write import overwrite_target, replace_where, sql_literal
+from deltainc.pipeline.target.found import TargetFound
 from deltainc.pipeline.target.write_mode import (
     NO_COMMIT,
     Destination,
@@ -32,11 +33,14 @@ from deltainc.pipeline.target.write_mode import (
 __all__ = ["RECOMPUTE", "REBUILD"]
 
 
-def write_recompute(inputs: WriteInputs, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
+def write_recompute(
+    inputs: WriteInputs, found: TargetFound, window: Window, output: DataFrame, metadata: dict[str, str]
+) -> Written:
     """Replace the target's rows from the window's start on by its output, counting the rows that changed."""
-    shape, to = current_target(inputs, output, metadata)
+    to = current_target(inputs, found, output, metadata)
     rec = inputs.rec
-    condition = f"`{rec}` >= {sql_literal(from_index(window.start, inputs.uom), shape.schema[rec].dataType)}"
+    first = sql_literal(from_index(window.start, inputs.uom), found.existing_schema()[rec].dataType)
+    condition = f"`{rec}` >= {first}"
     target = read_target(inputs.spark, inputs.job.target)
     # A column the sources added is NULL in the target's rows so far (compared as such).
     held = [F.col(f"`{c}`") if c in target.columns else F.lit(None).cast(f.dataType).alias(c) for c, f in
@@ -60,8 +64,10 @@ def write_recompute(inputs: WriteInputs, window: Window, output: DataFrame, meta
 RECOMPUTE = WriteMode("recompute", write_recompute, moves_watermark=False, forward=False, lays_out=True)
 
 
-def write_rebuild(inputs: WriteInputs, window: Window, output: DataFrame, metadata: dict[str, str]) -> Written:
-    """Overwrite the target with the window's output (it reads none of the target)."""
+def write_rebuild(
+    inputs: WriteInputs, _found: TargetFound, window: Window, output: DataFrame, metadata: dict[str, str]
+) -> Written:
+    """Overwrite the target with the window's output (it reads none of the target, so needs nothing of it)."""
     to = Destination(inputs.spark, inputs.job.target, metadata)
     return Written(TargetWrite.REBUILD, overwrite_target(to, output, inputs.partition_by), ScanStats(0, 0))
 

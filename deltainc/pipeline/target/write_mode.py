@@ -22,13 +22,13 @@ from pyspark.sql import DataFrame, SparkSession
 from deltainc.join.windows import TimeUnit, Window
 from deltainc.pipeline.delta.delta_log import LogUnreadable, local_folder
 from deltainc.pipeline.delta.snapshot import log_else
-from deltainc.pipeline.delta.sources import TableShape, latest_commit, table_shape
+from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.delta.spark_counts import ScanStats
 from deltainc.pipeline.delta.sql import detail
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import TableRef
-from deltainc.pipeline.target.layout import new_columns
+from deltainc.pipeline.target.found import TargetFound
 from deltainc.spark_compat import session_conf
 from deltainc.text_enum import TextEnum
 
@@ -93,7 +93,8 @@ class Written:
     too_late: int = 0  # matches of timed-out A rows a re-run kept out (corrections = "keep")
 
 
-Write = Callable[[WriteInputs, Window, DataFrame, dict[str, str]], Written]
+# A write of one window's output: given the target as the window found it (`found.TargetFound`).
+Write = Callable[[WriteInputs, TargetFound, Window, DataFrame, dict[str, str]], Written]
 
 
 @dataclass(frozen=True)
@@ -111,16 +112,15 @@ class WriteMode:
     single_pass: Callable[[JobConfig], bool] = lambda _job: False
 
 
-def current_target(inputs: WriteInputs, output: DataFrame, metadata: dict[str, str]) -> tuple[TableShape, Destination]:
-    """The target's columns and partition columns as its Delta log records them (no Spark read), and where the
-    window's commit goes; the output is checked against those columns (`layout.new_columns`), and the sources'
-    new columns, where the job allows them, are added."""
+def current_target(inputs: WriteInputs, found: TargetFound, output: DataFrame, metadata: dict[str, str]) -> Destination:
+    """Where the window's commit goes, on the target as the window `found` it (its columns and partition columns
+    as its Delta log records them); the output is checked against those columns (`TargetFound.new_columns`), and
+    the sources' new columns, where the job allows them, are added."""
     spark, job = inputs.spark, inputs.job
-    shape = table_shape(spark, job.target, "target")
-    added = new_columns(shape.schema, output.schema, inputs.origins, job.target.label, job.target.schema_evolution)
+    added = found.new_columns(output.schema, inputs.origins, job.target.schema_evolution)
     if added:
         log.warning("%s: adding the sources' new column(s) %s to the target %s", job.name, added, job.target.label)
-    return shape, Destination(spark, job.target, metadata, bool(added))
+    return Destination(spark, job.target, metadata, bool(added))
 
 
 @dataclass(frozen=True)

@@ -31,17 +31,18 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window as Over
 
 from deltainc import spark_driver
-from deltainc.errors import Cancelled, ConfigError
+from deltainc.errors import Cancelled
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.sources import latest_commit, table_exists, table_shape
+from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.delta.spark_counts import ScanStats
 from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.duplicate_identity import WindowSources, ambiguous_identity
-from deltainc.pipeline.target.layout import create_table, holds_open_rows_apart, lay_out, new_columns, with_is_final
+from deltainc.pipeline.target.found import TargetFound
+from deltainc.pipeline.target.layout import create_table, holds_open_rows_apart, lay_out, with_is_final
 from deltainc.pipeline.target.merge import check_unambiguous
 from deltainc.pipeline.target.reader_features import wants_deletion_vectors
 from deltainc.pipeline.target.write_mode import CommitResult, TargetWrite, WriteMode, Written, last_commit
@@ -114,16 +115,16 @@ def written_counted(counting: Counting | None, write: Callable[[], Written], unc
         raise ambiguous_identity(counting.identity, [], counting.sources) from exc
 
 
-def fitted(prepared: PreparedJob, output: DataFrame, scans: Mapping[str, DataFrame]) -> DataFrame:
-    """The window's output checked against the target's columns before the join runs, from its schema alone: a
-    dropped or retyped column is refused at once. A new source column the job does not add (schema_evolution
-    "none") is refused only when the window's reads (`scans`, A's and B's) hold a value of it: a window from
-    before the column appeared is written without it, so a job catching up runs to the day before the change."""
-    spark, job, origins = prepared.spark, prepared.job, prepared.origins
-    if not table_exists(spark, job.target):
+def fitted(prepared: PreparedJob, found: TargetFound, output: DataFrame, scans: Mapping[str, DataFrame]) -> DataFrame:
+    """The window's output checked against the target's columns (as the window `found` it) before the join runs,
+    from its schema alone: a dropped or retyped column is refused at once. A new source column the job does not
+    add (schema_evolution "none") is refused only when the window's reads (`scans`, A's and B's) hold a value of
+    it: a window from before the column appeared is written without it, so a job catching up runs to the day
+    before the change."""
+    job, origins = prepared.job, prepared.origins
+    if not found.exists:
         return output
-    target = table_shape(spark, job.target, "target").schema  # from the Delta log: no Spark read
-    added = new_columns(target, output.schema, origins, job.target.label, "add_columns")
+    added = found.new_columns(output.schema, origins, "add_columns")  # from the Delta log: no Spark read
     if not added or job.target.schema_evolution == "add_columns":
         return output
 
@@ -134,30 +135,29 @@ def fitted(prepared: PreparedJob, output: DataFrame, scans: Mapping[str, DataFra
         return bool(scans[role].where(F.col(f"`{source}`").isNotNull()).limit(1).count())
 
     unread = [column for column in added if not read(column)]
-    new_columns(target, output.drop(*unread).schema, origins, job.target.label, "none")  # refuses what is read
+    found.new_columns(output.drop(*unread).schema, origins, "none")  # refuses what is read
     return output.drop(*unread)
 
 
-def partitioning(prepared: PreparedJob, mode: WriteMode) -> tuple[str, ...]:
-    """The partition columns the window's rows are written under: the existing target's own, read from its log
-    (a target created by an earlier version keeps its layout); the job's for a new target and for a rebuild,
-    which replaces the table's layout with its rows."""
-    if mode.replaces_columns:
-        return prepared.partition_by
-    try:
-        return table_shape(prepared.spark, prepared.job.target, "target").partition_by
-    except ConfigError:  # no target yet: the first write creates it in the job's layout
-        return prepared.partition_by
+def partitioning(prepared: PreparedJob, mode: WriteMode, found: TargetFound) -> tuple[str, ...]:
+    """The partition columns the window's rows are written under: the existing target's own, as the window
+    `found` them (a target created by an earlier version keeps its layout); the job's for a new target and for a
+    rebuild, which replaces the table's layout with its rows."""
+    return prepared.partition_by if mode.replaces_columns else found.partition_by
 
 
-def shaped(prepared: PreparedJob, mode: WriteMode, output: DataFrame, counting: Counting | None = None) -> DataFrame:
+def shaped(
+    prepared: PreparedJob, mode: WriteMode, found: TargetFound, output: DataFrame, counting: Counting | None = None
+) -> DataFrame:
     """The window's output as its write wants it: with `IsFinal` where the target holds its open rows apart, and
     laid out (`lay_out`) where its rows become the target's files; checked and counted by the write's own query
     with a `counting` (below the layout's shuffle and above it)."""
-    partition_by = partitioning(prepared, mode)
+    partition_by = partitioning(prepared, mode, found)
     if counting is not None:
         output = counting.check(output)
-    if holds_open_rows_apart(partition_by):
+    # A rebuild lays the target out anew, in the job's layout; any other write keeps the target's.
+    apart = holds_open_rows_apart(partition_by) if mode.replaces_columns else found.open_rows_apart
+    if apart:
         output = with_is_final(output)
     if mode.lays_out:
         output = lay_out(output, partition_by, prepared.rec)
@@ -165,15 +165,20 @@ def shaped(prepared: PreparedJob, mode: WriteMode, output: DataFrame, counting: 
 
 
 def write_window(
-    prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame, metadata: dict[str, str]
+    prepared: PreparedJob,
+    found: TargetFound,
+    window: Window,
+    mode: WriteMode,
+    output: DataFrame,
+    metadata: dict[str, str],
 ) -> Written:
-    """Write the window's output to the target in one commit at most. The job's first write creates the target
-    with the window's rows in that one commit (after its too-late rows' table, when the job keeps them), so a
-    new job's first window commits once and reads nothing of a target, whatever the mode; with deletion vectors
-    only where its layout's writes use them (`wants_deletion_vectors`)."""
+    """Write the window's output to the target (as the window `found` it) in one commit at most. The job's first
+    write creates the target with the window's rows in that one commit (after its too-late rows' table, when the
+    job keeps them), so a new job's first window commits once and reads nothing of a target, whatever the mode;
+    with deletion vectors only where its layout's writes use them (`wants_deletion_vectors`)."""
     spark, made = prepared.spark, prepared.job.target
-    if table_exists(spark, made):
-        return mode.write(prepared, window, output, metadata)
+    if found.exists:
+        return mode.write(prepared, found, window, output, metadata)
     create_late_rows_table(prepared, window)
     text = json.dumps(metadata, sort_keys=True)
     vectors = wants_deletion_vectors(made.deletion_vectors, prepared.partition_by)
@@ -189,7 +194,7 @@ def finish_commit(spark: SparkSession, commit: Callable[[], T]) -> T:
     KeyboardInterrupt) that arrives meanwhile cancels the Spark jobs, waits until the call has returned (further
     signals do not cut the wait short) and is then raised; otherwise the call's result or error is the caller's.
 
-    Example: ``written = finish_commit(spark, lambda: write_window(prepared, window, mode, output, metadata))``.
+    Example: ``written = finish_commit(spark, lambda: write_window(prepared, found, window, mode, output, meta))``.
     """
     outcome: dict[str, object] = {}
 

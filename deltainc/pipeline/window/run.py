@@ -16,11 +16,11 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.sources import table_exists
 from deltainc.pipeline.plan import Planned, WindowReport
 from deltainc.pipeline.prepared_job import PreparedJob, latest_labels, null_inc, null_keys, scanned
 from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run
 from deltainc.pipeline.state.window_row import Clock, started, timed, with_reads, with_writes
+from deltainc.pipeline.target.found import TargetFound, find_target
 from deltainc.pipeline.target.merge import count_and_check
 from deltainc.pipeline.target.modes import write_mode
 from deltainc.pipeline.target.write_mode import WriteMode
@@ -134,18 +134,20 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
             )
         joined = prepared.join.join(window.start, window.end)
         reads = {read.role: scanned(prepared, read) for read in joined.scans}
-        counting = _counting(prepared, window, mode)
-        output = shaped(prepared, mode, joined.output, counting)
+        # The target as this window finds it, once: found again only by the next window, after this one's commit.
+        target = find_target(prepared.spark, job.target, prepared.partition_by)
+        counting = _counting(prepared, target, window, mode)
+        output = shaped(prepared, mode, target, joined.output, counting)
         if not mode.replaces_columns:  # a rebuild replaces the target's columns too
             scans = {read.role: read.scan for read in joined.scans}
-            output = fitted(prepared, output, scans)  # checked against the target before the join runs
+            output = fitted(prepared, target, output, scans)  # checked against the target before the join runs
         if counting is None:  # two passes: the join runs once, counted and checked, and is read again to write
             output = output.persist(StorageLevel.MEMORY_AND_DISK)
             found = count_and_check(output, prepared.identity, prepared.sources)
         phases["join_s"] = time.monotonic() - clock
         # Beside the write: it reads the target's final rows before the window, which the write never changes.
         own = output if searches_output(prepared, window) else None
-        search = search_too_late(pool, prepared, window, mode, own)
+        search = search_too_late(pool, prepared, target, window, mode, own)
         step(Step.READ)
 
         lease.check(job.name)
@@ -155,7 +157,9 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
         ready, unchecked = output, joined.output  # a stop while the commit is under way waits for it
         written = finish_commit(
             prepared.spark,
-            lambda: written_counted(counting, lambda: write_window(prepared, window, mode, ready, metadata), unchecked),
+            lambda: written_counted(
+                counting, lambda: write_window(prepared, target, window, mode, ready, metadata), unchecked
+            ),
         )
         if counting is not None:
             found = counting.counts()
@@ -190,14 +194,14 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
         _uncache(None if searched is None else searched.rows)
 
 
-def _counting(prepared: PreparedJob, window: Window, mode: WriteMode) -> Counting | None:
-    """The counts and identity check the window's write makes itself (one pass), where it can: the target exists
+def _counting(prepared: PreparedJob, target: TargetFound, window: Window, mode: WriteMode) -> Counting | None:
+    """The counts and identity check the window's write makes itself (one pass), where it can: the `target` exists
     (a job's first write creates it, so a refused first window must fail before that), its write reads the
     output once, the too-late search does without the output, and the session reports observations. None: the
     window is counted and checked before its write (two passes)."""
     spark, job = prepared.spark, prepared.job
     single = mode.single_pass(job) and not searches_output(prepared, window) and observes_writes(spark)
-    return Counting.of(prepared.identity, prepared.sources) if single and table_exists(spark, job.target) else None
+    return Counting.of(prepared.identity, prepared.sources) if single and target.exists else None
 
 
 def record_stop(run: CommandRun, upcoming: Window | None, exc: BaseException) -> None:

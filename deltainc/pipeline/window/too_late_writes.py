@@ -26,6 +26,7 @@ from deltainc.pipeline.delta.sources import read, table_exists
 from deltainc.pipeline.job.kinds import LateSearch
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.forward_write import replace_where, sql_literal
+from deltainc.pipeline.target.found import TargetFound
 from deltainc.pipeline.target.layout import default_partitioning, ensure_target, lay_out
 from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_rows
 from deltainc.pipeline.target.write_mode import Destination, WriteMode
@@ -66,10 +67,13 @@ def searches_output(prepared: PreparedJob, window: Window) -> bool:
     return prepared.join.late_search is not None and window.end > window.start
 
 
-def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame | None) -> LateRows | None:
-    """Count the window's too-late B rows, given its `output` (persisted, with the target's columns; None where
-    `searches_output` says the search does without); None when the job does not look for them (`late_horizon =
-    0`, asof and feature jobs: `PreparedJoin.late_search`)."""
+def count_too_late(
+    prepared: PreparedJob, found: TargetFound, window: Window, mode: WriteMode, output: DataFrame | None
+) -> LateRows | None:
+    """Count the window's too-late B rows, given the target as the window `found` it (before its commit) and its
+    `output` (persisted, with the target's columns; None where `searches_output` says the search does without);
+    None when the job does not look for them (`late_horizon = 0`, asof and feature jobs:
+    `PreparedJoin.late_search`)."""
     job, search = prepared.job, prepared.join.late_search
     if search is None:
         return None
@@ -84,7 +88,7 @@ def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, outpu
         )
         b_rows = logged.b_rows
     else:
-        a_rows, b_rows = _a_rows(prepared, search, window, mode, output), search.rows
+        a_rows, b_rows = _a_rows(prepared, found, search, window, mode, output), search.rows
     if a_rows is None:  # nothing published yet and no output to search: no A row, so no too-late B row
         return LateRows(0, None)
     rows = too_late_rows(a_rows, b_rows, spec, prepared.identity, job.target.keys, job.target.b_keys,
@@ -100,14 +104,19 @@ def count_too_late(prepared: PreparedJob, window: Window, mode: WriteMode, outpu
 
 
 def _a_rows(
-    prepared: PreparedJob, search: LateSearch, window: Window, mode: WriteMode, output: DataFrame | None
+    prepared: PreparedJob,
+    found: TargetFound,
+    search: LateSearch,
+    window: Window,
+    mode: WriteMode,
+    output: DataFrame | None,
 ) -> DataFrame | None:
     """The A rows the window's too-late search joins: the published ones (the target's final rows dated in
     [s - horizon, s - 1], and the window's own `output`'s when given; a rebuild's target is the window's output
-    alone). None when there is neither a target nor an output."""
+    alone). None when the window `found` no target and there is no output."""
     job = prepared.job
     earlier = None
-    if not mode.replaces_columns and table_exists(prepared.spark, job.target):
+    if not mode.replaces_columns and found.exists:
         earlier = read(prepared.spark, job.target)
     return search_a_rows(prepared, search, earlier, output, window.start - search.horizon, window.start)
 
@@ -163,7 +172,12 @@ def _unresolved_join_cond(search: LateSearch, rows: DataFrame) -> str | None:
 
 
 def search_too_late(
-    pool: ThreadPoolExecutor, prepared: PreparedJob, window: Window, mode: WriteMode, output: DataFrame | None
+    pool: ThreadPoolExecutor,
+    prepared: PreparedJob,
+    found: TargetFound,
+    window: Window,
+    mode: WriteMode,
+    output: DataFrame | None,
 ) -> Future[LateRows | None]:
     """`count_too_late` started in `pool`'s thread, to run beside the window's write; its Spark jobs are labelled
     as the search's (group `deltainc-too-late`) in Spark's UI."""
@@ -171,7 +185,7 @@ def search_too_late(
     def search() -> LateRows | None:
         label = f"{prepared.job.name} {window}: the too-late search"
         with labelled_jobs(prepared.spark, "deltainc-too-late", label):
-            return count_too_late(prepared, window, mode, output)
+            return count_too_late(prepared, found, window, mode, output)
 
     return pool.submit(search)
 

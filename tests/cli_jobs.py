@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from delta_rows import write_rows
+
 from deltainc.cli.app import main
 from deltainc.demo.jobs import left_job_toml
 
@@ -78,3 +80,14 @@ def edit(path: Path, old: str, new: str) -> Path:
     assert text.count(old) == 1
     path.write_text(text.replace(old, new))
     return path
+
+
+def logged_job(root: Path, monkeypatch: pytest.MonkeyPatch, name: str = "trx") -> Path:
+    """The left job over its sources written with delta-rs (no JVM for them, partitioned by RecDate, so a window
+    reads them from their logs), its settings and target under `root`, run from there: `root/jobs/<name>.toml`."""
+    a, b = (write_rows(root / n, rows, schema, partition_by=["RecDate"])
+            for n, rows, schema in (("a", A_ROWS, A_SCHEMA), ("b", B_ROWS, B_SCHEMA)))  # fmt: skip
+    monkeypatch.chdir(root)
+    for variable, value in settings_env(root).items():
+        monkeypatch.setenv(variable, value)
+    return write_job(root, Sources(a, b, "", "", ""), name)

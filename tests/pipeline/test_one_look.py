@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from cli_jobs import A_ROWS, A_SCHEMA, B_ROWS, B_SCHEMA, Sources, settings_env, write_job
-from delta_rows import write_rows
+from cli_jobs import logged_job
 from deltalake import write_deltalake
 from pyspark.sql import SparkSession
 
@@ -58,14 +57,7 @@ def test_a_table_not_there_yet_opens_no_log_and_is_seen_once_created(tmp_path: P
 @pytest.fixture()
 def daily_job(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The CLI tests' left job over two days, its first day already run: the next `run` is a daily one."""
-
-    a, b = (write_rows(tmp_path / n, rows, schema, partition_by=["RecDate"])  # delta-rs: no JVM for the sources
-            for n, rows, schema in (("a", A_ROWS, A_SCHEMA), ("b", B_ROWS, B_SCHEMA)))  # fmt: skip
-    sources = Sources(a, b, "", "", "")
-    monkeypatch.chdir(tmp_path)
-    for name, value in settings_env(tmp_path).items():
-        monkeypatch.setenv(name, value)
-    job = write_job(tmp_path, sources)
+    job = logged_job(tmp_path, monkeypatch)
     assert _quiet(["run", str(job), "--until", "2025-03-01"]) == 0
     return job
 

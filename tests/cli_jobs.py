@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from delta_rows import write_rows
 
 from deltainc.cli.app import main

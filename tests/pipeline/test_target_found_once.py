@@ -53,7 +53,8 @@ def test_the_window_that_creates_the_target_finds_it_absent_and_the_next_finds_i
 
 
 @pytest.mark.windows
-@pytest.mark.parametrize("corrections", ["apply", "keep"])  # a recompute through the watermark; the forward-only MERGE
+# A recompute through the watermark, the forward-only MERGE (each commits nothing here: the sources are unchanged).
+@pytest.mark.parametrize("corrections", ["apply", "keep"])
 def test_a_rerun_finds_the_target_once_per_window(spark: SparkSession, daily_windows: Path, corrections: str) -> None:
     edit(daily_windows, 'b_keys = ["SepaId"]', f'b_keys = ["SepaId"]\ncorrections = "{corrections}"')
     run(daily_windows, until=LAST, spark=spark)

@@ -86,6 +86,8 @@ def _child(bench: Bench, name: str, args: list[str]) -> Run:
     env = {**bench_env(root), "DELTAINC_SPARK__MASTER": "local[*]"}  # the shipped settings' master
     env.pop("DELTAINC_SPARK__SHUFFLE_PARTITIONS")
     env.pop("SPARK_DRIVER_MEMORY", None)
+    repo = str(Path(__file__).resolve().parents[1])  # the child runs in `root`: it finds `benchmarks` here
+    env["PYTHONPATH"] = repo + (f":{env['PYTHONPATH']}" if env.get("PYTHONPATH") else "")
     done = run_process([sys.executable, "-m", "benchmarks.memory_backfill", *args], root, env)
     lines = [json.loads(line[len(_MARK) :]) for line in done.stdout.splitlines() if line.startswith(_MARK)]
     start = lines[0]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,12 +59,12 @@ def refused_run(root: Path, name: str, text: str, monkeypatch: pytest.MonkeyPatc
     return err
 
 
-def write_job(root: Path, sources: Sources, name: str = "trx", **paths: str) -> Path:
+def write_job(root: Path, sources: Sources, name: str = "trx", max_window: int | None = None, **paths: str) -> Path:
     """The job file `root/jobs/<name>.toml`; its target under root; `paths` replaces a, b or target."""
     values = {"a": sources.a, "b": sources.b, "target": str(root / f"target_{name}"), **paths}
     path = root / "jobs" / f"{name}.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(job_toml(name, **values, start=D1))
+    path.write_text(job_toml(name, **values, start=D1, max_window=max_window))
     return path
 
 
@@ -81,7 +83,7 @@ def edit(path: Path, old: str, new: str) -> Path:
     return path
 
 
-def logged_job(root: Path, monkeypatch: pytest.MonkeyPatch, name: str = "trx") -> Path:
+def logged_job(root: Path, monkeypatch: pytest.MonkeyPatch, name: str = "trx", max_window: int | None = None) -> Path:
     """The left job over its sources written with delta-rs (no JVM for them, partitioned by RecDate, so a window
     reads them from their logs), its settings and target under `root`, run from there: `root/jobs/<name>.toml`."""
     a, b = (write_rows(root / n, rows, schema, partition_by=["RecDate"])
@@ -89,4 +91,17 @@ def logged_job(root: Path, monkeypatch: pytest.MonkeyPatch, name: str = "trx") -
     monkeypatch.chdir(root)
     for variable, value in settings_env(root).items():
         monkeypatch.setenv(variable, value)
-    return write_job(root, Sources(a, b, "", "", ""), name)
+    return write_job(root, Sources(a, b, "", "", ""), name, max_window)
+
+
+def quiet(argv: list[str]) -> int:
+    """`deltainc ARGV` in-process, its stdout dropped: the exit code."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return main(argv)
+
+
+def daily_job(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`logged_job` with its first day already run: the next `run` is a daily one."""
+    job = logged_job(root, monkeypatch)
+    assert quiet(["run", str(job), "--until", "2025-03-01"]) == 0
+    return job

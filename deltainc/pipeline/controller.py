@@ -125,18 +125,18 @@ def run(
     ):
         if found.answer is not None:
             return found.answer
-        prepared, state = open_job(config, spark, settings, "run", not rebuild, found.checked)
+        prepared, state = open_job(config, spark, settings, "run", not rebuild, found.checked, found.state)
         until_unit = None if until is None else parse_point(until, "--until", prepared.uom)
-        latest = latest_available(prepared)
+        latest = found.latest.unit if found.latest is not None else latest_available(prepared)
         if rebuild:
-            rebuild_plan(prepared.job, state.watermark, latest)  # refused before the lock
-            planned = partial(rebuild_plan, prepared.job, latest=latest)  # planned again from the watermark once locked
-        elif not run_plan(prepared.job, state.watermark, latest, until_unit):
+            replan: Callable[[int | None], Plan] = partial(rebuild_plan, prepared.job, latest=latest)
+        else:
+            replan = partial(run_plan, prepared.job, latest=latest, until=until_unit)
+        plan = replan(state.watermark)  # a rebuild is refused here, before the lock
+        if not plan:
             message = nothing_pending(prepared.job, state.watermark, latest, until_unit)
             return _result(prepared, Command.RUN, None, [], message, state.watermark)
-        else:
-            planned = partial(run_plan, prepared.job, latest=latest, until=until_unit)
-        done = _execute(prepared, state, Command.RUN, planned, on_step, found.lease, not rebuild, on_window)
+        done = _execute(prepared, state, Command.RUN, plan, replan, on_step, found.lease, not rebuild, on_window)
         if rebuild:
             message = f"rebuilt the target in {done.reports[0].window}"
         else:
@@ -185,7 +185,7 @@ def rerun(
     """
     config, settings = load(job, settings)
     with doing(config.name, Command.RERUN.value), _before_spark(config, settings, Command.RERUN, spark) as found:
-        prepared, state = open_job(config, spark, settings, "rerun", checked=found.checked)
+        prepared, state = open_job(config, spark, settings, "rerun", checked=found.checked, state=found.state)
         first = parse_point(start, "--start", prepared.uom)
         last = first if end is None else parse_point(end, "--end", prepared.uom)
         # Name the argument the user gave: with no --end, the window is the one unit of --start.
@@ -193,7 +193,7 @@ def rerun(
         window = Window(first, last, prepared.uom)
         plan = rerun_plan(prepared.job, first, last, state.watermark, last_arg)  # the watermark as read: it stays
         below = downstream_reruns(config.name, start, settings.job_dir, settings.state_dir, strict=False)
-        done = _execute(prepared, state, Command.RERUN, lambda _: plan, on_step, found.lease, False, on_window,
+        done = _execute(prepared, state, Command.RERUN, plan, lambda _: plan, on_step, found.lease, False, on_window,
                         downstream=encode_reruns(below))  # fmt: skip
         todo = plan[0].window
         message = f"re-ran {window}" + (f" (recomputed {todo}: rows after it depend on it)" if todo != window else "")
@@ -242,18 +242,18 @@ def backfill(
     """
     config, settings = load(job, settings)
     with doing(config.name, Command.BACKFILL.value), _before_spark(config, settings, Command.BACKFILL, spark) as found:
-        prepared, state = open_job(config, spark, settings, "backfill", checked=found.checked)
+        prepared, state = open_job(config, spark, settings, "backfill", checked=found.checked, state=found.state)
         first = parse_point(start, "--start", prepared.uom)
         last = parse_point(end, "--end", prepared.uom)
         chunk_windows(Window(first, last, prepared.uom), chunk)  # an unknown chunk is refused first
         check_backfill_start(prepared.job, first, state.watermark)  # before the sources are scanned
         latest = latest_available(prepared)
-        backfill_plan(prepared.job, first, last, chunk, state.watermark, latest)  # refused before the lock
 
-        def planned(watermark: int | None) -> tuple[Planned, ...]:
+        def replan(watermark: int | None) -> tuple[Planned, ...]:
             return backfill_plan(prepared.job, first, last, chunk, watermark, latest)
 
-        done = _execute(prepared, state, Command.BACKFILL, planned, on_step, found.lease, on_progress=on_progress)
+        plan = replan(state.watermark)  # refused before the lock
+        done = _execute(prepared, state, Command.BACKFILL, plan, replan, on_step, found.lease, on_progress=on_progress)
         message = f"backfilled {len(done.reports)} of {done.planned} chunk(s)"
         return _result(prepared, Command.BACKFILL, done.run_id, done.reports, message, done.watermark)
 
@@ -268,18 +268,25 @@ class _Executed:
     planned: int  # windows in the plan, done ones included
 
 
-def _execute(prepared: PreparedJob, state: JobState, command: Command, plan: Callable[[int | None], Plan],
-             on_step: StepHook | None, lease: Lease | None, check: bool = True, on_window: WindowHook | None = None,
-             on_progress: ProgressHook | None = None, downstream: str | None = None) -> _Executed:  # fmt: skip
-    """Take the lock, plan from the watermark as of holding it (its settings `check`ed again), and process the
-    plan's windows in order; each window's run-log row moves the watermark (or not: its mode says), and the
-    last one releases the lock. Stopped between two windows, the next one's row says cancelled. `downstream`: what
-    a rerun's rows record of the jobs below it (`encode_reruns`)."""
+def _execute(prepared: PreparedJob, state: JobState, command: Command, plan: Plan,
+             replan: Callable[[int | None], Plan], on_step: StepHook | None, lease: Lease | None, check: bool = True,
+             on_window: WindowHook | None = None, on_progress: ProgressHook | None = None,
+             downstream: str | None = None) -> _Executed:  # fmt: skip
+    """Take the lock (or hold `lease`, taken before Spark), and process the plan's windows in order; each window's
+    run-log row moves the watermark (or not: its mode says), and the last one releases the lock. Stopped between
+    two windows, the next one's row says cancelled. `downstream`: what a rerun's rows record of the jobs below it
+    (`encode_reruns`).
+
+    `plan` was made from `state`'s watermark, and `state`'s settings were checked (where `check` says): when the
+    lock is taken with `state` (nobody took it since it was read, which the lock's compare and swap ensures), that
+    is the state as of holding the lock, and the plan is used as it is; when the lock changed hands meanwhile, the
+    state is the one read again under it: its settings are checked again, and `replan` plans from its watermark."""
     with _locked(prepared, state, lease) as held:
-        if check:
-            check_unchanged(prepared.job, held.state.settings, command.value)  # as of holding the lock
-        watermark = held.state.watermark
-        items = plan(watermark)
+        watermark, items = held.state.watermark, plan
+        if held.state is not state:  # the lock changed hands since `state` was read: as of holding it
+            if check:
+                check_unchanged(prepared.job, held.state.settings, command.value)
+            items = replan(watermark)
         todo = to_do(items)
         ongoing = begin(prepared, command, held, on_step, downstream)
         reports: list[WindowReport] = []

@@ -3,8 +3,9 @@ order, under which write mode (its name: `target/modes.py` maps it to its writer
 (a re-run past the watermark, a backfill that would leave a gap, a rebuild that would lose rows); and what the command
 returns, its windows each with the run-log row it committed (`PipelineResult`, `WindowReport`).
 
-The controller asks for a plan before taking the lock (to refuse early, or to find nothing pending) and again
-under it, from the watermark as of holding the lock; then it executes the plan window by window.
+The controller plans once per command (`fact_counts.WINDOWS_PLANNED`), from the watermark as of holding the lock
+(before taking it, to refuse early or find nothing pending, when no other run took the lock since), and again under
+the lock only when it changed hands since; then it executes the plan window by window.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from deltainc.errors import ConfigError
 from deltainc.join.options import counted_types
 from deltainc.join.windows import Window, chunk_windows, from_index, next_window, to_index
+from deltainc.pipeline.fact_counts import WINDOWS_PLANNED, asked
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.mode_names import ModeName
 from deltainc.pipeline.state import RunRecord
@@ -75,6 +77,7 @@ def check_start(job: JobConfig, first: int, command: str) -> None:
 def run_plan(job: JobConfig, watermark: int | None, latest: int | None, until: int | None) -> tuple[Planned, ...]:
     """`run`: every pending window after the watermark, up to the latest unit in both sources (and `until`), each
     at most `max_window` units; empty when nothing is pending."""
+    asked(WINDOWS_PLANNED)
     mode, plan = forward_mode(job), list[Planned]()
     window = next_window(watermark, _start(job), latest, until, job.max_window, job.join.time_uom)
     while window is not None:
@@ -85,6 +88,7 @@ def run_plan(job: JobConfig, watermark: int | None, latest: int | None, until: i
 
 def rebuild_plan(job: JobConfig, watermark: int | None, latest: int | None) -> tuple[Planned, ...]:
     """`run --rebuild`: one window from start_date to the latest unit in both sources, over the whole target."""
+    asked(WINDOWS_PLANNED)
     if latest is None or latest < _start(job):
         raise ConfigError(
             f"--rebuild: nothing to rebuild from, the latest {job.join.inc_col} in {job.all_sources} "
@@ -103,6 +107,7 @@ def rerun_plan(job: JobConfig, first: int, last: int, watermark: int | None, las
     recomputed on to the watermark (rows from `first` on are that window's output whatever the schedule, so
     every correction of the sources is applied); otherwise the forward-only MERGE of [first, last], which never
     moves a row back. The watermark stays. `last_arg` names the argument that gave `last`."""
+    asked(WINDOWS_PLANNED)
     if watermark is None:
         raise ConfigError(f"rerun: job {job.name!r} has not run yet; use run")
     check_start(job, first, "rerun")
@@ -134,6 +139,7 @@ def backfill_plan(
     """`backfill` of [first, last] in chunks (day, month, year, all), each a forward window of its own. Chunks
     up to the watermark are planned done, and a chunk the watermark cuts goes on after it, so the same command
     run again after a failure resumes where it stopped."""
+    asked(WINDOWS_PLANNED)
     chunks = chunk_windows(Window(first, last, job.join.time_uom), chunk)
     check_backfill_start(job, first, watermark)
     if latest is None or last > latest:

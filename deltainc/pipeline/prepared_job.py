@@ -172,11 +172,16 @@ def open_job(
     command: str,
     check_settings: bool = True,
     checked: JoinPlan | None = None,
+    state: JobState | None = None,
 ) -> tuple[PreparedJob, JobState]:
     """The common start of a command: the prepared job in `spark` (a session, a function that starts one, or None
     for `get_spark()`), taking on the plan `checked` from the Delta logs, and its state, refused
-    (SettingsChangedError) when `check_settings` and the job's settings differ from those its target was built with."""
+    (SettingsChangedError) when `check_settings` and the job's settings differ from those its target was built with.
+    `state`: the job's state as the command read it already, under the lock it holds (`hold_lock`, which checked
+    its settings as `check_settings` says), taken on as it is: the state is read, and checked, once per command."""
     prepared = prepare_job(job, spark() if callable(spark) else spark, settings, checked)
+    if state is not None:
+        return prepared, state
     state = read_state(prepared.paths, prepared.job.name)
     if check_settings:
         check_unchanged(prepared.job, state.settings, command)

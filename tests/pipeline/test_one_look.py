@@ -3,17 +3,15 @@ snapshot module's own hook (`counting_opens`); a commit to a table is the only r
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
+import cli_jobs
 import pyarrow as pa
 import pytest
-from cli_jobs import logged_job
+from cli_jobs import quiet
 from deltalake import write_deltalake
 from pyspark.sql import SparkSession
 
-from deltainc.cli.app import main
 from deltainc.pipeline.delta.delta_log import table_uri
 from deltainc.pipeline.delta.snapshot import counting_opens, look, one_look, retake
 
@@ -57,19 +55,12 @@ def test_a_table_not_there_yet_opens_no_log_and_is_seen_once_created(tmp_path: P
 @pytest.fixture()
 def daily_job(spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The CLI tests' left job over two days, its first day already run: the next `run` is a daily one."""
-    job = logged_job(tmp_path, monkeypatch)
-    assert _quiet(["run", str(job), "--until", "2025-03-01"]) == 0
-    return job
-
-
-def _quiet(argv: list[str]) -> int:
-    with contextlib.redirect_stdout(io.StringIO()):
-        return main(argv)
+    return cli_jobs.daily_job(tmp_path, monkeypatch)
 
 
 def _opened_by(argv: list[str]) -> dict[str, int]:
     with counting_opens() as opened:
-        assert _quiet(argv) == 0
+        assert quiet(argv) == 0
     return dict(opened)
 
 

@@ -35,6 +35,7 @@ from deltainc.pipeline.job.kinds import JoinPlan
 from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.plan import PipelineResult
 from deltainc.pipeline.state import (
+    JobState,
     Lease,
     check_unchanged,
     latest_in_sources,
@@ -48,6 +49,7 @@ from deltainc.settings import Settings
 
 __all__ = [
     "BeforeSpark",
+    "Latest",
     "SparkNeeded",
     "before_spark",
     "check_from_logs",
@@ -131,18 +133,39 @@ def nothing_pending(job: JobConfig, watermark: int | None, latest: int | None, u
     return f"nothing pending for {job.name}: {facts}"
 
 
-def _idle_run(job: JobConfig, settings: Settings, until: str | dt.date | None) -> PipelineResult:
-    """`run`'s result when the logs show nothing pending (its settings checked as a run checks them). SparkNeeded
-    naming the next window when there is work to do; LogUnreadable when the logs cannot tell (a catalog table, a
-    missing source: Spark says why)."""
-    uom = job.join.time_uom
-    until_unit = None if until is None else parse_point(until, "--until", uom)
+@dataclass(frozen=True)
+class Latest:
+    """The latest unit present in every source, as the command worked it out (None: a source has none yet)."""
+
+    unit: int | None
+
+
+@dataclass(frozen=True)
+class _Logged:
+    """What `run` read from the logs before Spark: the job's state and the sources' latest unit, carried on to the
+    lock and to Spark so that neither is worked out twice."""
+
+    state: JobState
+    latest: Latest
+
+
+def _logged(job: JobConfig, settings: Settings) -> _Logged:
+    """The job's state and its sources' latest unit from the Delta logs; LogUnreadable when they cannot tell (a
+    catalog table, a missing source: Spark says why)."""
     root = job.state_path(settings.state_dir)
     try:
         state = read_state_from_log(state_paths(root), job.name)
-        latest = latest_in_sources(job, settings.state_dir)
+        return _Logged(state, Latest(latest_in_sources(job, settings.state_dir)))
     except FileNotFoundError as exc:
         raise LogUnreadable(str(exc)) from exc
+
+
+def _idle_run(job: JobConfig, until: str | dt.date | None, logged: _Logged) -> PipelineResult:
+    """`run`'s result when the logs show nothing pending (its settings checked as a run checks them). SparkNeeded
+    naming the next window when there is work to do."""
+    uom = job.join.time_uom
+    until_unit = None if until is None else parse_point(until, "--until", uom)
+    state, latest = logged.state, logged.latest.unit
     start = to_index(job.start_date, uom)
     pending = next_window(state.watermark, start, latest, until_unit, job.max_window, uom)
     if pending is not None:
@@ -165,29 +188,48 @@ def unlock(
 
 
 @contextmanager
-def hold_lock(job: JobConfig, settings: Settings, command: str = "run", check_settings: bool = True) -> Iterator[Lease]:
+def hold_lock(
+    job: JobConfig,
+    settings: Settings,
+    command: str = "run",
+    check_settings: bool = True,
+    state: JobState | None = None,
+) -> Iterator[Lease]:
     """Take the job's lock now, without a JVM, and hold it (renewed) for the block: what `run`, `rerun` and
     `backfill` do before they start Spark, so that a second run exits 3 at once instead of starting a JVM first,
     and `status` shows the run from its first second. Changed settings are refused before (nothing written).
 
+    The lease's `state` is the job's state as of holding the lock, its settings checked (`check_settings`): the
+    one the command reads, `state` when given (read just before, from the logs) and nobody took the lock since;
+    read again, and checked again, when the lock changed hands meanwhile.
+
     Example: ``with hold_lock(job, settings) as lease: print(lease.run_id)``.
     """
     paths = state_paths(job.state_path(settings.state_dir))
-    state = read_state(paths, job.name)
+    state = read_state(paths, job.name) if state is None else state
     if check_settings:
         check_unchanged(job, state.settings, command)
     with locked(paths, job.name, settings.lock_expiry_seconds, state) as lease:
+        if check_settings and lease.state is not state:  # the lock changed hands: the settings as of holding it
+            check_unchanged(job, lease.state.settings, command)
         yield lease
 
 
 @dataclass(frozen=True)
 class BeforeSpark:
     """What a writing command found before Spark starts: a run's answer from the logs (nothing pending), or the
-    job's join checked from them (None where they could not tell) and the job's lock, held while Spark works."""
+    job's join checked from them (None where they could not tell) and the job's lock, held while Spark works;
+    `latest`, the sources' latest unit where a run worked it out from the logs (None: not worked out yet)."""
 
     answer: PipelineResult | None = None
     checked: JoinPlan | None = None
     lease: Lease | None = None
+    latest: Latest | None = None
+
+    @property
+    def state(self) -> JobState | None:
+        """The job's state as of holding the lock (its settings checked unless a rebuild); None without the lock."""
+        return None if self.lease is None else self.lease.state
 
 
 @contextmanager
@@ -217,16 +259,19 @@ def before_spark(
         ```
     """
     checked: list[JoinPlan] = []  # the job's join as the logs checked it, for Spark to take on
+    logged: list[_Logged] = []  # the state and latest unit a run read from the logs, for the lock and Spark
 
     def from_logs() -> PipelineResult | None:
         checked.append(check_from_logs(job))  # a source or column that does not fit: refused before Spark starts
         if command != "run" or rebuild:
             raise SparkNeeded("a rebuild recomputes the target" if rebuild else f"{command} recomputes windows")
-        return _idle_run(job, settings, until)
+        logged.append(_logged(job, settings))
+        return _idle_run(job, until, logged[0])
 
     answer = from_logs_else_spark(job.name, command, from_logs, lambda: None)  # None: Spark does the work
     if answer is not None:
         yield BeforeSpark(answer)
         return
-    with hold_lock(job, settings, command, check_settings=not rebuild) as lease:
-        yield BeforeSpark(None, checked[0] if checked else None, lease)
+    found = logged[0] if logged else None
+    with hold_lock(job, settings, command, not rebuild, None if found is None else found.state) as lease:
+        yield BeforeSpark(None, checked[0] if checked else None, lease, None if found is None else found.latest)

@@ -13,7 +13,7 @@ from deltainc.errors import ConfigError
 from deltainc.join.windows import Window, parse_point
 from deltainc.pipeline.job.job_config import JobConfig, load_job
 from deltainc.pipeline.job.order import downstream_jobs
-from deltainc.pipeline.state.from_delta_log import read_state_from_log
+from deltainc.pipeline.state.from_delta_log import watermark_from_log
 from deltainc.pipeline.state.model import state_paths
 
 __all__ = ["DownstreamRerun", "downstream_reruns", "encode_reruns"]
@@ -61,7 +61,7 @@ def downstream_reruns(
     for job in downstream_jobs(jobs, name):
         uom = job.join.time_uom
         first = max(parse_point(start, "--start", uom), parse_point(job.start_date, "start_date", uom))
-        last = read_state_from_log(state_paths(job.state_path(state_dir)), job.name).watermark
+        last = watermark_from_log(state_paths(job.state_path(state_dir)), job.name)
         if last is not None and last >= first:
             window = Window(first, last, uom)
             below.append(DownstreamRerun(job, window.label(first), window.label(last)))

@@ -23,6 +23,7 @@ from deltainc.pipeline.delta.delta_log import (
     spark_row,
 )
 from deltainc.pipeline.delta.delta_log_stats import latest_unit_from_log, source_location
+from deltainc.pipeline.fact_counts import LATEST_AVAILABLE, STATE_READ, asked
 from deltainc.pipeline.job.field_types import absolute_location
 from deltainc.pipeline.state.model import JobState, LockHolder, RunStatus, StatePaths, state_paths
 from deltainc.pipeline.state.processes import decode
@@ -35,6 +36,7 @@ __all__ = [
     "read_state_from_log",
     "read_runs_from_log",
     "read_state_and_runs_from_log",
+    "watermark_from_log",
     "upstream_watermark",
     "latest_in_sources",
 ]
@@ -52,6 +54,8 @@ def _max_unit(location: str, job: str, column: str) -> int | None:
 
 def read_state_from_log(paths: StatePaths, job: str, read: RunRows | None = None) -> JobState:
     """`state.read_state` from the logs: the job's watermark, its lock's holder and the settings it was built with.
+    Counted as the command's one read of its job's state (`fact_counts.STATE_READ`); another job's watermark is
+    `watermark_from_log`'s.
 
     Watermark: the greatest `watermark_unit` of the job's run-log rows and of the 0.1 watermark table. The holder
     is `finished` once its run_id has a run-log row with `releases_lock` true. Settings: the JSON `job_settings`
@@ -59,6 +63,17 @@ def read_state_from_log(paths: StatePaths, job: str, read: RunRows | None = None
     moves no watermark and releases no lock; a lock table without `heartbeat_at` has no heartbeat. `read`: the
     job's run-log rows read already (`_run_rows`), so that the run log is scanned once.
     """
+    asked(STATE_READ)
+    return _state_from_log(paths, job, read)
+
+
+def watermark_from_log(paths: StatePaths, job: str) -> int | None:
+    """Another job's watermark (an upstream's, a downstream's), from its logs: not the command's own job's state,
+    so not counted as its state read."""
+    return _state_from_log(paths, job).watermark
+
+
+def _state_from_log(paths: StatePaths, job: str, read: RunRows | None = None) -> JobState:
     held: Row | None = None
     locks = open_table(paths.locks)
     if locks is not None:
@@ -160,7 +175,7 @@ def upstream_watermark(ref: SourceRef, state_dir: Path, uom: TimeUnit | str | No
     its target holds later open rows (and, after a stopped run, rows its next run recomputes). With `uom`, the
     reading job's unit, in it: a day job on an hour job reads up to the last day that watermark has passed."""
     root = ref.job_state or absolute_location(str(state_dir))
-    watermark = read_state_from_log(state_paths(root), ref.job or "").watermark
+    watermark = watermark_from_log(state_paths(root), ref.job or "")
     if watermark is None or uom is None or ref.upstream is None:
         return watermark
     return whole_units_through(watermark, ref.upstream.join.time_uom, uom)
@@ -195,4 +210,5 @@ def latest_in_sources(
         upstream_watermark(ref, state_dir, uom) if ref.job is not None else read_table(role, ref)
         for role, ref in job.sources
     ]
+    asked(LATEST_AVAILABLE)  # once worked out: a log that cannot answer raised before, and Spark works it out
     return None if None in units else min(u for u in units if u is not None)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from deltainc.errors import ConfigError
 from deltainc.join.options import counted_types
 from deltainc.join.windows import Window
+from deltainc.pipeline.fact_counts import SETTINGS_CHECKED, asked
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import JobKind
 from deltainc.pipeline.job.kinds.two_source import kind_of
@@ -240,6 +241,7 @@ def refusal(job: JobConfig, changed: tuple[SettingChange, ...], command: str) ->
 
 def check_unchanged(job: JobConfig, recorded: Mapping[str, object] | None, command: str) -> None:
     """Raise SettingsChangedError when the job file's settings differ from the ones its target was built with."""
+    asked(SETTINGS_CHECKED)
     changed = changes(recorded, built_with(job))
     if changed:
         raise refusal(job, changed, command)

@@ -14,7 +14,13 @@ from cli_jobs import quiet
 from pyspark.sql import SparkSession
 
 from deltainc.pipeline.controller import run
-from deltainc.pipeline.fact_counts import LATEST_AVAILABLE, SETTINGS_CHECKED, STATE_READ, WINDOWS_PLANNED, counting_facts
+from deltainc.pipeline.fact_counts import (
+    LATEST_AVAILABLE,
+    SETTINGS_CHECKED,
+    STATE_READ,
+    WINDOWS_PLANNED,
+    counting_facts,
+)
 
 pytestmark = pytest.mark.windows
 

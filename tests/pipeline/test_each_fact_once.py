@@ -6,6 +6,7 @@ latest unit) is carried on, not worked out again."""
 from __future__ import annotations
 
 import collections
+import datetime as dt
 from pathlib import Path
 
 import cli_jobs
@@ -13,6 +14,7 @@ import pytest
 from cli_jobs import quiet
 from pyspark.sql import SparkSession
 
+from deltainc.join.windows import TimeUnit, to_index
 from deltainc.pipeline.controller import run
 from deltainc.pipeline.fact_counts import (
     LATEST_AVAILABLE,
@@ -21,6 +23,10 @@ from deltainc.pipeline.fact_counts import (
     WINDOWS_PLANNED,
     counting_facts,
 )
+from deltainc.pipeline.from_delta_logs.commands import hold_lock
+from deltainc.pipeline.job.job_config import load
+from deltainc.pipeline.state import RunRecord, RunStatus, append_run, built_with, encode, read_state, state_paths
+from deltainc.pipeline.state.window_row import SettingsChangedError
 
 pytestmark = pytest.mark.windows
 
@@ -84,3 +90,22 @@ def test_a_run_with_nothing_pending_answered_from_the_logs_reads_the_state_and_t
     job = cli_jobs.daily_job(tmp_path, monkeypatch)
     found = _facts_of(["run", str(job), "--until", "2025-03-01"])
     assert found == {SETTINGS_CHECKED: 1, STATE_READ: 1, WINDOWS_PLANNED: 0, LATEST_AVAILABLE: 1}
+
+
+@pytest.mark.pure
+def test_a_run_whose_lock_changed_hands_since_it_read_the_state_checks_the_settings_the_other_run_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job, settings = load(cli_jobs.new_job(tmp_path, monkeypatch), None)
+    paths = state_paths(job.state_path(settings.state_dir))
+    read = read_state(paths, job.name)  # this run's read, before the lock: nothing recorded yet
+    recorded = built_with(job)
+    recorded[next(iter(recorded))] = "another value"
+    with hold_lock(job, settings) as other:  # meanwhile another run takes the lock, and its last row records others
+        day = to_index(cli_jobs.D1, TimeUnit.DAY)
+        append_run(paths, RunRecord(job.name, other.run_id, "run", "2025-03-01", "2025-03-01",
+                                    RunStatus.SUCCEEDED.value, None, dt.datetime(2025, 3, 1), 1.0, watermark_unit=day,
+                                    releases_lock=True, job_settings=encode(recorded)))  # fmt: skip
+        other.released = True
+    with pytest.raises(SettingsChangedError), hold_lock(job, settings, state=read):
+        pytest.fail("the lock was held under settings the other run changed")

@@ -96,7 +96,7 @@ def test_a_run_with_nothing_pending_answered_from_the_logs_reads_the_state_and_t
 def test_a_run_whose_lock_changed_hands_since_it_read_the_state_checks_the_settings_the_other_run_recorded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    job, settings = load(cli_jobs.new_job(tmp_path, monkeypatch), None)
+    job, settings = load(cli_jobs.logged_job(tmp_path, monkeypatch), None)
     paths = state_paths(job.state_path(settings.state_dir))
     read = read_state(paths, job.name)  # this run's read, before the lock: nothing recorded yet
     recorded = built_with(job)

@@ -14,9 +14,17 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-__all__ = ["JVM_SOURCE", "probe_conf", "persisted_rdds", "heap", "retained_heap", "broadcasts"]
+__all__ = ["JVM_SOURCE", "UI_RETAINED", "probe_conf", "persisted_rdds", "heap", "retained_heap", "broadcasts"]
 
 JVM_SOURCE = {"spark.metrics.conf.driver.source.jvm.class": "org.apache.spark.metrics.source.JvmSource"}
+# What Spark's status store keeps of finished jobs, stages and SQL executions (defaults 1,000 each): with Spark's
+# defaults, a session's retained heap grows with every query until it keeps 1,000, whatever deltainc releases; bounded
+# here (a window's queries fit), so that the heap after a window shows what the windows themselves leave behind.
+UI_RETAINED = {
+    "spark.ui.retainedJobs": "200",
+    "spark.ui.retainedStages": "200",
+    "spark.sql.ui.retainedExecutions": "200",
+}
 
 
 def probe_conf() -> dict[str, str]:
@@ -24,7 +32,7 @@ def probe_conf() -> dict[str, str]:
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
-    return {"spark.ui.enabled": "true", "spark.ui.port": str(port), **JVM_SOURCE}
+    return {"spark.ui.enabled": "true", "spark.ui.port": str(port), **JVM_SOURCE, **UI_RETAINED}
 
 
 def _get(spark: SparkSession, path: str) -> Any:

@@ -131,6 +131,12 @@ def get_spark(
         # session compiled 882 stages with 100 kept, 321 with 5,000, and the same windows again none
         # (tests/SUITE_JVM.md).
         "spark.sql.codegen.cache.maxEntries": "5000",
+        # Spark's status store keeps 1,000 finished jobs, stages and SQL executions, with the UI off too; a session
+        # that runs window after window (`serve`, a backfill) filled it, its heap after 60 daily windows 1.32x the
+        # heap after the fifth, against 1.16x with 200 (benchmarks/results/MEMORY_2026-12-03.md). A window's fit.
+        "spark.ui.retainedJobs": "200",
+        "spark.ui.retainedStages": "200",
+        "spark.sql.ui.retainedExecutions": "200",
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={settings.warehouse_dir.absolute()}",
     }
     if s3:

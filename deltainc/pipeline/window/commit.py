@@ -155,9 +155,7 @@ def shaped(
     partition_by = partitioning(prepared, mode, found)
     if counting is not None:
         output = counting.check(output)
-    # A rebuild lays the target out anew, in the job's layout; any other write keeps the target's.
-    apart = holds_open_rows_apart(partition_by) if mode.replaces_columns else found.open_rows_apart
-    if apart:
+    if holds_open_rows_apart(partition_by):  # the target's layout as found, or a rebuild's new one
         output = with_is_final(output)
     if mode.lays_out:
         output = lay_out(output, partition_by, prepared.rec)

@@ -63,7 +63,7 @@ def _options(result: dict[str, Any]) -> dict[str, Any]:
     """A run's options as compared across runs: no paths, the scenarios by name (older runs give numbers)."""
     options = {k: v for k, v in result["options"].items() if k not in _SKIP_OPTIONS}
     if "scenarios" in options:
-        from benchmarks.harness import select
+        from benchmarks.harness.registry import select
 
         options["scenarios"] = list(select(",".join(map(str, options["scenarios"]))))
     return options

@@ -13,6 +13,16 @@ pytestmark = pytest.mark.pure
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in BENCHMARKS.glob("*.py") if p.stem != "__init__"))
+MODULES = sorted(
+    ".".join(("benchmarks", *path.relative_to(BENCHMARKS).with_suffix("").parts)).removesuffix(".__init__")
+    for path in BENCHMARKS.rglob("*.py")
+)
+
+
+def test_the_modules_of_the_sub_packages_are_found() -> None:
+    assert {"benchmarks.scenarios.daily", "benchmarks.report.render", "benchmarks.harness.registry"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("name", MODULES)
 def test_every_benchmark_module_imports(name: str) -> None:
-    importlib.import_module(f"benchmarks.{name}")
+    importlib.import_module(name)

@@ -32,7 +32,7 @@ def test_after_every_window_of_a_backfill_and_of_a_run_the_sessions_persisted_rd
     job = tmp_path / "trx.toml"
     job.write_text(job_toml("trx", a, b, str(tmp_path / "target"), start=DAYS[0], max_window=1))
     # days 1-2 backfilled a chunk a day (two commands' worth of windows), then one run of days 3-5 (three windows)
-    command = [sys.executable, "-m", "benchmarks.memory_backfill", str(job), "--start", str(DAYS[0]), "--end",
+    command = [sys.executable, "-m", "benchmarks.scenarios.memory", str(job), "--start", str(DAYS[0]), "--end",
                str(DAYS[4]), "--chunk", "day", "--run-from", str(DAYS[2])]  # fmt: skip
     environment = {**env(tmp_path), "DELTAINC_STATE_DIR": str(tmp_path / "state"),
                    "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}  # fmt: skip

@@ -21,9 +21,10 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from benchmarks.report import load_average
-from benchmarks.scenarios import Bench, SparkJobs
+from benchmarks.bench import Bench
+from benchmarks.machine import load_average
 from benchmarks.small_job import bench_env, counted_process
+from benchmarks.spark_jobs import SparkJobs
 from benchmarks.timing import run_process
 from deltainc import pipeline
 from deltainc.join.options import JoinType

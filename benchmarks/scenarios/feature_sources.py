@@ -23,9 +23,10 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from benchmarks.bench import Bench, restore, snapshot
 from benchmarks.data import table_version
-from benchmarks.report import load_average
-from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
+from benchmarks.machine import load_average
+from benchmarks.spark_jobs import SparkJobs
 from deltainc.demo.demo_features import risk_scores
 from deltainc.demo.sample_data import SampleSpec
 from deltainc.pipeline.job.job_config import JobConfig

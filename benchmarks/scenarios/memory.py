@@ -2,7 +2,7 @@
 windows back to back; each window's seconds, the driver's heap after it and the session's persisted RDDs.
 
 The `memory` scenario of `python -m benchmarks.run` runs, over the command line's sources (100,000 rows a day over
-365 days by default), `python -m benchmarks.memory_backfill` as a fresh process: the monthly backfill of the whole
+365 days by default), `python -m benchmarks.scenarios.memory` as a fresh process: the monthly backfill of the whole
 history with deltainc's default session (`local[*]`, no memory setting: the driver gets its default share of the
 machine) and again with `spark.driver.memory = 1g`, then a warm session that backfills all but the last days and
 runs those (60, or half of --days when fewer) a window each, as `deltainc serve` runs window after window. The
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scenarios import Bench
+from benchmarks.bench import Bench
 from benchmarks.small_job import bench_env
 from benchmarks.spark_memory import broadcasts, heap, persisted_rdds, probe_conf, retained_heap
 from benchmarks.timing import run_process
@@ -81,14 +81,14 @@ def _job_file(bench: Bench, name: str) -> Path:
 
 
 def _child(bench: Bench, name: str, args: list[str]) -> Run:
-    """`python -m benchmarks.memory_backfill` with `args` as a fresh process on deltainc's default session."""
+    """`python -m benchmarks.scenarios.memory` with `args` as a fresh process on deltainc's default session."""
     root = bench.work / name
     env = {**bench_env(root), "DELTAINC_SPARK__MASTER": "local[*]"}  # the shipped settings' master
     env.pop("DELTAINC_SPARK__SHUFFLE_PARTITIONS")
     env.pop("SPARK_DRIVER_MEMORY", None)
-    repo = str(Path(__file__).resolve().parents[1])  # the child runs in `root`: it finds `benchmarks` here
+    repo = str(Path(__file__).resolve().parents[2])  # the child runs in `root`: it finds `benchmarks` here
     env["PYTHONPATH"] = repo + (f":{env['PYTHONPATH']}" if env.get("PYTHONPATH") else "")
-    done = run_process([sys.executable, "-m", "benchmarks.memory_backfill", *args], root, env)
+    done = run_process([sys.executable, "-m", "benchmarks.scenarios.memory", *args], root, env)
     lines = [json.loads(line[len(_MARK) :]) for line in done.stdout.splitlines() if line.startswith(_MARK)]
     start = lines[0]
     windows = tuple(

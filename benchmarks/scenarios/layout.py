@@ -28,8 +28,9 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from benchmarks.bench import Bench, restore, snapshot
 from benchmarks.data import Sources
-from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
+from benchmarks.spark_jobs import SparkJobs
 from deltainc import pipeline
 from deltainc.pipeline.job.job_config import JobConfig
 

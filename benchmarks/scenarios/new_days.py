@@ -22,8 +22,9 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from benchmarks.report import load_average
-from benchmarks.scenarios import SparkJobs, inc_join_window
+from benchmarks.floors import inc_join_window
+from benchmarks.machine import load_average
+from benchmarks.spark_jobs import SparkJobs
 from benchmarks.timing import measure as timed_once
 from deltainc import pipeline
 from deltainc.demo.jobs import DEMO_START, demo_job

@@ -6,7 +6,7 @@ settings a running session cannot change), so the harness (`fixed-cost`, `run_pa
 session, alternately (A B B A ...), and each child, in its warm session: generates the small sources, brings the
 job to day D - 1 (untimed), does one untimed warm-up daily run, then times the daily run for day D (restored
 between repetitions) and a run with nothing pending. It prints JSON; the harness renders the medians. The child is
-the only use of `python -m benchmarks.session_ab KIND ROWS DAYS REPEAT`.
+the only use of `python -m benchmarks.scenarios.fixed_cost KIND ROWS DAYS REPEAT`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bench import Bench, restore, snapshot
 from benchmarks.data import bench_settings, ensure_sources, table_version
-from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
+from benchmarks.spark_jobs import SparkJobs
 from benchmarks.timing import run_process
 from deltainc import pipeline
 from deltainc.demo.sample_data import SampleSpec
@@ -125,7 +126,7 @@ def run_pairs(pairs: int, rows: int, days: int, repeat: int) -> dict[str, list[d
     for pair in range(pairs):
         order = SESSIONS if pair % 2 == 0 else SESSIONS[::-1]
         for kind in order:
-            command = [sys.executable, "-m", "benchmarks.session_ab", kind, str(rows), str(days), str(repeat)]
+            command = [sys.executable, "-m", "benchmarks.scenarios.fixed_cost", kind, str(rows), str(days), str(repeat)]
             done = run_process(command)
             results[kind].append(json.loads(done.stdout.strip().splitlines()[-1]))
     return results

@@ -26,7 +26,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from benchmarks.report import load_average
+from benchmarks.machine import load_average
 from benchmarks.small_job import counted_process, delta_commits
 from deltainc.demo.demo_features import risk_scores
 from deltainc.demo.jobs import left_job_toml

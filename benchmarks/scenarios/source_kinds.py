@@ -25,10 +25,11 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
+from benchmarks.bench import Bench, job_tables, restore, snapshot
 from benchmarks.data import append_day, copy_days, table_version
-from benchmarks.new_days import append_floor
-from benchmarks.report import load_average
-from benchmarks.scenarios import Bench, SparkJobs, job_tables, restore, snapshot
+from benchmarks.machine import load_average
+from benchmarks.scenarios.new_days import append_floor
+from benchmarks.spark_jobs import SparkJobs
 from deltainc.pipeline.job.job_config import JobConfig
 
 __all__ = ["Sample", "measure", "render", "source_kinds"]

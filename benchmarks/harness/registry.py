@@ -9,8 +9,6 @@ process start that process as the thing they time. A new scenario is one more en
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
@@ -18,45 +16,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import SparkSession
-
-from benchmarks import feature_sources, layout_ab, memory_backfill, reload_cost, too_late
-from benchmarks.chain_runs import chain_runs
-from benchmarks.connect_ab import measure as measure_connect
-from benchmarks.data import ensure_sources
-from benchmarks.demo_time import demo_time
-from benchmarks.explain_time import explain_time
-from benchmarks.first_window import first_window
-from benchmarks.fresh_commands import fresh_commands
-from benchmarks.hourly_runs import hourly_runs
-from benchmarks.new_days import new_days
-from benchmarks.report import (
-    Results,
-    Verdict,
-    connect_check,
-    connect_section,
-    daily_check,
-    daily_section,
-    fixed_cost_check,
-    fixed_cost_section,
-    floor_check,
-    floor_section,
-    growth_check,
-    growth_section,
-    no_goal,
-    reload_check,
-    reload_section,
-    stream_check,
-    stream_section,
-)
-from benchmarks.report_time import report_time
-from benchmarks.scenarios import Bench, daily_phase, reload_phase, stream_phase
-from benchmarks.session_ab import run_pairs
-from benchmarks.source_kinds import source_kinds
-from benchmarks.warm_path import warm_path
-from benchmarks.window_profile import window_phases
-from deltainc.demo.sample_data import SampleSpec
-from deltainc.settings import Settings
+from benchmarks.harness.context import Context
+from benchmarks.report.connect import connect_check, connect_section
+from benchmarks.report.daily import daily_check, daily_section
+from benchmarks.report.fixed_cost import fixed_cost_check, fixed_cost_section
+from benchmarks.report.floor import floor_check, floor_section
+from benchmarks.report.growth import growth_check, growth_section
+from benchmarks.report.reload import reload_check, reload_section
+from benchmarks.report.results import Results
+from benchmarks.report.stream import stream_check, stream_section
+from benchmarks.report.verdicts import Verdict, no_goal
+from benchmarks.scenarios import feature_sources, layout, memory, reload_cost, too_late
+from benchmarks.scenarios.chain import chain_runs
+from benchmarks.scenarios.connect import measure as measure_connect
+from benchmarks.scenarios.daily import daily_phase
+from benchmarks.scenarios.demo import demo_time
+from benchmarks.scenarios.explain import explain_time
+from benchmarks.scenarios.first_window import first_window
+from benchmarks.scenarios.fixed_cost import run_pairs
+from benchmarks.scenarios.fresh_commands import fresh_commands
+from benchmarks.scenarios.hourly import hourly_runs
+from benchmarks.scenarios.new_days import new_days
+from benchmarks.scenarios.reload import reload_phase
+from benchmarks.scenarios.report_command import report_time
+from benchmarks.scenarios.source_kinds import source_kinds
+from benchmarks.scenarios.stream import stream_phase
+from benchmarks.scenarios.warm_path import warm_path
+from benchmarks.scenarios.window_phases import window_phases
 from deltainc.spark_compat import spark_major
 
 if sys.version_info >= (3, 11):
@@ -64,47 +50,7 @@ if sys.version_info >= (3, 11):
 else:  # the backport, a dependency on 3.10
     import tomli as tomllib
 
-__all__ = ["START", "Context", "Scenario", "SCENARIOS", "NAMES", "select", "plan", "describe"]
-
-START = dt.date(2024, 1, 1)  # the first day of every generated source
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a scenario's run gets: the harness's session and settings, the command line's options, the names chosen
-    with `--scenarios`, the results to fill in, its own name, the progress echo, and the bench over the command
-    line's sources (None when no chosen scenario uses them)."""
-
-    spark: SparkSession
-    settings: Settings
-    args: argparse.Namespace
-    chosen: frozenset[str]
-    results: Results
-    name: str
-    echo: Callable[[str], None]
-    shared: Bench | None
-
-    @property
-    def bench(self) -> Bench:
-        """The bench over the command line's sources (`--rows-per-day` x `--days`)."""
-        if self.shared is None:
-            raise RuntimeError(f"{self.name}: the command line's sources were not generated")
-        return self.shared
-
-    @property
-    def folder(self) -> Path:
-        """The scenario's own folder, under --data's work folder (emptied at the start of every run)."""
-        return Path(self.args.data).absolute() / "work" / self.name
-
-    def small(self) -> Bench:
-        """A bench on the harness's session over sources of its own: R = 2,000 rows a day over 40 days, or
-        `--rows-per-day` and `--days` when smaller (the smoke test's sizes), kept under --data/small between runs;
-        the scenario works in its folder."""
-        args = self.args
-        spec = SampleSpec(start=START, days=min(40, args.days), rows_per_day=min(2000, args.rows_per_day))
-        sources = ensure_sources(self.spark, Path(args.data).absolute() / "small", spec)
-        return Bench(self.spark, self.settings, sources, self.folder, args.repeat, args.max_seconds, args.look_back,
-                     args.max_wait, None, self.echo)  # fmt: skip
+__all__ = ["Scenario", "SCENARIOS", "NAMES", "select", "plan", "describe"]
 
 
 @dataclass(frozen=True)
@@ -237,12 +183,12 @@ def _report_time(ctx: Context) -> list[str]:
 
 def _memory(ctx: Context) -> list[str]:
     """The command line's sources; the warm session's last 60 days (or half of --days when fewer) a window each."""
-    return memory_backfill.render(memory_backfill.measure(ctx.bench, min(60, max(6, ctx.args.days // 2))))
+    return memory.render(memory.measure(ctx.bench, min(60, max(6, ctx.args.days // 2))))
 
 
 # --- the registry, in the order the scenarios run ----------------------------------------------------------------
 
-_TEXTS: dict[str, dict[str, Any]] = tomllib.loads((Path(__file__).parent / "goals.toml").read_text())
+_TEXTS: dict[str, dict[str, Any]] = tomllib.loads((Path(__file__).parents[1] / "goals.toml").read_text())
 
 
 def _scenario(
@@ -269,7 +215,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("window-phases", _report(lambda ctx: window_phases(ctx.small()))),
     _scenario("first-window", _report(lambda ctx: first_window(ctx.spark, ctx.folder, max(3, ctx.args.repeat)))),
     _scenario("feature-sources", _report(lambda ctx: feature_sources.render(feature_sources.measure(ctx.small())))),
-    _scenario("layout", _report(lambda ctx: layout_ab.measure(ctx.small()))),
+    _scenario("layout", _report(lambda ctx: layout.measure(ctx.small()))),
     _scenario("too-late", _report(lambda ctx: too_late.render(too_late.measure(ctx.small())))),
     _scenario("report", _report(_report_time)),
     _scenario("new-days", _report(_new_days)),

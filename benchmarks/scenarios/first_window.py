@@ -19,8 +19,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from benchmarks.report import load_average
-from benchmarks.scenarios import SparkJobs
+from benchmarks.machine import load_average
+from benchmarks.spark_jobs import SparkJobs
 from benchmarks.timing import measure as timed_once
 from deltainc import inc_join, pipeline
 from deltainc.demo.sample_data import SampleSpec, write_sources

@@ -17,8 +17,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from benchmarks.bench import Bench, job_tables
 from benchmarks.data import table_version
-from benchmarks.scenarios import Bench, compare, job_tables, naive_output
+from benchmarks.naive_join import naive_output
+from benchmarks.outcomes import compare
 from benchmarks.stage_costs import JobCost, job_costs, last_job
 from benchmarks.timing import fmt_ratio
 from deltainc import pipeline

@@ -29,7 +29,7 @@ from typing import Any
 import pyarrow as pa
 from deltalake import write_deltalake
 
-from benchmarks.report import load_average
+from benchmarks.machine import load_average
 from benchmarks.small_job import counted_process, delta_commits
 
 __all__ = ["Hour", "Shipments", "job_toml", "measure", "render", "hourly_runs"]
@@ -40,7 +40,7 @@ JOB = "shipments_hourly"
 FLOOR = """
 import datetime, json, sys, time
 from pathlib import Path
-from benchmarks.scenarios import inc_join_window
+from benchmarks.floors import inc_join_window
 from deltainc.pipeline.job.job_config import load_job
 from deltainc.spark import get_spark
 clock = time.perf_counter()

@@ -71,6 +71,6 @@ def demo_time(data: Path, days: int, rows_per_day: int, repeat: int) -> list[str
     Example: `lines = demo_time(Path("bench-data/demo"), 30, 200, 2)`.
     """
     options = ["--days", str(days), "--rows-per-day", str(rows_per_day)]
-    checkout = Path(__file__).resolve().parents[1]
+    checkout = Path(__file__).resolve().parents[2]
     runs = [run_demo_process(checkout, data.absolute(), options) for _ in range(repeat)]
     return _markdown(runs, options)

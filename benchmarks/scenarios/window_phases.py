@@ -22,8 +22,10 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+from benchmarks.bench import Bench, restore, snapshot
 from benchmarks.data import table_version
-from benchmarks.scenarios import Bench, SparkJobs, inc_join_window, restore, snapshot
+from benchmarks.floors import inc_join_window
+from benchmarks.spark_jobs import SparkJobs
 from benchmarks.timing import Measurement, fmt_ratio
 from deltainc.pipeline.job.job_config import JobConfig
 

@@ -20,9 +20,10 @@ import statistics
 import time
 from typing import Any
 
+from benchmarks.bench import Bench, restore, snapshot
 from benchmarks.data import table_version
-from benchmarks.report import load_average
-from benchmarks.scenarios import Bench, SparkJobs, restore, snapshot
+from benchmarks.machine import load_average
+from benchmarks.spark_jobs import SparkJobs
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log_stats import files_in_units
 from deltainc.pipeline.job.job_config import JobConfig

@@ -1,11 +1,11 @@
 """The warm path (issue 76 item 3): an hourly job run hour by hour as Spark Connect clients of one `deltainc
-serve`, each hour alternately with the fresh floor of `hourly_runs` (a process that starts Spark, joins the hour's
-window with `inc_join` over the two Delta sources and appends it).
+serve`, each hour alternately with the fresh floor of the `hourly` scenario (a process that starts Spark, joins the
+hour's window with `inc_join` over the two Delta sources and appends it).
 
-The sources, the job and the floor are hourly_runs' (shipments and carrier scans, one delta-rs append per source and
-hour). Per hour: the client's whole-process seconds and CPU seconds, the server JVM's CPU seconds and Spark jobs
-over the same run (its /proc counters and its Spark event log), the Delta commits; the floor's seconds, CPU seconds
-and Spark jobs. The `warm-path` scenario of `python -m benchmarks.run`.
+The sources, the job and the floor are the `hourly` scenario's (shipments and carrier scans, one delta-rs append per
+source and hour). Per hour: the client's whole-process seconds and CPU seconds, the server JVM's CPU seconds and Spark
+jobs over the same run (its /proc counters and its Spark event log), the Delta commits; the floor's seconds, CPU
+seconds and Spark jobs. The `warm-path` scenario of `python -m benchmarks.run`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.hourly_runs import A_SCHEMA, B_SCHEMA, JOB, Shipments, _append, _floor, job_toml
-from benchmarks.report import load_average
+from benchmarks.machine import load_average
+from benchmarks.scenarios.hourly import A_SCHEMA, B_SCHEMA, JOB, Shipments, _append, _floor, job_toml
 from benchmarks.small_job import bench_env, delta_commits
 from benchmarks.timing import run_process
 
@@ -82,7 +82,7 @@ def _client(root: Path, url: str, server_pid: int, events: Path) -> tuple[float,
 
 
 def _floor_counted(root: Path, hour: int) -> tuple[float, float, int]:
-    """The floor of hourly_runs for `hour`: its seconds, CPU seconds (its JVM with it) and Spark jobs."""
+    """The floor of the `hourly` scenario for `hour`: its seconds, CPU seconds (its JVM with it) and Spark jobs."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds, jobs, _ = _floor(root, hour)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

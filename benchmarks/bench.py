@@ -94,6 +94,7 @@ class Bench:
 
 
 def read_delta(spark: SparkSession, path: str) -> DataFrame:
+    """The Delta table at `path`."""
     return spark.read.format("delta").load(path)
 
 
@@ -129,6 +130,7 @@ def restorer(bench: Bench, versions: dict[str, int]) -> Callable[[int], None]:
 
 
 def fresh(*paths: Path) -> None:
+    """Remove the folders `paths` where they exist, so that a repetition starts from empty tables."""
     for path in paths:
         if path.exists():
             shutil.rmtree(path)

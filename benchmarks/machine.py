@@ -44,6 +44,7 @@ def machine_info() -> dict[str, str]:
 
 
 def load_average() -> str:
+    """The 1, 5 and 15 minute load averages, as RESULTS.md shows them."""
     try:
         return " / ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
@@ -68,6 +69,7 @@ def _package(name: str) -> str:
 
 
 def versions(spark: SparkSession) -> dict[str, str]:
+    """Python, Spark, pyspark, delta-spark, deltainc and Java, as the run used them."""
     return {
         "Python": sys.version.split()[0],
         "Spark (JVM)": spark.version,

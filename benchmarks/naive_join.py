@@ -62,6 +62,7 @@ def target_columns(waiting: Column, max_wait: int) -> list[Column]:
 
 
 def overwrite(frame: DataFrame, path: str, partition_by: tuple[str, ...]) -> None:
+    """Write `frame` over the Delta table at `path`, partitioned by `partition_by` (none when empty)."""
     writer = frame.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
     if partition_by:
         writer = writer.partitionBy(*partition_by)

@@ -31,6 +31,7 @@ def _scenarios(text: str) -> tuple[str, ...]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line's options, checked, with the values derived from them."""
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.run",
         description="Benchmark deltainc's daily run against a naive full recompute, a historic reload,\n"

@@ -69,6 +69,7 @@ def _write(results: Results, out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the chosen scenarios and write RESULTS.md; 1 when a scenario failed (its error is in the results)."""
     args = parse_args(argv)
     started = time.perf_counter()
     echo = _echo_factory(started)

@@ -20,6 +20,7 @@ def connect_check(results: Results) -> Verdict:
 
 
 def connect_section(results: Results) -> list[str]:
+    """The Connect pairs' tables, or why the scenario did not run."""
     if not results.connect:
         return ["_Not run (Spark Connect needs Spark 4 and Delta 4)._"]
     from benchmarks.scenarios.connect import render as render_connect

@@ -13,11 +13,13 @@ __all__ = ["files_read", "per_size", "read_cell", "scans_cell"]
 
 
 def files_read(point: DailyPoint) -> int:
+    """The files the daily run read, of A, B and the target together."""
     r = point.report.record
     return r.files_read_a + r.files_read_b + r.files_read_target
 
 
 def read_cell(point: DailyPoint) -> str:
+    """'files of A / B / target (their MiB)' that the daily run read."""
     r = point.report.record
     total = r.bytes_read_a + r.bytes_read_b + r.bytes_read_target
     return f"{r.files_read_a} / {r.files_read_b} / {r.files_read_target} ({mib(total)})"

@@ -30,6 +30,7 @@ def fixed_cost_check(results: Results) -> Verdict:
 
 
 def fixed_cost_section(results: Results) -> list[str]:
+    """The two sessions' daily runs, side by side."""
     if not results.sessions:
         return ["_Not run._"]
     from benchmarks.scenarios.fixed_cost import render as render_sessions

@@ -6,16 +6,19 @@ __all__ = ["mib", "one_row", "table", "yes"]
 
 
 def yes(flag: bool | None) -> str:
+    """'yes', '**NO**', or '-' when not known."""
     return "-" if flag is None else ("yes" if flag else "**NO**")
 
 
 def table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table of `headers` and `rows`."""
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
 
 
 def mib(n: int) -> str:
+    """`n` bytes in MiB."""
     return f"{n / 1024 / 1024:.1f} MiB"
 
 

@@ -19,10 +19,12 @@ NOT_RUN, IN_SECTION = "not run", "in its section"  # what a Verdict says when th
 
 
 def at_least(value: float | None, bound: float) -> bool | None:
+    """Whether `value` reaches `bound`; None when not measured."""
     return None if value is None else value >= bound
 
 
 def at_most(value: float | None, bound: float) -> bool | None:
+    """Whether `value` stays within `bound`; None when not measured."""
     return None if value is None else value <= bound
 
 

@@ -27,7 +27,7 @@ from deltainc.pipeline.plan import WindowReport
 
 __all__ = ["PHASES", "DailyPoint", "daily_phase", "profiled_daily"]
 
-
+# Where the time of one daily run goes, from the pipeline's step marks (see profiled_daily).
 PHASES = (
     "before the window: sources, lock, state",
     "join, counts, ambiguity check",

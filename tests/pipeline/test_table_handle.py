@@ -1,4 +1,4 @@
-"""One handle per table per command (issue 77 item 2): `open_table` decides once whether the Delta log or Spark
+"""One handle per table per command (issue 77 item 2): `open_handle` decides once whether the Delta log or Spark
 answers, and every question a command asks of one table is asked of the handle. Tiny real Delta tables; those
 written with delta-rs need no Spark."""
 
@@ -17,7 +17,7 @@ from deltainc.errors import ConfigError
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.snapshot import counting_opens, one_look
-from deltainc.pipeline.delta.table import LogTable, SparkTable, open_table
+from deltainc.pipeline.delta.table import LogTable, SparkTable, open_handle
 from deltainc.pipeline.job.sections import SourceRef, TableRef
 
 DAYS = [dt.date(2025, 3, 1), dt.date(2025, 3, 2), dt.date(2025, 3, 4)]
@@ -33,7 +33,7 @@ def _days(path: Path) -> str:
 @pytest.mark.pure
 def test_a_local_path_is_answered_from_its_log_once_per_command_without_spark(tmp_path: Path) -> None:
     location = _days(tmp_path / "a")
-    table = open_table(TableRef(path=location), "source_a")
+    table = open_handle(TableRef(path=location), "source_a")
     assert isinstance(table, LogTable)
     with counting_opens() as opened, one_look():
         assert table.exists()
@@ -48,13 +48,15 @@ def test_a_local_path_is_answered_from_its_log_once_per_command_without_spark(tm
 
 @pytest.mark.pure
 def test_a_path_delta_rs_cannot_read_is_left_to_spark_and_the_log_is_never_asked(tmp_path: Path) -> None:
-    table = open_table(TableRef(path="hdfs://cluster/data/a"), "source_a")
+    table = open_handle(TableRef(path="hdfs://cluster/data/a"), "source_a")
     assert isinstance(table, SparkTable)
 
     def from_log(_location: str) -> str:
         raise AssertionError("the log was asked")
 
-    assert table.answer("source_a's columns", from_log, lambda why: f"spark: {why}").startswith("spark: not a local")
+    assert table.answer("source_a's columns", from_log, lambda why: f"spark: {why}") == (
+        "spark: source_a is not a local path or in S3 (hdfs://cluster/data/a)"
+    )
     with pytest.raises(LogUnreadable):
         table.latest_unit("RecDate", "day", lambda _ref: None)
 
@@ -63,7 +65,7 @@ def test_a_path_delta_rs_cannot_read_is_left_to_spark_and_the_log_is_never_asked
 def test_a_catalog_table_is_answered_by_spark(spark: SparkSession) -> None:
     frame = spark.createDataFrame([(1, DAYS[0]), (2, DAYS[2])], "TrxId long, RecDate date")
     frame.write.format("delta").partitionBy("RecDate").mode("overwrite").saveAsTable("handle_catalog")
-    table = open_table(TableRef(table="handle_catalog"), "source_b", spark)
+    table = open_handle(TableRef(table="handle_catalog"), "source_b", spark)
     assert isinstance(table, SparkTable)
     assert table.exists()
     assert table.shape().partition_by == ("RecDate",)
@@ -72,18 +74,18 @@ def test_a_catalog_table_is_answered_by_spark(spark: SparkSession) -> None:
     assert commit is not None and commit["version"] == 0
     latest = table.latest_unit("RecDate", "day", lambda _ref: None, with_spark=True)
     assert latest == to_index(DAYS[2], "day")
-    assert not open_table(TableRef(table="handle_nowhere"), "source_b", spark).exists()
+    assert not open_handle(TableRef(table="handle_nowhere"), "source_b", spark).exists()
 
 
 @pytest.mark.pure
 def test_a_missing_table_does_not_exist_and_a_read_of_it_names_the_role(tmp_path: Path) -> None:
-    missing = open_table(SourceRef(path=str(tmp_path / "none")), "source_b")
+    missing = open_handle(SourceRef(path=str(tmp_path / "none")), "source_b")
     assert not missing.exists()
     with pytest.raises(ConfigError, match=re.escape(f"source_b: no Delta table at path {tmp_path / 'none'}")):
         missing.present_rows()
     with pytest.raises(ConfigError, match="source_b: no Delta table"):
         missing.shape()
-    upstream = open_table(SourceRef(path=str(tmp_path / "none"), job="scans"), "source_a")
+    upstream = open_handle(SourceRef(path=str(tmp_path / "none"), job="scans"), "source_a")
     with pytest.raises(ConfigError, match="the target of job scans, which has not run yet"):
         upstream.present_rows()
 
@@ -91,9 +93,9 @@ def test_a_missing_table_does_not_exist_and_a_read_of_it_names_the_role(tmp_path
 @pytest.mark.pure
 def test_the_latest_unit_is_an_upstreams_watermark_and_a_where_does_not_narrow_it(tmp_path: Path) -> None:
     location = _days(tmp_path / "a")
-    chained = open_table(SourceRef(path=location, job="scans"), "source_a")
+    chained = open_handle(SourceRef(path=location, job="scans"), "source_a")
     assert chained.latest_unit("RecDate", "day", lambda ref: 7 if ref.job == "scans" else None) == 7
-    narrowed = open_table(SourceRef(path=location, where="RecDate < DATE'2025-03-02'"), "source_a")
+    narrowed = open_handle(SourceRef(path=location, where="RecDate < DATE'2025-03-02'"), "source_a")
     assert narrowed.latest_unit("RecDate", "day", lambda _ref: 7) == to_index(DAYS[-1], "day")
 
 
@@ -101,6 +103,6 @@ def test_the_latest_unit_is_an_upstreams_watermark_and_a_where_does_not_narrow_i
 def test_the_latest_unit_from_spark_is_the_logs_for_a_source_with_a_where(spark: SparkSession, tmp_path: Path) -> None:
     location = _days(tmp_path / "a")
     ref = SourceRef(path=location, where="RecDate < DATE'2025-03-02'")
-    table = open_table(ref, "source_a", spark)
+    table = open_handle(ref, "source_a", spark)
     from_log = table.latest_unit("RecDate", "day", lambda _ref: None)
     assert table.latest_unit("RecDate", "day", lambda _ref: None, with_spark=True) == from_log

@@ -18,7 +18,7 @@ from deltainc.join.columns import source_filter
 from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import WindowFiles, window_files
-from deltainc.pipeline.delta.table import TableShape, open_table, shape_from_log
+from deltainc.pipeline.delta.table import TableShape, open_handle, shape_from_log
 from deltainc.pipeline.job.kinds.job_kind import WindowRows, whole_tables
 from deltainc.pipeline.job.sections import SourceRef, TableRef
 from deltainc.spark_compat import session_kind
@@ -41,23 +41,23 @@ __all__ = [
 
 def table_exists(spark: SparkSession, ref: TableRef) -> bool:
     """Whether the Delta table behind `ref` exists."""
-    return open_table(ref, "table", spark).exists()
+    return open_handle(ref, "table", spark).exists()
 
 
 def read(spark: SparkSession, ref: TableRef) -> DataFrame:
     """The table's current rows."""
-    return open_table(ref, "table", spark).rows()
+    return open_handle(ref, "table", spark).rows()
 
 
 def latest_commit(spark: SparkSession, ref: TableRef) -> Mapping[str, Any] | None:
     """The table's latest commit (version, operation, operationMetrics, ...): from its Delta log where the table
     handle reads it, else DESCRIBE HISTORY's row (a Spark job)."""
-    return open_table(ref, "table", spark).latest_commit()
+    return open_handle(ref, "table", spark).latest_commit()
 
 
 def read_table(spark: SparkSession, ref: TableRef, role: str) -> DataFrame:
     """The Delta table behind `ref`; a missing table is a ConfigError naming the role (source_a, ...)."""
-    return open_table(ref, role, spark).present_rows()
+    return open_handle(ref, role, spark).present_rows()
 
 
 def table_shape(spark: SparkSession, ref: TableRef, role: str) -> TableShape:
@@ -68,7 +68,7 @@ def table_shape(spark: SparkSession, ref: TableRef, role: str) -> TableShape:
     >>> table_shape(spark, TableRef(path="/data/target"), "target").partition_by  # doctest: +SKIP
     ('RecDate', 'IsFinal')
     """
-    return open_table(ref, role, spark).shape()
+    return open_handle(ref, role, spark).shape()
 
 
 def read_source(spark: SparkSession, ref: SourceRef, role: str) -> DataFrame:
@@ -133,7 +133,7 @@ def window_rows(
     if not session_kind(spark).reads_parquet_as_delta:  # Connect's client may not see the server's files
         return whole_tables
     nullable = {role: _nullable(frame.schema) for role, frame in frames.items()}
-    tables = {role: open_table(ref, role, spark) for role, ref in refs.items()}
+    tables = {role: open_handle(ref, role, spark) for role, ref in refs.items()}
 
     def rows(role: str, first: int, last: int) -> DataFrame | None:
         ref, frame = refs[role], frames[role]

@@ -1,7 +1,7 @@
 """One handle per Delta table per command: every question a command asks of one table (exists, shape, latest
 commit, latest unit, files and their statistics), and whether its Delta log or Spark answers, decided once.
 
-`open_table(ref, role, spark)` decides it: a `LogTable` for a path delta-rs reads (a local folder, S3), whose
+`open_handle(ref, role, spark)` decides it: a `LogTable` for a path delta-rs reads (a local folder, S3), whose
 answers come from the command's one look at its log (`snapshot.look`), falling back inside itself where the log
 cannot answer one question exactly (deletion vectors, a missing statistic, a session whose files are not this
 process's); a `SparkTable` for anything else (a catalog name, another file system). Call sites never ask "is it
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,13 +23,14 @@ from deltainc.pipeline.delta.delta_log import LogUnreadable, has_commit, local_f
 from deltainc.pipeline.delta.delta_log_stats import latest_unit_from_log
 from deltainc.pipeline.delta.snapshot import look, retake
 from deltainc.pipeline.job.sections import SourceRef, TableRef
+from deltainc.settings import is_s3
 from deltainc.spark_compat import session_kind
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql import types as T
 
-__all__ = ["TableShape", "Table", "LogTable", "SparkTable", "open_table", "shape_from_log", "logs_else"]
+__all__ = ["TableShape", "Table", "LogTable", "SparkTable", "open_handle", "shape_from_log", "logs_else"]
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -104,10 +106,15 @@ class Table:
         otherwise: Callable[[Exception], R],
         line: str = _WITHOUT_LOG,
         own_files: bool = False,
+        missing_ok: bool = False,
+        on_disk: bool = False,
     ) -> R:
         """`from_log(location)` when this table's log answers exactly, else `otherwise(why)` (Spark, or what is
         shown without an answer), after one line at info of `what` and why. `own_files`: the answer must be of
-        the files the session itself reads (a commit just made, the files a write read)."""
+        the files the session itself reads (a commit just made, the files a write read). `missing_ok`: `from_log`
+        is asked of a local folder without a Delta log too (it says so itself), not told FileNotFoundError.
+        `on_disk`: `from_log` reads the table's files on this process's disk: it is given the local folder (a
+        table in S3 is left to `otherwise`)."""
         raise NotImplementedError
 
     def exists(self) -> bool:
@@ -142,7 +149,9 @@ class Table:
     def shape(self) -> TableShape:
         """The columns, partition columns, properties and features; a missing table is a ConfigError naming the
         role."""
-        return self.answer(f"{self.role}'s columns", self._shape_from_log, lambda _why: self._shape_with_spark())
+        return self.answer(
+            f"{self.role}'s columns", self._shape_from_log, lambda _why: self._shape_with_spark(), missing_ok=True
+        )
 
     def _shape_from_log(self, location: str) -> TableShape:
         if look(location).found is None:
@@ -178,17 +187,21 @@ class Table:
             row = self.session().sql(f"DESCRIBE HISTORY {table_name(self.ref)} LIMIT 1").first()
             return None if row is None else row.asDict()
 
-        return self.answer(f"the last commit of {self.label}", from_log, with_spark, own_files=True)
+        return self.answer(f"the last commit of {self.label}", from_log, with_spark, own_files=True, missing_ok=True)
 
     def latest_unit(
-        self, inc_col: str, uom: TimeUnit | str, upstream: Callable[[SourceRef], int | None], with_spark: bool = False
+        self,
+        inc_col: str,
+        uom: TimeUnit | str,
+        upstream: Callable[[SourceRef], int | None] | None,
+        with_spark: bool = False,
     ) -> int | None:
         """The latest unit this source has: for another job's target, `upstream(ref)`, that job's watermark (its
-        final rows reach no further, though its target may hold later rows); else the latest `inc_col` over all
-        its rows, from the log (LogUnreadable or FileNotFoundError where it cannot answer), or with Spark reading
-        the table when `with_spark`. The source's `where` narrows the rows a window joins, not the units the
-        source has: it is not applied, whichever reads."""
-        if isinstance(self.ref, SourceRef) and self.ref.job is not None:
+        final rows reach no further, though its target may hold later rows); else, or when `upstream` is None,
+        the latest `inc_col` over all the table's rows, from the log (LogUnreadable or FileNotFoundError where it
+        cannot answer), or with Spark reading the table when `with_spark`. The source's `where` narrows the rows
+        a window joins, not the units the source has: it is not applied, whichever reads."""
+        if upstream is not None and isinstance(self.ref, SourceRef) and self.ref.job is not None:
             return upstream(self.ref)
         if with_spark:
             from deltainc.pipeline.delta.spark_counts import latest_unit
@@ -206,6 +219,10 @@ class LogTable(Table):
     own: bool = True
 
     def log_location(self) -> str:
+        """The location; FileNotFoundError naming the role for a local folder with no Delta log (S3: delta-rs
+        says whether a table is there)."""
+        if not is_s3(self.location) and not os.path.isdir(os.path.join(table_uri(self.location), "_delta_log")):
+            raise FileNotFoundError(f"{self.role}: no Delta table at {self.label}")
         return self.location
 
     def answer(
@@ -215,11 +232,17 @@ class LogTable(Table):
         otherwise: Callable[[Exception], R],
         line: str = _WITHOUT_LOG,
         own_files: bool = False,
+        missing_ok: bool = False,
+        on_disk: bool = False,
     ) -> R:
         def read() -> R:
             if own_files and not self.own:
                 raise LogUnreadable("the session's files are not this process'")
-            return from_log(self.location)
+            if on_disk and is_s3(self.location):
+                raise LogUnreadable(f"the {self.role} is in S3: its files are not read without Spark")
+            if on_disk:
+                return from_log(table_uri(self.location))
+            return from_log(self.location if missing_ok else self.log_location())
 
         return logs_else(what, read, otherwise, line)
 
@@ -240,24 +263,29 @@ class SparkTable(Table):
         otherwise: Callable[[Exception], R],
         line: str = _WITHOUT_LOG,
         own_files: bool = False,
+        missing_ok: bool = False,
+        on_disk: bool = False,
     ) -> R:
         reason = LogUnreadable(self.why)
         log.info(line, what, reason)
         return otherwise(reason)
 
 
-def open_table(ref: TableRef, role: str, spark: SparkSession | None = None) -> Table:
+def open_handle(ref: TableRef, role: str, spark: SparkSession | None = None) -> Table:
     """The handle of the table behind `ref` (`role` names it in messages) for a command in `spark` (None: before
     Spark starts, this process's files): a `LogTable` where delta-rs reads its path, else a `SparkTable`.
 
-    >>> open_table(job.source_a, "source_a").shape().partition_by  # doctest: +SKIP
+    >>> open_handle(job.source_a, "source_a").shape().partition_by  # doctest: +SKIP
     ('RecDate',)
     """
     if ref.path is None:
-        return SparkTable(ref, role, spark, why=f"{role} is a catalog table ({ref.table})")
+        return SparkTable(
+            ref, role, spark, why=f"{role} is a catalog table ({ref.table}): its location needs the metastore"
+        )
     try:
         table_uri(ref.path)
     except LogUnreadable as exc:
-        return SparkTable(ref, role, spark, why=str(exc))
+        why = f"{role} is not a local path or in S3 ({ref.path})" if str(exc).startswith("not a") else str(exc)
+        return SparkTable(ref, role, spark, why=why)
     own = spark is None or session_kind(spark).sees_its_files
     return LogTable(ref, role, spark, location=ref.path, own=own)

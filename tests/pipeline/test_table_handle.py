@@ -20,6 +20,7 @@ from deltainc.pipeline.delta.snapshot import counting_opens, one_look
 from deltainc.pipeline.delta.table import LogTable, SparkTable, open_handle
 from deltainc.pipeline.job.sections import SourceRef, TableRef
 
+PACKAGE = Path(__file__).resolve().parents[2] / "deltainc"
 DAYS = [dt.date(2025, 3, 1), dt.date(2025, 3, 2), dt.date(2025, 3, 4)]
 
 
@@ -106,3 +107,20 @@ def test_the_latest_unit_from_spark_is_the_logs_for_a_source_with_a_where(spark:
     table = open_handle(ref, "source_a", spark)
     from_log = table.latest_unit("RecDate", "day", lambda _ref: None)
     assert table.latest_unit("RecDate", "day", lambda _ref: None, with_spark=True) == from_log
+
+
+# Whether a table qualifies for its log (is it local, is a Delta table there, may the log answer): asked only in the
+# handle's module and the low-level helpers it uses; the session's kind is defined in spark_compat.
+_DECIDERS = ("log_else(", "sees_its_files", "local_file_path(", "is_delta_path(", "has_commit(", "local_folder(")
+_DECIDERS += ("source_location(", "_SCHEME")
+_ALLOWED = {"pipeline/delta/table.py", "pipeline/delta/delta_log.py", "spark_compat.py"}
+
+
+@pytest.mark.pure
+def test_only_the_table_handle_decides_whether_the_log_answers() -> None:
+    askers = {
+        str(path.relative_to(PACKAGE)): [word for word in _DECIDERS if word in path.read_text()]
+        for path in PACKAGE.rglob("*.py")
+    }
+    assert {name: words for name, words in askers.items() if words and name not in _ALLOWED} == {}
+    assert sum(path.read_text().count("_SCHEME = ") for path in PACKAGE.rglob("*.py")) == 1

@@ -92,6 +92,23 @@ def test_a_missing_table_does_not_exist_and_a_read_of_it_names_the_role(tmp_path
 
 
 @pytest.mark.pure
+def test_a_question_of_the_files_on_disk_is_given_the_local_folder_or_told_the_table_is_missing(
+    tmp_path: Path,
+) -> None:
+    location = _days(tmp_path / "a")
+    table = open_handle(TableRef(path=f"file://{location}"), "target")
+    assert table.answer("the target's files", lambda folder: folder, lambda why: str(why), on_disk=True) == location
+    missing = open_handle(TableRef(path=str(tmp_path / "none")), "target")
+    told = missing.answer("the target's files", lambda folder: folder, lambda why: repr(why), on_disk=True)
+    assert told == repr(FileNotFoundError(f"target: no Delta table at path {tmp_path / 'none'}"))
+    in_s3 = open_handle(TableRef(path="s3a://lake/t"), "target")
+    assert (
+        in_s3.answer("", lambda folder: folder, str, on_disk=True)
+        == "the target is in S3: its files are not read without Spark"
+    )
+
+
+@pytest.mark.pure
 def test_the_latest_unit_is_an_upstreams_watermark_and_a_where_does_not_narrow_it(tmp_path: Path) -> None:
     location = _days(tmp_path / "a")
     chained = open_handle(SourceRef(path=location, job="scans"), "source_a")

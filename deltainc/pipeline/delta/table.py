@@ -212,7 +212,7 @@ class Table:
 
 @dataclass(frozen=True)
 class LogTable(Table):
-    """A table at a path delta-rs reads: its log answers, through the command's one look at it; `own_files` says
+    """A table at a path delta-rs reads: its log answers, through the command's one look at it; `own` says
     whether the session's files are this process's (a classic session, or none yet)."""
 
     location: str = ""
@@ -240,9 +240,8 @@ class LogTable(Table):
                 raise LogUnreadable("the session's files are not this process'")
             if on_disk and is_s3(self.location):
                 raise LogUnreadable(f"the {self.role} is in S3: its files are not read without Spark")
-            if on_disk:
-                return from_log(table_uri(self.location))
-            return from_log(self.location if missing_ok else self.log_location())
+            location = self.location if missing_ok else self.log_location()
+            return from_log(table_uri(location) if on_disk else location)
 
         return logs_else(what, read, otherwise, line)
 

@@ -14,14 +14,12 @@ from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.windows import from_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.snapshot import look, one_look
-from deltainc.pipeline.delta.sources import read_table, shape_from_log, table_exists
-from deltainc.pipeline.delta.spark_counts import latest_unit
+from deltainc.pipeline.delta.sources import shape_from_log, table_exists
 from deltainc.pipeline.from_delta_logs.commands import check_from_logs
 from deltainc.pipeline.from_delta_logs.status import status_from_log
 from deltainc.pipeline.job.chain_suffixes import picked_suffixes
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds.two_source import TwoSourceJoin, TwoSourcePlan, kind_of
-from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.planned_target import not_run_yet
 from deltainc.pipeline.prepared_job import job_session, prepare_job
 from deltainc.pipeline.state import (
@@ -77,13 +75,9 @@ def status(
     recent = read_runs(paths, job.name, runs)
     latest: int | None = None
     problem = None
-    uom = job.join.time_uom
-
-    def table_latest(role: str, ref: SourceRef) -> int | None:
-        return latest_unit(read_table(spark, ref, role), job.inc_col_of(role), uom)
 
     try:
-        latest = latest_in_sources(job, settings.state_dir, table_latest)
+        latest = latest_in_sources(job, settings.state_dir, spark)
     except (ConfigError, SchemaError) as exc:
         problem = str(exc)
     return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, state_dir=settings.state_dir)

@@ -12,23 +12,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc.join.windows import TimeUnit, Window, from_index, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.delta_log_stats import (
-    files_in_units,
-    latest_unit_from_log,
-    null_count_from_log,
-    null_keys_in_units,
-    source_location,
-)
-from deltainc.pipeline.delta.snapshot import log_else
-from deltainc.pipeline.delta.sources import count_null_keys, read, window_rows
-from deltainc.pipeline.delta.spark_counts import ScanStats, count_null_inc, latest_unit, scan_stats
+from deltainc.pipeline.delta.delta_log_stats import files_in_units, null_count_from_log, null_keys_in_units
+from deltainc.pipeline.delta.sources import count_null_keys, window_rows
+from deltainc.pipeline.delta.spark_counts import ScanStats, count_null_inc, scan_stats
+from deltainc.pipeline.delta.table import Table, logs_else, open_handle
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SourceScan, SpineReach
 from deltainc.pipeline.job.kinds.job_kind import Identity, window_rows_of
@@ -123,6 +117,11 @@ class PreparedJob:
         """The unit of the job's start_date."""
         return to_index(self.job.start_date, self.uom)
 
+    @cached_property
+    def tables(self) -> Mapping[str, Table]:
+        """Each source's table handle, by role: opened once for the command, asked every question of its table."""
+        return {role: open_handle(ref, role, self.spark) for role, ref in self.job.sources}
+
     def label(self, unit: int | None) -> str | None:
         """A unit as the user reads it (an ISO date or datetime); None stays None."""
         return None if unit is None else from_index(unit, self.uom).isoformat()
@@ -191,18 +190,12 @@ def open_job(
 def latest_available(prepared: PreparedJob) -> int | None:
     """The latest unit present in every source (another job's target: that job's watermark): from their Delta logs
     where they answer exactly, else with Spark."""
-    inc, uom, state_dir = prepared.job.join.inc_col, prepared.uom, prepared.settings.state_dir
+    inc, state_dir = prepared.job.join.inc_col, prepared.settings.state_dir
 
-    def with_spark(_why: Exception) -> int | None:  # each table's whole latest, as its log's (`latest_in_sources`)
-        spark = prepared.spark
-        return latest_in_sources(
-            prepared.job, state_dir, lambda role, ref: latest_unit(read(spark, ref), prepared.job.inc_col_of(role), uom)
-        )
-
-    return log_else(
+    return logs_else(
         f"{prepared.job.name}: the latest {inc} in the sources",
         lambda: latest_in_sources(prepared.job, state_dir),
-        with_spark,
+        lambda _why: latest_in_sources(prepared.job, state_dir, prepared.spark),  # each table's whole latest
     )
 
 
@@ -214,23 +207,24 @@ def latest_labels(prepared: PreparedJob) -> str | None:
     def from_logs() -> str:
         return json.dumps(
             {
-                role: prepared.label(latest_unit_from_log(source_location(ref, role), job.inc_col_of(role), uom.value))
-                for role, ref in prepared.job.sources
+                role: prepared.label(table.latest_unit(job.inc_col_of(role), uom.value, upstream=None))
+                for role, table in prepared.tables.items()
             }
         )
 
-    return log_else("each source's latest RecDate", from_logs, lambda _why: None)
+    return logs_else("each source's latest RecDate", from_logs, lambda _why: None)
 
 
-def null_inc(ref: SourceRef, role: str, frame: DataFrame, inc: str) -> int:
+def null_inc(table: Table, frame: DataFrame, inc: str) -> int:
     """A source's rows with a NULL inc_col: from its Delta log's statistics where they are exact, else counted."""
+    role = table.role
 
-    def from_log() -> int:
-        if ref.where is not None:  # the log counts the whole table, the job joins only the rows `where` keeps
+    def from_log(location: str) -> int:
+        if isinstance(table.ref, SourceRef) and table.ref.where is not None:  # the log counts the whole table
             raise LogUnreadable(f"{role}.where: only Spark applies it")
-        return null_count_from_log(source_location(ref, role), inc)
+        return null_count_from_log(location, inc)
 
-    return log_else(f"{role}'s NULL {inc} count", from_log, lambda _why: count_null_inc(frame, inc))
+    return table.answer(f"{role}'s NULL {inc} count", from_log, lambda _why: count_null_inc(frame, inc))
 
 
 def null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int | None]:
@@ -244,13 +238,16 @@ def null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int | 
     if not sources:
         return None, None
 
-    def from_log(role: str, keys: tuple[str, ...]) -> int | None:
+    def from_log(role: str, keys: tuple[str, ...], location: str) -> int | None:
         if len(keys) != 1 or refs[role].where is not None:
             raise LogUnreadable(f"{role}: several keys, or a where, are counted by Spark")
-        return null_keys_in_units(source_location(refs[role], role), keys[0], inc(role), uom, first, last)
+        return null_keys_in_units(location, keys[0], inc(role), uom, first, last)
 
+    tables = prepared.tables
     counts: dict[str, int | None] = {
-        role: log_else(f"{window}'s NULL {keys} counts in {role}", partial(from_log, role, keys), lambda _why: None)
+        role: tables[role].answer(
+            f"{window}'s NULL {keys} counts in {role}", partial(from_log, role, keys), lambda _why: None
+        )
         for role, keys in sources
     }
     rest = [(role, keys) for role, keys in sources if counts[role] is None]
@@ -262,10 +259,9 @@ def null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int | 
 def scanned(prepared: PreparedJob, read: SourceScan) -> ScanStats:
     """The files and bytes a source's scan of units [first, last] reads: from its Delta log when the source is
     partitioned by its inc_col, else as Spark plans the scan."""
-    ref = dict(prepared.job.sources)[read.role]
 
-    def from_log() -> ScanStats:
-        location = source_location(ref, read.role)
+    def from_log(location: str) -> ScanStats:
         return ScanStats(*files_in_units(location, prepared.job.inc_col_of(read.role), prepared.uom, *read.units))
 
-    return log_else(f"{read.role}'s files read", from_log, lambda _why: scan_stats(prepared.spark, read.scan))
+    table = prepared.tables[read.role]
+    return table.answer(f"{read.role}'s files read", from_log, lambda _why: scan_stats(prepared.spark, read.scan))

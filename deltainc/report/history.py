@@ -27,14 +27,14 @@ from deltainc.join.options import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE
 from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
-from deltainc.pipeline.delta.delta_log_stats import source_location
-from deltainc.pipeline.delta.snapshot import log_else, log_required, look
+from deltainc.pipeline.delta.snapshot import log_required, look
+from deltainc.pipeline.delta.table import logs_else, open_handle
 from deltainc.pipeline.from_delta_logs.status import state_from_log
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import JobStatus, describe, latest_in_sources
 from deltainc.pipeline.state.job_status import utc
 from deltainc.report.series import Row, UnitCounts, span, window_label
-from deltainc.settings import Settings, is_s3
+from deltainc.settings import Settings
 
 __all__ = ["History", "NoRuns", "read_history", "chosen", "layout_text", "units_from_target"]
 
@@ -66,7 +66,7 @@ def read_history(job: JobConfig, settings: Settings) -> History:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # delta-rs may add a backtrace
         raise ConfigError(f"state_dir: the run log of {job.name} cannot be read: {first}") from exc
     # The header says why when the sources' logs cannot answer; the history is still the run log's.
-    latest, problem = log_else(
+    latest, problem = logs_else(
         "the sources' latest RecDate", lambda: (latest_in_sources(job, settings.state_dir), None), _unanswered
     )
     status = describe(
@@ -112,8 +112,8 @@ def layout_text(job: JobConfig) -> str:
     read from the target's log, since a target created by an older version keeps its own layout whatever the job
     file's `target.partition_by` (or its default for the job's unit) now says."""
 
-    def from_log() -> str:
-        columns = look(source_location(job.target, "target")).partition_columns
+    def from_log(location: str) -> str:
+        columns = look(location).partition_columns
         shown = f"partitioned by {', '.join(columns)}" if columns else "not partitioned"
         return f"{shown} (the target's Delta log)"
 
@@ -121,7 +121,7 @@ def layout_text(job: JobConfig) -> str:
         first = (str(why).strip().splitlines() or [type(why).__name__])[0]
         return f"unknown: the target's Delta log cannot be read ({first})"
 
-    return log_else("the target's layout", from_log, unknown)
+    return open_handle(job.target, "target").answer("the target's layout", from_log, unknown)
 
 
 def _unit(value: object, uom: str) -> int:
@@ -149,7 +149,8 @@ def units_from_target(job: JobConfig, windows: Sequence[Row]) -> Mapping[str, Un
         log.warning("%s: catch-up windows shown apart: the target cannot be read per %s: %s", job.name, uom, why)
         return None
 
-    counts = log_else("the target's rows per unit", lambda: _count(job, ranges), apart)
+    target = open_handle(job.target, "target")
+    counts = target.answer("the target's rows per unit", lambda at: _count(at, job, ranges), apart, on_disk=True)
     if counts is None:
         return {}
     found: dict[str, dict[str, dict[str, int]]] = {}
@@ -167,8 +168,9 @@ def _in(unit: int, ranges: Sequence[tuple[int, int]]) -> bool:
     return any(first <= unit <= last for first, last in ranges)
 
 
-def _count(job: JobConfig, ranges: Sequence[tuple[int, int]]) -> dict[tuple[int, str], int]:
-    """Rows per (unit, outcome) of final JoinTypes in the target, in `ranges` of units.
+def _count(location: str, job: JobConfig, ranges: Sequence[tuple[int, int]]) -> dict[tuple[int, str], int]:
+    """Rows per (unit, outcome) of final JoinTypes in the target at `location` (a local folder), in `ranges` of
+    units.
 
     From the add actions first: a file of one unit (its partition value) and one JoinType (its min = max statistic)
     is counted by its row count, unread; only other files in those units are read, two columns of them. A file with
@@ -177,9 +179,6 @@ def _count(job: JobConfig, ranges: Sequence[tuple[int, int]]) -> dict[tuple[int,
     import pyarrow.parquet as pq
 
     uom = job.join.time_uom
-    location = source_location(job.target, "target")
-    if is_s3(location):
-        raise LogUnreadable("the target is in S3: its files are not read without Spark")
     snapshot = look(location)
     with reading(location):
         inc = next((name for name in snapshot.types if name.lower() == job.join.inc_col.lower()), job.join.inc_col)

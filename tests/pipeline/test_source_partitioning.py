@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from deltainc.cli.app import main
 from deltainc.join.options import JoinType
 from deltainc.pipeline.delta import spark_counts as spark_counts_module
-from deltainc.pipeline.delta.sources import local_file_path
+from deltainc.pipeline.delta.delta_log import local_file_path
 from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
 
 pytestmark = pytest.mark.spark
@@ -93,7 +93,7 @@ def test_scan_stats_counts_the_files_and_bytes_on_disk_of_a_timestamp_partitione
 ) -> None:
     """Sizes from the local file system, or (as on object stores) from a Spark job whose load() paths are globs."""
     if through == "spark":  # the remote branch, run on local files
-        monkeypatch.setattr(spark_counts_module, "local_file_path", lambda _location: None)
+        monkeypatch.setattr(spark_counts_module, "local_sizes", lambda _files: None)
     layout = LAYOUTS["timestamp_partitioned"]
     rows = [(1, layout.point(0)), (2, layout.point(0)), (3, layout.point(1)), (4, layout.point(13))]
     path = write_source(spark, tmp_path / folder / "a", rows, "TrxId long, RecDate timestamp", layout)

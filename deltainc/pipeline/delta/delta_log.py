@@ -28,6 +28,9 @@ __all__ = [
     "reading",
     "plain_location",
     "local_folder",
+    "local_file_path",
+    "has_commit",
+    "local_sizes",
     "table_uri",
     "open_table",
     "column_types",
@@ -111,6 +114,32 @@ def local_folder(location: str) -> str:
     return os.path.abspath(path)
 
 
+def local_file_path(location: str) -> str | None:
+    """The local path of a Hadoop path string (as inputFiles() gives it), or None if it is on another file system.
+
+    inputFiles() returns Hadoop's Path.toString(): the scheme, then the on-disk name verbatim, with no %-escapes
+    (a timestamp partition folder `RecDate=2025-02-01 00%3A00%3A00` comes back as is, '%3A' being part of the
+    name). So nothing may be unquoted, and it is not a URI either: '#' and '?' belong to the name, not to a
+    fragment or query, which is why urllib's urlparse must not see it.
+    """
+    if location.startswith("file:"):
+        rest = location[len("file:") :]
+        if rest.startswith("//"):  # file:///tmp/x (empty authority) or file://host/tmp/x
+            slash = rest.find("/", 2)
+            return rest[slash:] if slash >= 0 else "/"
+        return rest
+    return None if _SCHEME.match(location) else location  # s3a:, abfss:, dbfs:, ... (a bare /path is local)
+
+
+def local_sizes(files: Sequence[str]) -> int | None:
+    """The bytes of `files` (Hadoop path strings, as inputFiles() gives them) where each is on this process's
+    disk; None when one is on another file system."""
+    local = [local_file_path(name) for name in files]
+    if any(path is None for path in local):
+        return None
+    return sum(os.path.getsize(path) for path in local if path is not None)
+
+
 def table_uri(location: str) -> str:
     """delta-rs's name for the table at `location`: its local folder, or its s3:// URI (deltainc.settings);
     LogUnreadable for anything else."""
@@ -121,11 +150,16 @@ def table_uri(location: str) -> str:
     return local_folder(location)
 
 
+def has_commit(folder: str) -> bool:
+    """Whether the local folder's `_delta_log` holds a commit (a Delta table has committed there)."""
+    log = os.path.join(folder, "_delta_log")
+    return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
+
+
 def _exists(uri: str) -> bool:
     """Whether a Delta table has committed at `uri`: its local `_delta_log` holds a commit, or delta-rs finds one."""
     if not is_s3(uri):
-        log = os.path.join(uri, "_delta_log")
-        return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
+        return has_commit(uri)
     from deltalake import DeltaTable
 
     with reading(uri):

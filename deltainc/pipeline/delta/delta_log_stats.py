@@ -11,21 +11,17 @@ Spark.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import TIME_TYPES, LogUnreadable, plain_location, reading, spark_value
 from deltainc.pipeline.delta.snapshot import Snapshot, look
-from deltainc.pipeline.job.sections import TableRef
-from deltainc.settings import is_s3
 
 if TYPE_CHECKING:
     pass
 
 __all__ = [
-    "source_location",
     "latest_unit_from_log",
     "null_count_from_log",
     "files_in_units",
@@ -33,23 +29,6 @@ __all__ = [
     "WindowFiles",
     "window_files",
 ]
-
-
-def _has_log(location: str) -> bool:
-    return os.path.isdir(os.path.join(location, "_delta_log"))
-
-
-def source_location(ref: TableRef, role: str) -> str:
-    """The local folder of a source given by path; LogUnreadable for anything else, FileNotFoundError if absent."""
-    if ref.path is None:
-        raise LogUnreadable(f"{role} is a catalog table ({ref.table}): its location needs the metastore")
-    if is_s3(ref.path):  # delta-rs reads it there (deltainc.settings); an absent table is left to Spark to report
-        return ref.path
-    if "://" in ref.path or ref.path.startswith("file:"):
-        raise LogUnreadable(f"{role} is not a local path or in S3 ({ref.path})")
-    if not _has_log(ref.path):
-        raise FileNotFoundError(f"{role}: no Delta table at {ref.label}")
-    return ref.path
 
 
 def _latest_value(snapshot: Snapshot, column: str, partitioned: bool) -> Any:

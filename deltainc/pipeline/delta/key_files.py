@@ -11,8 +11,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from deltainc.pipeline.delta.delta_log import reading
-from deltainc.pipeline.delta.delta_log_stats import source_location
-from deltainc.pipeline.delta.snapshot import Snapshot, log_else, look
+from deltainc.pipeline.delta.snapshot import Snapshot, look
+from deltainc.pipeline.delta.table import open_handle
 from deltainc.pipeline.job.sections import TableRef
 
 __all__ = ["as_type_of", "may_hold", "overlaps", "files_with_keys"]
@@ -88,8 +88,8 @@ def files_with_keys(
     Example: ``files_with_keys(job.source_a, "source_a", [{"TrxId": 6}])`` -> 1 for a table whose ids rise by day.
     """
 
-    def from_log() -> int | None:
-        snapshot = look(source_location(ref, role)).statistics()
+    def from_log(location: str) -> int | None:
+        snapshot = look(location).statistics()
         with reading(snapshot.location):
             bounds = {name: _bounds(snapshot, snapshot.column(name)) for key in keys for name in key}
             files = [False] * snapshot.actions.num_rows
@@ -103,7 +103,7 @@ def files_with_keys(
                 files = [f and overlaps(between[1], between[2], *b) for f, b in zip(files, spans, strict=True)]
         return sum(files)
 
-    return log_else(f"the files of {role} with the key", from_log, _not_counted)
+    return open_handle(ref, role).answer(f"the files of {role} with the key", from_log, _not_counted)
 
 
 def _not_counted(_why: Exception) -> None:

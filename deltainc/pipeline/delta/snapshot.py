@@ -3,8 +3,8 @@
 A command (run, rerun, backfill, status, validate, ...) runs inside `one_look()`. There `look(location)` opens a
 table's log with delta-rs the first time and hands the same `Snapshot` back after, until `retake(location)` after a
 commit to that table (the window's write, the too-late rows). Outside a command every `look` opens the log anew, so
-a library caller's reads see the latest commit. `log_else(...)` is the one place that decides "from the log, else
-Spark (or a fallback)": every reader asks the log first and takes the other path only on LogUnreadable.
+a library caller's reads see the latest commit. Whether the log or Spark answers a question of a table is decided
+by the table's handle (`delta/table.py`), built on these snapshots.
 
 No pyspark here; deltalake and pyarrow are imported on first use.
 """
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from deltalake import DeltaTable
 
-__all__ = ["Snapshot", "look", "retake", "one_look", "counting_opens", "log_else", "log_required"]
+__all__ = ["Snapshot", "look", "retake", "one_look", "counting_opens", "log_required"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -227,35 +227,6 @@ def counting_opens() -> Iterator[collections.Counter[str]]:
     finally:
         with _LOOKS.lock:
             _LOOKS.hooks.remove(count)
-
-
-def log_else(
-    what: str,
-    from_log: Callable[[], T],
-    otherwise: Callable[[Exception], T],
-    line: str = "%s read without the Delta log: %s",
-) -> T:
-    """`from_log()` when the Delta log answers exactly; else `otherwise(why)` (Spark, or what is shown without an
-    answer; `why` says what the log could not), after one line at info (`--verbose`). The one place the read path
-    is chosen.
-
-    Args:
-        what: what is read, for the log line (e.g. "source_b's files read").
-        from_log: the answer from the Delta log; raises LogUnreadable (or FileNotFoundError) where it cannot.
-        otherwise: the answer without the log, given why the log could not answer.
-        line: the log line's format, of `what` and why.
-
-    Example:
-        ```python
-        latest = log_else("the latest RecDate", lambda: latest_unit_from_log(...), lambda _why: latest_unit(df, ...))
-        ```
-    """
-    try:
-        return from_log()
-    except (LogUnreadable, FileNotFoundError) as exc:
-        log.info(line, what, exc)
-        why: Exception = exc
-    return otherwise(why)
 
 
 @contextmanager

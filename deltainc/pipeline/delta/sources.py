@@ -5,15 +5,10 @@ window's source rows read as the Parquet files the source's Delta log names (doc
 from __future__ import annotations
 
 import functools
-import json
 import operator
-import os
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -22,16 +17,14 @@ from deltainc.errors import ConfigError
 from deltainc.join.columns import source_filter
 from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.delta_log_stats import WindowFiles, source_location, window_files
-from deltainc.pipeline.delta.snapshot import log_else, look, retake
-from deltainc.pipeline.delta.sql import detail, table_name
+from deltainc.pipeline.delta.delta_log_stats import WindowFiles, window_files
+from deltainc.pipeline.delta.table import TableShape, open_handle, shape_from_log
 from deltainc.pipeline.job.kinds.job_kind import WindowRows, whole_tables
 from deltainc.pipeline.job.sections import SourceRef, TableRef
 from deltainc.spark_compat import session_kind
 
 __all__ = [
     "TableShape",
-    "is_delta_path",
     "table_exists",
     "read",
     "latest_commit",
@@ -41,111 +34,30 @@ __all__ = [
     "read_source",
     "where_applied",
     "count_null_keys",
-    "local_file_path",
     "window_rows",
     "read_files",
 ]
 
 
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a Hadoop path's scheme comes before any '/'
-
-
-def local_file_path(location: str) -> str | None:
-    """The local path of a Hadoop path string (as inputFiles() gives it), or None if it is on another file system.
-
-    inputFiles() returns Hadoop's Path.toString(): the scheme, then the on-disk name verbatim, with no %-escapes
-    (a timestamp partition folder `RecDate=2025-02-01 00%3A00%3A00` comes back as is, '%3A' being part of the
-    name). So nothing may be unquoted, and it is not a URI either: '#' and '?' belong to the name, not to a
-    fragment or query, which is why urllib's urlparse must not see it.
-    """
-    if location.startswith("file:"):
-        rest = location[len("file:") :]
-        if rest.startswith("//"):  # file:///tmp/x (empty authority) or file://host/tmp/x
-            slash = rest.find("/", 2)
-            return rest[slash:] if slash >= 0 else "/"
-        return rest
-    return None if _SCHEME.match(location) else location  # s3a:, abfss:, dbfs:, ... (a bare /path is local)
-
-
-def is_delta_path(spark: SparkSession, path: str) -> bool:
-    """Whether a Delta table has committed at `path`; a local folder answers from its `_delta_log` alone."""
-    local = local_file_path(path)  # Hadoop takes a path's name verbatim: nothing to unquote
-    if local is not None:
-        log = os.path.join(local, "_delta_log")
-        return os.path.isdir(log) and any(name.endswith(".json") for name in os.listdir(log))
-    try:
-        spark.read.format("delta").load(path).schema  # noqa: B018 - analysing the load reads the log's head
-    except AnalysisException:
-        return False
-    return True
-
-
 def table_exists(spark: SparkSession, ref: TableRef) -> bool:
     """Whether the Delta table behind `ref` exists."""
-    if ref.path is not None:
-        return is_delta_path(spark, ref.path)
-    return bool(spark.catalog.tableExists(ref.table or ""))
+    return open_handle(ref, "table", spark).exists()
 
 
 def read(spark: SparkSession, ref: TableRef) -> DataFrame:
     """The table's current rows."""
-    if ref.path is not None:
-        return spark.read.format("delta").load(ref.path)
-    return spark.read.table(ref.table or "")
+    return open_handle(ref, "table", spark).rows()
 
 
 def latest_commit(spark: SparkSession, ref: TableRef) -> Mapping[str, Any] | None:
-    """The table's latest commit (version, operation, operationMetrics, ...): read from its Delta log with delta-rs
-    where the table is a local path of this process, else DESCRIBE HISTORY's row (a Spark job)."""
-
-    if ref.path is not None:
-        retake(ref.path)  # after the commit just made, the table's snapshot is taken again
-
-    def from_log() -> Mapping[str, Any] | None:
-        if ref.path is None or not session_kind(spark).sees_its_files:
-            raise LogUnreadable("a catalog table, or the session's files are not this process'")
-        history = look(ref.path).history(1)
-        if not history or "operation" not in history[0] or "version" not in history[0]:
-            raise LogUnreadable(f"{ref.path}: the log's last commit has no operation or version")
-        return history[0]
-
-    def with_spark(_why: Exception) -> Mapping[str, Any] | None:
-        row = spark.sql(f"DESCRIBE HISTORY {table_name(ref)} LIMIT 1").first()
-        return None if row is None else row.asDict()
-
-    return log_else(f"the last commit of {ref.label}", from_log, with_spark)
+    """The table's latest commit (version, operation, operationMetrics, ...): from its Delta log where the table
+    handle reads it, else DESCRIBE HISTORY's row (a Spark job)."""
+    return open_handle(ref, "table", spark).latest_commit()
 
 
 def read_table(spark: SparkSession, ref: TableRef, role: str) -> DataFrame:
     """The Delta table behind `ref`; a missing table is a ConfigError naming the role (source_a, ...)."""
-    if not table_exists(spark, ref):
-        upstream = ref.job if isinstance(ref, SourceRef) else None
-        after = f" (the target of job {upstream}, which has not run yet: run it first)" if upstream else ""
-        raise ConfigError(f"{role}: no Delta table at {ref.label}{after}")
-    return read(spark, ref)
-
-
-@dataclass(frozen=True)
-class TableShape:
-    """A Delta table's columns, partition columns, properties (values lower-cased) and the table features its
-    protocol names (reader and writer: `deletionVectors`, ...), as its log records them."""
-
-    schema: T.StructType
-    partition_by: tuple[str, ...]
-    properties: Mapping[str, str] = field(default_factory=dict)
-    features: tuple[str, ...] = ()
-
-
-def shape_from_log(location: str) -> TableShape:
-    """The shape of the Delta table at `location` from the command's snapshot of its log (no Spark job): its
-    schema as Spark reads it (the log holds Spark's StructType JSON); LogUnreadable when there is no table there,
-    delta-rs cannot read it, or this pyspark does not know one of its types."""
-    snapshot = look(location)
-    try:
-        schema = T.StructType.fromJson(json.loads(snapshot.schema_json))
-    except (ValueError, KeyError) as exc:  # a type this pyspark does not know: Spark reads the table itself
-        raise LogUnreadable(f"{location}: pyspark cannot parse the schema in the log: {exc}") from exc
-    return TableShape(schema, snapshot.partition_columns, snapshot.properties, snapshot.features)
+    return open_handle(ref, role, spark).present_rows()
 
 
 def table_shape(spark: SparkSession, ref: TableRef, role: str) -> TableShape:
@@ -156,24 +68,7 @@ def table_shape(spark: SparkSession, ref: TableRef, role: str) -> TableShape:
     >>> table_shape(spark, TableRef(path="/data/target"), "target").partition_by  # doctest: +SKIP
     ('RecDate', 'IsFinal')
     """
-
-    def from_log() -> TableShape:
-        if ref.path is None:
-            raise LogUnreadable(f"{role} is a catalog table")
-        if look(ref.path).found is None:
-            raise ConfigError(f"{role}: no Delta table at {ref.label}")
-        return shape_from_log(ref.path)
-
-    def with_spark() -> TableShape:
-        schema = read_table(spark, ref, role).schema
-        found = detail(spark, ref)
-        if found is None:
-            return TableShape(schema, ())
-        properties = {key: str(value).lower() for key, value in (found["properties"] or {}).items()}
-        features = tuple(found.asDict().get("tableFeatures") or ())  # a column since Delta 3.0
-        return TableShape(schema, tuple(found["partitionColumns"] or ()), properties, features)
-
-    return log_else(f"{role}'s columns", from_log, lambda _why: with_spark())
+    return open_handle(ref, role, spark).shape()
 
 
 def read_source(spark: SparkSession, ref: SourceRef, role: str) -> DataFrame:
@@ -238,19 +133,20 @@ def window_rows(
     if not session_kind(spark).reads_parquet_as_delta:  # Connect's client may not see the server's files
         return whole_tables
     nullable = {role: _nullable(frame.schema) for role, frame in frames.items()}
+    tables = {role: open_handle(ref, role, spark) for role, ref in refs.items()}
 
     def rows(role: str, first: int, last: int) -> DataFrame | None:
         ref, frame = refs[role], frames[role]
 
-        def from_log() -> DataFrame:
+        def from_log(location: str) -> DataFrame:
             if not nullable[role]:
                 raise LogUnreadable(f"{role} has a NOT NULL column, which a read of its files makes nullable")
-            files = window_files(source_location(ref, role), inc_col(role), time_uom, first, last)
+            files = window_files(location, inc_col(role), time_uom, first, last)
             read = read_files(spark, frame.schema, files)
             read = read.where(source_filter(read, inc_col(role), time_uom, first, last))  # a file may reach past them
             return read if ref.where is None else read.where(ref.where)
 
-        return log_else(f"{role}'s rows of units {first}..{last}", from_log, lambda _why: None)
+        return tables[role].answer(f"{role}'s rows of units {first}..{last}", from_log, lambda _why: None)
 
     return rows
 

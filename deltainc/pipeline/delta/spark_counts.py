@@ -3,7 +3,6 @@ unit, its rows with a NULL incremental column, and the files and bytes a scan re
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 
@@ -11,7 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.join.windows import to_index
-from deltainc.pipeline.delta.sources import local_file_path
+from deltainc.pipeline.delta.delta_log import local_sizes
 
 __all__ = ["ScanStats", "latest_unit", "count_null_inc", "scan_stats"]
 
@@ -44,9 +43,9 @@ def scan_stats(spark: SparkSession, scan: DataFrame) -> ScanStats:
     files = scan.inputFiles()
     if not files:
         return ScanStats(0, 0)
-    local = [local_file_path(f) for f in files]
-    if all(path is not None for path in local):  # local disk: the file system answers without a Spark job
-        return ScanStats(len(files), sum(os.path.getsize(path) for path in local if path is not None))
+    local = local_sizes(files)
+    if local is not None:  # local disk: the file system answers without a Spark job
+        return ScanStats(len(files), local)
     # a load() path is a glob pattern: escape its glob characters so a table path like `x[1]` is read literally
     literal = [_GLOB.sub(r"\\\1", f) for f in files]
     sizes = spark.read.format("binaryFile").load(literal).agg(F.sum("length").alias("bytes")).first()

@@ -27,9 +27,7 @@ from typing import TypeVar
 from deltainc.errors import ConfigError
 from deltainc.join.windows import from_index, next_window, parse_point, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.delta_log_stats import source_location
-from deltainc.pipeline.delta.snapshot import log_else
-from deltainc.pipeline.delta.sources import shape_from_log
+from deltainc.pipeline.delta.table import logs_else, open_handle, shape_from_log
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds import JoinPlan
 from deltainc.pipeline.job.kinds.two_source import kind_of
@@ -71,7 +69,7 @@ def check_from_logs(job: JobConfig) -> JoinPlan:
     schemas = {}
     for role, ref in job.sources:  # in the order prepare_job reads them, so that a missing source is named alike
         try:
-            schemas[role] = shape_from_log(source_location(ref, role)).schema
+            schemas[role] = shape_from_log(open_handle(ref, role).log_location()).schema
         except FileNotFoundError:
             raise ConfigError(f"{role}: no Delta table at {ref.label}") from None
     return kind_of(job).plan(schemas)
@@ -100,7 +98,7 @@ def from_logs_else_spark(job: str, command: str, from_logs: Callable[[], T], wit
         ```
     """
     try:
-        return log_else(f"{job}: {command}", from_logs, lambda _why: with_spark(), _STARTS_SPARK)
+        return logs_else(f"{job}: {command}", from_logs, lambda _why: with_spark(), _STARTS_SPARK)
     except SparkNeeded as exc:
         log.info("%s: %s starts Spark: %s", job, command, exc)
     return with_spark()

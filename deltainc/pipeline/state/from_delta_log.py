@@ -7,7 +7,7 @@ LogUnreadable where delta-rs cannot read a state table; `store.read_state` turns
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,13 +22,15 @@ from deltainc.pipeline.delta.delta_log import (
     require,
     spark_row,
 )
-from deltainc.pipeline.delta.delta_log_stats import latest_unit_from_log, source_location
+from deltainc.pipeline.delta.table import open_handle
 from deltainc.pipeline.fact_counts import LATEST_AVAILABLE, STATE_READ, asked
 from deltainc.pipeline.job.field_types import absolute_location
 from deltainc.pipeline.state.model import JobState, LockHolder, RunStatus, StatePaths, state_paths
 from deltainc.pipeline.state.processes import decode
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
     from deltainc.pipeline.job.job_config import JobConfig
     from deltainc.pipeline.job.sections import SourceRef
 
@@ -181,33 +183,22 @@ def upstream_watermark(ref: SourceRef, state_dir: Path, uom: TimeUnit | str | No
     return whole_units_through(watermark, ref.upstream.join.time_uom, uom)
 
 
-def latest_in_sources(
-    job: JobConfig, state_dir: Path, table_latest: Callable[[str, SourceRef], int | None] | None = None
-) -> int | None:
-    """The latest unit every source of `job` has (the min over its sources; None while one has none): the one
-    place it is computed, whether the Delta logs or Spark read the tables.
+def latest_in_sources(job: JobConfig, state_dir: Path, spark: SparkSession | None = None) -> int | None:
+    """The latest unit every source of `job` has (the min over its sources; None while one has none): each
+    source's table handle answers (`Table.latest_unit`: an upstream job's watermark for another job's target, else
+    the table's latest `inc_col`), from its Delta log (LogUnreadable or FileNotFoundError where it cannot answer),
+    or with Spark reading the tables when `spark` is given. A source's `where` narrows the rows a window joins,
+    not the units the source has.
 
-    A source that is another job's target (`job = "..."`) has that job's watermark: its final rows reach no
-    further, though its target may hold later rows. Any other source has its table's latest `inc_col` over all
-    its rows, which `table_latest(role, ref)` reads (None: from its Delta log, `latest_unit_from_log`; LogUnreadable
-    or FileNotFoundError where the log cannot answer): a source's `where` narrows the rows a window joins, not the
-    units the source has.
-
-    Args:
-        job: the job whose sources are asked.
-        state_dir: the settings' default state folder (an upstream job's state, unless its section names one).
-        table_latest: the latest unit of a source's table given its role and section; None = its Delta log's.
-
-    Example: ``latest_in_sources(job, settings.state_dir, lambda role, ref: latest_unit(read(spark, ref), inc, uom))``.
+    Example: ``latest_in_sources(job, settings.state_dir)``; ``latest_in_sources(job, settings.state_dir, spark)``.
     """
     uom = job.join.time_uom
 
-    def from_log(role: str, ref: SourceRef) -> int | None:
-        return latest_unit_from_log(source_location(ref, role), job.inc_col_of(role), uom)
+    def watermark(ref: SourceRef) -> int | None:
+        return upstream_watermark(ref, state_dir, uom)
 
-    read_table = table_latest or from_log
     units = [
-        upstream_watermark(ref, state_dir, uom) if ref.job is not None else read_table(role, ref)
+        open_handle(ref, role, spark).latest_unit(job.inc_col_of(role), uom, watermark, with_spark=spark is not None)
         for role, ref in job.sources
     ]
     asked(LATEST_AVAILABLE)  # once worked out: a log that cannot answer raised before, and Spark works it out

@@ -24,12 +24,11 @@ from deltainc.join.options import WAITING_TYPES
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.strategy import shuffled
 from deltainc.join.windows import Window, from_index
-from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import files_in_units
-from deltainc.pipeline.delta.snapshot import log_else
 from deltainc.pipeline.delta.sources import read
 from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into
+from deltainc.pipeline.delta.table import open_handle
 from deltainc.pipeline.target.found import TargetFound
 from deltainc.pipeline.target.layout import IS_FINAL
 from deltainc.pipeline.target.write_mode import (
@@ -43,7 +42,6 @@ from deltainc.pipeline.target.write_mode import (
     last_commit,
 )
 from deltainc.pipeline.target.write_mode import user_metadata as commit_metadata
-from deltainc.spark_compat import session_kind
 
 __all__ = [
     "FORWARD",
@@ -212,15 +210,14 @@ def _slices_read(inputs: WriteInputs, window: Window, slices: Slices) -> ScanSta
     table (the files whose RecDate range reaches the watermark), else as Spark plans the slices' scan."""
     ref = inputs.job.target
 
-    def from_log() -> ScanStats:
-        if ref.path is None or not session_kind(inputs.spark).sees_its_files:
-            raise LogUnreadable("the target is a catalog table, or the session's files are not this process'")
-        return ScanStats(*files_in_units(ref.path, inputs.rec, inputs.uom, window.start - 1, None))
+    def from_log(location: str) -> ScanStats:
+        return ScanStats(*files_in_units(location, inputs.rec, inputs.uom, window.start - 1, None))
 
     def with_spark(_why: Exception) -> ScanStats:
-        return scan_stats(inputs.spark, read(inputs.spark, ref).where(slices.condition()))
+        return scan_stats(inputs.spark, target.rows().where(slices.condition()))
 
-    return log_else("the target's files read", from_log, with_spark)
+    target = open_handle(ref, "target", inputs.spark)
+    return target.answer("the target's files read", from_log, with_spark, own_files=True, missing_ok=True)
 
 
 FORWARD = WriteMode(

@@ -20,11 +20,11 @@ from typing import Protocol
 from pyspark.sql import DataFrame, SparkSession
 
 from deltainc.join.windows import TimeUnit, Window
-from deltainc.pipeline.delta.delta_log import LogUnreadable, local_folder
-from deltainc.pipeline.delta.snapshot import log_else
+from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.delta.spark_counts import ScanStats
 from deltainc.pipeline.delta.sql import detail
+from deltainc.pipeline.delta.table import open_handle
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds.job_kind import Identity
 from deltainc.pipeline.job.sections import TableRef
@@ -220,9 +220,9 @@ def deletion_vectors_added(spark: SparkSession, ref: TableRef, version: int) -> 
         return 0
     where = location
 
-    def from_log() -> list[str]:
+    def from_log(folder: str) -> list[str]:
         try:
-            with open(os.path.join(local_folder(where), name), encoding="utf-8") as log_file:
+            with open(os.path.join(folder, name), encoding="utf-8") as log_file:
                 return list(log_file)
         except OSError as exc:  # a file this process cannot see (another machine's disk)
             raise LogUnreadable(str(exc)) from exc
@@ -230,5 +230,7 @@ def deletion_vectors_added(spark: SparkSession, ref: TableRef, version: int) -> 
     def with_spark(_why: Exception) -> list[str]:
         return [line[0] for line in spark.read.text(f"{where.rstrip('/')}/{name}").collect()]
 
-    lines = log_else(f"the deletion vectors of version {version} of {location}", from_log, with_spark)
+    table = open_handle(TableRef(path=location), "target", spark)
+    what = f"the deletion vectors of version {version} of {location}"
+    lines = table.answer(what, from_log, with_spark, missing_ok=True, on_disk=True)
     return sum(1 for line in lines if line.strip() and (json.loads(line).get("add") or {}).get("deletionVector"))

@@ -23,9 +23,9 @@ from pyspark.sql import types as T
 from deltainc.join.output_layout import JOIN_TYPE
 from deltainc.join.windows import TimeUnit, Window
 from deltainc.pipeline.delta.delta_log import LogUnreadable
-from deltainc.pipeline.delta.delta_log_stats import source_location
 from deltainc.pipeline.delta.log_rows import existing_table, in_units, meeting_keys, unit_range_rows
-from deltainc.pipeline.delta.snapshot import log_else, look
+from deltainc.pipeline.delta.snapshot import look
+from deltainc.pipeline.delta.table import open_handle
 from deltainc.pipeline.job.kinds import LateSearch
 from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.too_late import FINAL_A_TYPES, a_side
@@ -58,14 +58,14 @@ def late_inputs_from_logs(prepared: PreparedJob, search: LateSearch, window: Win
     job, spark, spec = prepared.job, prepared.spark, search.spec
     b_ref, target = dict(job.sources)[search.role], job.target
 
-    def from_log() -> LateInputs:
+    def from_log(b_location: str) -> LateInputs:
         if not session_kind(spark).reads_parquet_as_delta:
             raise LogUnreadable("a job on a classic Spark 4 session reads them through the logs")
         if spec.join_cond is not None or b_ref.where is not None or target.path is None:
             raise LogUnreadable("a join_cond, a where or a catalog target is resolved by Spark")
-        return _read(prepared, search, window, source_location(b_ref, search.role), str(target.path))
+        return _read(prepared, search, window, b_location, open_handle(target, "target", spark).log_location())
 
-    return log_else(f"{window}'s too-late search", from_log, lambda _why: None)
+    return prepared.tables[search.role].answer(f"{window}'s too-late search", from_log, lambda _why: None)
 
 
 def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location: str, target: str) -> LateInputs:

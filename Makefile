@@ -37,7 +37,7 @@ $(VENV)/.jars: $(VENV)/.installed
 	$(call warm,)
 	touch $@
 
-# The suite's workers start with S3A's jars too (tests/pipeline/test_object_storage.py). They are resolved here,
+# The suite's workers start with S3A's jars too (tests/pipeline/controller/test_object_storage.py). They are resolved here,
 # once, before the workers start: two JVMs resolving at once into Ivy's cache broke each other's downloads on a
 # fresh machine (one worker's session never started).
 $(VENV)/.jars-s3: $(VENV)/.jars

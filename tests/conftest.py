@@ -43,20 +43,20 @@ os.environ.setdefault("SPARK_DRIVER_MEMORY", "1g")
 # order, by number of tests, left files of one or two long tests such as the cluster's to the end, where one worker
 # ran them alone while the other had nothing left).
 _HEAVY_FIRST = (
-    "pipeline/test_pipeline.py",  # 305
-    "pipeline/test_recovery.py",  # 292
-    "pipeline/test_feature_jobs.py",  # 140
-    "pipeline/test_b_side.py",  # 116
-    "pipeline/test_connect.py",  # 100
+    "pipeline/controller/test_contract.py",  # 305
+    "pipeline/controller/test_recovery.py",  # 292
+    "pipeline/controller/test_feature_jobs.py",  # 140
+    "pipeline/controller/test_b_side.py",  # 116
+    "pipeline/controller/test_connect.py",  # 100
     "join/test_engine_window_invariance.py",  # 81
     "cli/test_cli.py",  # 79
-    "pipeline/test_schema_evolution.py",  # 74
-    "pipeline/test_object_storage.py",  # 65
-    "pipeline/test_reads_from_logs.py",  # 63
-    "pipeline/test_cluster.py",  # 56
-    "pipeline/test_asof_pipeline.py",  # 54
+    "pipeline/target/test_schema_evolution.py",  # 74
+    "pipeline/controller/test_object_storage.py",  # 65
+    "pipeline/delta/test_reads_from_logs.py",  # 63
+    "pipeline/controller/test_cluster.py",  # 56
+    "pipeline/controller/test_asof_pipeline.py",  # 54
     "demo/test_demo.py",  # 49
-    "pipeline/test_source_partitioning.py",  # 46
+    "pipeline/delta/test_source_partitioning.py",  # 46
 )
 
 
@@ -115,7 +115,8 @@ def worker_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSess
     }
     if "SUITE_CODEGEN_CACHE" in os.environ:  # tests/tools/suite_jvm_ab.py compares sizes of the compiled-code cache
         extra["spark.sql.codegen.cache.maxEntries"] = os.environ["SUITE_CODEGEN_CACHE"]
-    # S3A's jars too where they are small (the main line): tests/pipeline/test_object_storage.py runs jobs on S3.
+    # S3A's jars too where they are small (the main line): tests/pipeline/controller/test_object_storage.py runs
+    # jobs on S3.
     os.environ["SPARK_SUBMIT_OPTS"] = worker_options()  # this JVM serves the whole run
     try:
         session = get_spark(settings, extra_conf=extra, s3=slim_s3_jars())

@@ -11,10 +11,10 @@ workers' options) or SUITE_GC (tests/support/jvm_options.py: every JVM's collect
 reports the machine's busy CPU-seconds (/proc/stat), which counts every JVM a test starts: on a CPU-bound suite
 that is the figure that adds up.
 
-    python -m tests.tools.suite_jvm_ab --file tests/pipeline/test_b_side.py --pairs 2 --a "" --b default
+    python -m tests.tools.suite_jvm_ab --file tests/pipeline/controller/test_b_side.py --pairs 2 --a "" --b default
     python -m tests.tools.suite_jvm_ab --var SUITE_CODEGEN_CACHE --a 100 --b default
     python -m tests.tools.suite_jvm_ab --var SUITE_SERVER_JIT --a worker --b default --copies 1 \
-        --file tests/pipeline/test_cluster.py
+        --file tests/pipeline/controller/test_cluster.py
     python -m tests.tools.suite_jvm_ab --var SUITE_GC --a "" --b default
 """
 
@@ -81,7 +81,7 @@ def _load_average() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.tools.suite_jvm_ab", description=__doc__.splitlines()[0])
-    parser.add_argument("--file", default="tests/pipeline/test_b_side.py")
+    parser.add_argument("--file", default="tests/pipeline/controller/test_b_side.py")
     parser.add_argument("--copies", type=int, default=2)
     parser.add_argument("--pairs", type=int, default=2)
     variables = ["SUITE_WORKER_JIT", "SUITE_CODEGEN_CACHE", "SUITE_SERVER_JIT", "SUITE_GC"]

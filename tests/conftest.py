@@ -49,7 +49,7 @@ _HEAVY_FIRST = (
     "pipeline/controller/test_b_side.py",  # 116
     "pipeline/controller/test_connect.py",  # 100
     "join/test_engine_window_invariance.py",  # 81
-    "cli/test_cli.py",  # 79
+    # cli/test_cli.py (79) is split by command since: its parts are not measured yet
     "pipeline/target/test_schema_evolution.py",  # 74
     "pipeline/controller/test_object_storage.py",  # 65
     "pipeline/delta/test_reads_from_logs.py",  # 63

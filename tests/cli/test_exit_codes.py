@@ -48,7 +48,7 @@ def test_py4j_tracebacks_of_a_lost_jvm_connection_are_shown_only_with_verbose(
 
     def logged(verbose: bool) -> tuple[list[str], str]:
         caplog.clear()
-        with cli._logging("INFO", verbose):
+        with cli.command_logging("INFO", verbose):
             for message, path in [("lost connection", py4j.java_gateway.__file__), ("other library", __file__)]:
                 fields = {"msg": message, "pathname": path, "levelno": logging.ERROR, "levelname": "ERROR"}
                 logging.getLogger().handle(logging.makeLogRecord(fields))

@@ -37,7 +37,7 @@ $(VENV)/.jars: $(VENV)/.installed
 	$(call warm,)
 	touch $@
 
-# The suite's workers start with S3A's jars too (tests/pipeline/test_object_storage.py). They are resolved here,
+# The suite's workers start with S3A's jars too (tests/pipeline/controller/test_object_storage.py). They are resolved here,
 # once, before the workers start: two JVMs resolving at once into Ivy's cache broke each other's downloads on a
 # fresh machine (one worker's session never started).
 $(VENV)/.jars-s3: $(VENV)/.jars
@@ -58,7 +58,7 @@ check: archive
 # seed example, ANSI parity, daily = monthly = one run, a rerun) a second time in the same run with ANSI off, in a
 # session of its own (tests/conftest.py); the smoke subset, a kill -9 recovery too, also runs on Spark 3.5.
 # The set-up runs three at a time: the two lines' virtualenvs at once (pip keeps one core busy); then lint and the
-# class-data archive that the suite's JVMs start from (tests/jvm_options.py, once per pyspark release, about 45 s)
+# class-data archive that the suite's JVMs start from (tests/support/jvm_options.py, once per pyspark release, about 45 s)
 # beside the Spark 3.5 smoke; the suite starts as soon as lint and the archive are done, the smoke going on beside
 # it (its output kept in a file, printed when it ends: its summary, or all of it if it failed). The suite is
 # CPU-bound; side by side the two leave the cores less idle than one after the other.
@@ -72,7 +72,7 @@ suite: lint docs archive chromium
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 archive: $(VENV)/.jars-s3
-	$(PY) tests/jvm_options.py
+	$(PY) tests/support/jvm_options.py
 
 # The report's browser test (tests/report/test_report_page.py) opens the page in Debian's chromium, driven by the
 # playwright package (dev extras) pointed at /usr/bin/chromium; installed once, skipped when present.
@@ -131,19 +131,19 @@ dist: install
 # The wheel as a user installs it: the README's install section run as written in a fresh virtualenv (the wheel and
 # only its declared dependencies, the main line's pair pinned by constraints/spark-4.txt, as the README says), then,
 # from a folder outside the checkout, `deltainc --version`, the seed example, and `deltainc validate`, `run`, `status`
-# and `report` of a small job (tests/wheel_check.py, tests/wheel_smoke.py): a package file left out or a dependency
+# and `report` of a small job (tests/tools/wheel_check.py, tests/tools/wheel_smoke.py): a package file left out or a dependency
 # a command needs and the wheel does not declare fails here. Two Spark starts (the seed example, the run).
 wheel-check: dist
 	rm -rf $(WHEEL_VENV)
 	$(PYTHON) -m venv $(WHEEL_VENV)
-	$(PYTHON) tests/wheel_check.py $(WHEEL_VENV)
+	$(PYTHON) tests/tools/wheel_check.py $(WHEEL_VENV)
 
 # The Airflow 3 recipes (docs/production/airflow/) run as written under a real Airflow 3: its own virtualenv, made
 # once from constraints/airflow.txt (a few minutes), calling this checkout's deltainc; `airflow dags test` over
 # several logical hours of the hourly job, a cleared hour, its rerun, and a run stopped by its execution_timeout
-# (tests/airflow_check.py). Several Spark starts, one at a time.
+# (tests/tools/airflow_check.py). Several Spark starts, one at a time.
 airflow-check: $(VENV)/.jars $(AIRFLOW_VENV)/.installed
-	$(PY) tests/airflow_check.py $(AIRFLOW_VENV)
+	$(PY) tests/tools/airflow_check.py $(AIRFLOW_VENV)
 
 $(AIRFLOW_VENV)/.installed: constraints/airflow.txt
 	test -x $(AIRFLOW_VENV)/bin/python || $(PYTHON) -m venv $(AIRFLOW_VENV)

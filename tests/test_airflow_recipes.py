@@ -1,5 +1,5 @@
 """The Airflow recipes the docs show are the DAG files `make airflow-check` runs under Airflow 3
-(docs/production/airflow/, tests/airflow_check.py): every Airflow block of the pages is one of them word for word,
+(docs/production/airflow/, tests/tools/airflow_check.py): every Airflow block of the pages is one of them word for word,
 and each file is shown. Read as text; Airflow is not installed here."""
 
 from __future__ import annotations

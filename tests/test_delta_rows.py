@@ -1,5 +1,5 @@
-"""The suite's delta-rs tables (tests/delta_rows.py) are the Delta tables Spark would write from the same rows: the
-same schema, values and partitions, read back the same by Spark and by delta-rs."""
+"""The suite's delta-rs tables (tests/support/delta_rows.py) are the Delta tables Spark would write from the same rows:
+the same schema, values and partitions, read back the same by Spark and by delta-rs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The suite's inline frames (tests/frames.py) hold what `spark.createDataFrame` would: the same schema and rows."""
+"""The suite's inline frames (tests/support/frames.py) hold what `spark.createDataFrame` would: the same schema and
+rows."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The tier rules (tests/tiers.py): a test's tier is the highest marker it carries, and a marker that says less than
-the test uses is refused naming the marker it needs. No Spark here."""
+"""The tier rules (tests/support/tiers.py): a test's tier is the highest marker it carries, and a marker that says less
+than the test uses is refused naming the marker it needs. No Spark here."""
 
 from __future__ import annotations
 

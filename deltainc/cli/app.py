@@ -32,7 +32,7 @@ from deltainc.errors import Cancelled
 from deltainc.spark_driver import not_from_py4j
 from deltainc.stop_notice import notice, say
 
-__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID", "EXIT_LOCKED"]
+__all__ = ["main", "build_parser", "command_logging", "EXIT_OK", "EXIT_FAILURE", "EXIT_INVALID", "EXIT_LOCKED"]
 
 log = logging.getLogger("deltainc")
 
@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _cancel_on_signals():
             settings = command_settings(options.settings, options.master, options.remote)
             ctx = Context(args, settings, options.verbose, options.conf, make_console())
-            with _logging(settings.log_level, options.verbose):
+            with command_logging(settings.log_level, options.verbose):
                 return int(args.handler(ctx))
     except (KeyboardInterrupt, Cancelled) as exc:
         ctrl_c = isinstance(exc, KeyboardInterrupt) or exc.signal_number == signal.SIGINT
@@ -66,9 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 @contextlib.contextmanager
-def _logging(settings_level: str, verbose: bool) -> Iterator[None]:
+def command_logging(settings_level: str, verbose: bool) -> Iterator[None]:
     """The package's log records on stderr: warnings only, or from settings.log_level with --verbose. Py4J's own
-    tracebacks of a lost JVM connection are shown with --verbose only: the command reports the error itself."""
+    tracebacks of a lost JVM connection are shown with --verbose only: the command reports the error itself.
+    `main` runs every command inside it; public so that the logging a command gets can be held on its own."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"{PROG}: %(levelname)s: %(message)s"))
     level = logging.getLevelName(settings_level.upper()) if verbose else logging.WARNING

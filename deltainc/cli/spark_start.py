@@ -3,6 +3,9 @@
 Spark writes to file descriptors 1 and 2 (log4j, Ivy's banner) for the JVM's whole life; the terminal is
 kept for the command's own lines and errors. One file per job (not per command, which filled the temporary
 folder), appended to and rotated when it grows, keeps the last few runs' JVM output where a user finds it.
+
+`start_spark` is the one way a command starts Spark: `Context.spark()` calls it through this module, so replacing
+`spark_start.start_spark` (a test's monkeypatch) reaches every start, e.g. to prove a command starts none.
 """
 
 from __future__ import annotations

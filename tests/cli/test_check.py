@@ -30,7 +30,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     def refuse(*_args: object) -> None:
         raise AssertionError("check started Spark")
 
-    monkeypatch.setattr(spark_start, "_start", refuse)
+    monkeypatch.setattr(spark_start, "start_spark", refuse)
     return tmp_path
 
 

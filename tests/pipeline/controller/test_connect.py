@@ -20,7 +20,7 @@ import pytest
 from expected import engine_output, same_rows
 from jvm_options import server_options
 from pyspark.sql import SparkSession
-from test_pipeline import DAYS, LAST, SPEC, START, make_job, target
+from test_contract import DAYS, LAST, SPEC, START, make_job, target
 
 from deltainc.connect_server import start_server
 from deltainc.demo.sample_data import write_sources

@@ -1,5 +1,6 @@
 """The rules of a spine joined with a left and an as-of (nearest) feature source, in plain Python on day offsets:
-what `feature_join` and a feature job's target must hold (tests/join/test_features.py, test_pipelines.py)."""
+what `feature_join` and a feature job's target must hold (tests/join/test_features.py,
+tests/pipeline/controller/test_chain_of_two_jobs.py)."""
 
 from __future__ import annotations
 

@@ -3,10 +3,10 @@
 # (old, new, new, old, ...), each a whole pytest process on two workers, the wall time and the load average before
 # each printed with its side. This checkout's virtualenv serves both sides.
 #
-#   bash tests/check_ab.sh OLD ROUNDS        e.g. bash tests/check_ab.sh 65f70eb 2
+#   bash tests/tools/check_ab.sh OLD ROUNDS        e.g. bash tests/tools/check_ab.sh 65f70eb 2
 set -euo pipefail
 old=$1 rounds=$2
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 python=${PYTHON:-$here/.venv/bin/python}
 before=$(mktemp -d /tmp/deltainc-check-ab-XXXXXX)
 trap 'git -C "$here" worktree remove --force "$before" >/dev/null 2>&1 || true' EXIT

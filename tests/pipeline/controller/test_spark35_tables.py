@@ -14,7 +14,7 @@ import pytest
 from expected import engine_output, same_rows
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from test_pipeline import make_job, target
+from test_contract import make_job, target
 
 from deltainc.demo.sample_data import SampleSpec, generate
 from deltainc.pipeline.controller import run
@@ -24,7 +24,7 @@ from deltainc.pipeline.inspection import status
 
 pytestmark = pytest.mark.windows
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "spark35_job"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "spark35_job"
 START, FIXTURE_LAST = dt.date(2025, 3, 27), dt.date(2025, 3, 31)
 SPEC = SampleSpec(start=START, days=8, rows_per_day=6, seed=11, p_no_b=0.15, p_orphan_b=0.2, p_two_b=0.15)
 LAST = START + dt.timedelta(days=SPEC.days - 1)

@@ -3,19 +3,19 @@
 `make test` runs two workers on two cores, and one worker alone keeps about 1.6 cores busy, so the suite's time is
 its CPU. This runs N copies of one test file at once (two by default, as the two workers), under setting A and then
 B, alternately, and reports each round's wall seconds. A setting is the value of an environment variable, `--var`:
-SUITE_WORKER_JIT (tests/jvm_options.py puts it on each worker's JVM; "" gives the JVM's defaults) or
+SUITE_WORKER_JIT (tests/support/jvm_options.py puts it on each worker's JVM; "" gives the JVM's defaults) or
 SUITE_CODEGEN_CACHE (tests/conftest.py: the worker session's spark.sql.codegen.cache.maxEntries) or
-SUITE_SERVER_JIT (tests/jvm_options.py: "worker" gives the Connect server and the standalone cluster's JVMs the
-workers' options) or SUITE_GC (tests/jvm_options.py: every JVM's collector; "" gives the JVM's default, G1).
+SUITE_SERVER_JIT (tests/support/jvm_options.py: "worker" gives the Connect server and the standalone cluster's JVMs the
+workers' options) or SUITE_GC (tests/support/jvm_options.py: every JVM's collector; "" gives the JVM's default, G1).
 "default" leaves the variable unset, so the suite's own. Beside each round's wall seconds it
 reports the machine's busy CPU-seconds (/proc/stat), which counts every JVM a test starts: on a CPU-bound suite
 that is the figure that adds up.
 
-    python -m tests.suite_jvm_ab --file tests/pipeline/test_b_side.py --pairs 2 --a "" --b default
-    python -m tests.suite_jvm_ab --var SUITE_CODEGEN_CACHE --a 100 --b default
-    python -m tests.suite_jvm_ab --var SUITE_SERVER_JIT --a worker --b default --copies 1 \
-        --file tests/pipeline/test_cluster.py
-    python -m tests.suite_jvm_ab --var SUITE_GC --a "" --b default
+    python -m tests.tools.suite_jvm_ab --file tests/pipeline/controller/test_b_side.py --pairs 2 --a "" --b default
+    python -m tests.tools.suite_jvm_ab --var SUITE_CODEGEN_CACHE --a 100 --b default
+    python -m tests.tools.suite_jvm_ab --var SUITE_SERVER_JIT --a worker --b default --copies 1 \
+        --file tests/pipeline/controller/test_cluster.py
+    python -m tests.tools.suite_jvm_ab --var SUITE_GC --a "" --b default
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def busy_cpu_seconds() -> float:
@@ -80,8 +80,8 @@ def _load_average() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.suite_jvm_ab", description=__doc__.splitlines()[0])
-    parser.add_argument("--file", default="tests/pipeline/test_b_side.py")
+    parser = argparse.ArgumentParser(prog="python -m tests.tools.suite_jvm_ab", description=__doc__.splitlines()[0])
+    parser.add_argument("--file", default="tests/pipeline/controller/test_b_side.py")
     parser.add_argument("--copies", type=int, default=2)
     parser.add_argument("--pairs", type=int, default=2)
     variables = ["SUITE_WORKER_JIT", "SUITE_CODEGEN_CACHE", "SUITE_SERVER_JIT", "SUITE_GC"]

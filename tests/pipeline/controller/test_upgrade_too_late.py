@@ -27,7 +27,7 @@ from deltainc.pipeline.migration import Migration, migrate
 
 pytestmark = pytest.mark.windows
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def _generator() -> ModuleType:

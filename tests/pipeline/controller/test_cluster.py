@@ -1,5 +1,5 @@
 """The same job on a real Spark standalone cluster (master + worker on 127.0.0.1) gives the engine's output, which is
-what every local schedule is held to (tests/pipeline/test_pipeline.py)."""
+what every local schedule is held to (tests/pipeline/controller/test_contract.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from expected import engine_output, same_rows
 from jvm_options import server_options
 from pyspark.sql import SparkSession
 from spark_home import spark_home
-from test_pipeline import target
+from test_contract import target
 
 from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline.job.job_config import load_job
@@ -29,7 +29,7 @@ from deltainc.spark import delta_packages
 pytestmark = [pytest.mark.service, pytest.mark.cluster]
 
 SPARK_HOME = spark_home()  # the installed pyspark's distribution, as the suite's JVMs start from it
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 START = dt.date(2025, 5, 1)
 
 

@@ -1,7 +1,7 @@
 """JVM options for the suite's Spark JVMs: each worker's, and every process a test starts (a killed run, the CLI, a
-Connect server). All start from one Spark distribution (tests/spark_home.py) and map its classes from a class-data
-archive made once per pyspark release (`python tests/jvm_options.py`, which `make test` runs); the processes, which
-live seconds, also skip the optimising compiler.
+Connect server). All start from one Spark distribution (tests/support/spark_home.py) and map its classes from a
+class-data archive made once per pyspark release (`python tests/support/jvm_options.py`, which `make test` runs); the
+processes, which live seconds, also skip the optimising compiler.
 
 Test set-up only: the product's JVM options are the user's. Passed as SPARK_SUBMIT_OPTS, which spark-submit adds to
 the driver's java command line; tests/conftest.py sets it for this process, so every process a test starts has it.
@@ -33,7 +33,7 @@ _KEPT = 3  # archives kept in ~/.cache/deltainc/cds, the newest
 # JVM's CPU (test_b_side alone: C2's threads 75 s of the JVM's 200 s), and the suite is CPU-bound on 2 cores. Two
 # copies of test_b_side at once, alternated: at 4 times the thresholds a median of 230 s (4 rounds) against 261 s at
 # the defaults (5), C1 only 284 s; later, with the serial collector, 16 times 176 and 167 s against 4 times 186 and
-# 187 s, and 64 times no better than 16 (tests/SUITE_JVM.md, `python -m tests.suite_jvm_ab`).
+# 187 s, and 64 times no better than 16 (tests/SUITE_JVM.md, `python -m tests.tools.suite_jvm_ab`).
 # SUITE_WORKER_JIT replaces these.
 _C2_DEFAULTS = {"Tier4InvocationThreshold": 5000, "Tier4MinInvocationThreshold": 600,
                 "Tier4CompileThreshold": 15000, "Tier4BackEdgeThreshold": 40000}  # fmt: skip
@@ -44,8 +44,8 @@ _OWN = os.environ.setdefault("SUITE_OWN_SPARK_SUBMIT_OPTS", os.environ.get("SPAR
 
 
 def archive_path() -> Path:
-    """The archive for this Spark distribution (tests/spark_home.py) and this java: CDS checks the class path's jars,
-    so it is one per distribution, shared by every checkout and virtualenv of one pyspark release."""
+    """The archive for this Spark distribution (tests/support/spark_home.py) and this java: CDS checks the class path's
+    jars, so it is one per distribution, shared by every checkout and virtualenv of one pyspark release."""
     import pyspark
 
     home = spark_home()
@@ -70,7 +70,7 @@ def worker_options() -> str:
 
 
 def _gc() -> str:
-    """The collector option of every JVM of the suite: SUITE_GC when set (tests.suite_jvm_ab), else serial."""
+    """The collector option of every JVM of the suite: SUITE_GC when set (tests.tools.suite_jvm_ab), else serial."""
     return os.environ.get("SUITE_GC", _GC)
 
 
@@ -146,4 +146,4 @@ def build_archive() -> Path | None:
 
 if __name__ == "__main__":
     made = build_archive()
-    print(f"tests/jvm_options.py: {'class-data archive ' + str(made) if made else 'no class-data archive'}")
+    print(f"tests/support/jvm_options.py: {'class-data archive ' + str(made) if made else 'no class-data archive'}")

@@ -1,5 +1,5 @@
 """Mutual exclusion across processes (docs/design.md#6-mutual-exclusion): many processes racing for one job's lock,
-no JVM; on a local disk and in S3 (a real server, tests/s3_server.py).
+no JVM; on a local disk and in S3 (a real server, tests/support/s3_server.py).
 
 Each process, in every round, waits at a barrier with the others, then reads the lock, judges the holder and
 tries the compare and swap. A process that wins holds a marker file created with O_EXCL while it holds the

@@ -1,5 +1,5 @@
 """A job whose sources, target and state are all in S3, against a real S3-compatible server (MinIO, built from its
-Go module: tests/s3_server.py). Spark reaches it through S3A, delta-rs (the state, the lock, status) through its
+Go module: tests/support/s3_server.py). Spark reaches it through S3A, delta-rs (the state, the lock, status) through its
 own S3 client, both configured from the same AWS_* variables (deltainc.storage).
 """
 

@@ -1,7 +1,8 @@
 """A chain of two jobs (docs/concepts/pipelines.md): transactions joined with their payments, then the final rows of
 that target joined with fees (left) and risk scores (as-of, nearest) in a feature job. Run unit by unit (a day job
 and an hour job), in windows of random sizes, and reloaded in one run per job, the downstream targets are identical
-and equal to the rules in plain Python (tests/feature_model.py) applied to the final rows the upstream rules give.
+and equal to the rules in plain Python (tests/support/feature_model.py) applied to the final rows the upstream rules
+give.
 So is an hour upstream feeding a day downstream ("hour-day"): the hour job run hour by hour, the day job as its days
 complete, the spine's TIMESTAMP RecDate read by its day."""
 

@@ -1,6 +1,6 @@
 """`make airflow-check`: the Airflow 3 recipes (docs/production/airflow/) run as written under a real Airflow 3.
 
-    python tests/airflow_check.py AIRFLOW_VENV
+    python tests/tools/airflow_check.py AIRFLOW_VENV
 
 AIRFLOW_VENV holds Airflow (constraints/airflow.txt), not deltainc: the DAGs call this checkout's deltainc as the
 command `DELTAINC` names (its main virtualenv's Python, this checkout first on its path), in a project folder made
@@ -29,7 +29,7 @@ from pathlib import Path
 import pyarrow as pa
 from deltalake import write_deltalake
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DAGS = ROOT / "docs" / "production" / "airflow"
 DAG = "deltainc_parcel_scans"
 DAY = dt.datetime(2025, 3, 1, tzinfo=dt.timezone.utc)

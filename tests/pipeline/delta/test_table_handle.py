@@ -20,7 +20,7 @@ from deltainc.pipeline.delta.snapshot import counting_opens, one_look
 from deltainc.pipeline.delta.table import LogTable, SparkTable, open_handle
 from deltainc.pipeline.job.sections import SourceRef, TableRef
 
-PACKAGE = Path(__file__).resolve().parents[2] / "deltainc"
+PACKAGE = Path(__file__).resolve().parents[3] / "deltainc"
 DAYS = [dt.date(2025, 3, 1), dt.date(2025, 3, 2), dt.date(2025, 3, 4)]
 
 

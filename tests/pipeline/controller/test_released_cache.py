@@ -18,7 +18,7 @@ from processes import env
 
 pytestmark = pytest.mark.processes
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DAYS = [dt.date(2025, 3, 1) + dt.timedelta(days=n) for n in range(5)]
 A_ROWS = [(n, 10.0 * n, DAYS[n % 5]) for n in range(1, 11)]
 B_ROWS = [(100 + n, n, "NL", DAYS[min(4, n % 5 + n % 2)]) for n in range(1, 11)]  # some a day late

@@ -1,15 +1,16 @@
 """`make wheel-check`: the README's install section run as written in a clean virtualenv, then a small job run with
 the installed `deltainc` from a folder outside the checkout.
 
-    python tests/wheel_check.py VENV
+    python tests/tools/wheel_check.py VENV
 
 VENV is a fresh virtualenv; the Makefile built dist/ before (the section's `make dist`). The install section's
 ```bash blocks run in order, from the checkout's root with VENV activated, each line as written: the first installs
-the wheel with its declared dependencies only. Then, in a temporary folder outside the checkout, tests/wheel_smoke.py
-imports every module and writes a small job over the seven transactions, and `deltainc validate`, `run`, `status`
-and `report` of that job run as the commands a user types, each in a process of its own; any of them that fails, or
-whose output names an import error, fails the check. The other blocks (the Connect extra) run last, so that what
-they install cannot hide a dependency the wheel forgot. Standard library only: it runs with any Python 3.10+.
+the wheel with its declared dependencies only. Then, in a temporary folder outside the checkout,
+tests/tools/wheel_smoke.py imports every module and writes a small job over the seven transactions, and `deltainc
+validate`, `run`, `status` and `report` of that job run as the commands a user types, each in a process of its own;
+any of them that fails, or whose output names an import error, fails the check. The other blocks (the Connect extra)
+run last, so that what they install cannot hide a dependency the wheel forgot.
+Standard library only: it runs with any Python 3.10+.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
 IMPORT_ERROR = re.compile(r"\b(ModuleNotFoundError|ImportError)\b")
 DONE_BEFORE = "make dist"  # the Makefile's wheel-check target depends on dist: the wheel is built once
@@ -83,7 +84,12 @@ def run_job(venv: Path, folder: Path, env: dict[str, str]) -> None:
     """The seed example and its job's commands from `folder`, with the wheel's `deltainc`."""
     deltainc = str(venv / "bin" / "deltainc")
     step("deltainc --version", [deltainc, "--version"], folder, env)
-    step("tests/wheel_smoke.py", [str(venv / "bin" / "python"), str(ROOT / "tests" / "wheel_smoke.py")], folder, env)
+    step(
+        "tests/tools/wheel_smoke.py",
+        [str(venv / "bin" / "python"), str(ROOT / "tests" / "tools" / "wheel_smoke.py")],
+        folder,
+        env,
+    )
     step("deltainc validate seed", [deltainc, "validate", "seed"], folder, env)
     step("deltainc run seed", [deltainc, "run", "seed"], folder, env)
     status = json.loads(step("deltainc status seed --json", [deltainc, "status", "seed", "--json"], folder, env))

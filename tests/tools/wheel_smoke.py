@@ -1,6 +1,6 @@
 """The seed example in a clean virtualenv that holds only the built wheel and its declared dependencies.
 
-`make wheel-check` (tests/wheel_check.py, which `make test` runs beside the suite) runs this file with that
+`make wheel-check` (tests/tools/wheel_check.py, which `make test` runs beside the suite) runs this file with that
 virtualenv's Python, from a folder outside the checkout, so `deltainc` is the installed wheel's. Every module of the
 package is imported (a module left out of the wheel, or an import of a package deltainc does not declare, fails
 here), then the seven transactions are joined in a local Spark with Delta and must give the outcomes of the seed

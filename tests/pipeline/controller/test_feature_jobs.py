@@ -190,7 +190,7 @@ def test_a_rerun_changes_nothing_and_verify_finds_no_difference(
 def test_a_run_that_fails_after_writing_the_target_is_recovered_by_the_next(
     spark: SparkSession, sources: tuple[Path, tuple[Any, ...]], daily: JobConfig
 ) -> None:
-    # Injected in this process: the real kill -9 at this point is tests/pipeline/test_recovery.py's, and the
+    # Injected in this process: the real kill -9 at this point is tests/pipeline/controller/test_recovery.py's, and the
     # controller's recovery does not depend on the job's sources.
     root, _ = sources
     job = feature_job(root, "failed", max_window=3)

@@ -17,7 +17,7 @@ from deltainc.cli.app import main
 
 pytestmark = pytest.mark.spark
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "concepts" / "pipelines.md"
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "concepts" / "pipelines.md"
 D1, D2 = dt.date(2025, 3, 1), dt.date(2025, 3, 2)
 
 

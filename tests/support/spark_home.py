@@ -1,9 +1,9 @@
 """The Spark distribution the suite's JVMs start from (SPARK_HOME): the installed pyspark's `bin`, `sbin`, `jars` and
 `python`, linked into a folder whose path depends only on what they hold.
 
-A class-data archive (tests/jvm_options.py) serves only a JVM whose class path names the same jar files, by path,
-size and time. pyspark's own folder lies inside its virtualenv, so every fresh clone (its own `.venv`) used to make an
-archive of its own (50 busy CPU-s before its suite could start). From this folder, every checkout and virtualenv
+A class-data archive (tests/support/jvm_options.py) serves only a JVM whose class path names the same jar files, by
+path, size and time. pyspark's own folder lies inside its virtualenv, so every fresh clone (its own `.venv`) used to
+make an archive of its own (50 busy CPU-s before its suite could start). From this folder, every checkout and virtualenv
 of one pyspark release starts the same JVM class path, and the archive made once serves them all.
 
 Test set-up only: users' jobs start from their own pyspark or SPARK_HOME.

@@ -15,8 +15,8 @@ from pyspark.sql import DataFrame, SparkSession
 from benchmarks.data import Sources, table_version
 from benchmarks.timing import Counter, Measurement, measure
 from deltainc import pipeline
+from deltainc.pipeline.controller.plan import WindowReport
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.plan import WindowReport
 from deltainc.pipeline.state.store import state_paths
 from deltainc.settings import Settings
 

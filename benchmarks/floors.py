@@ -11,8 +11,8 @@ from pyspark.sql import functions as F
 from benchmarks.bench import Bench, read_delta
 from deltainc import pipeline
 from deltainc.join.engine import inc_join
-from deltainc.join.windows import to_index
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.time_units import to_index
 
 __all__ = ["floor_scans", "inc_join_window", "join_append", "read_all"]
 

@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 from benchmarks.timing import run_process
 from deltainc.demo.jobs import left_job_toml
 from deltainc.demo.sample_data import SampleSpec, write_sources
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
 from deltainc.pipeline.job.job_config import load_job
 from deltainc.settings import Settings, SparkSettings
 

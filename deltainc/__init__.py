@@ -7,8 +7,7 @@ else may move.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deltainc._version import __version__ as __version__  # `deltainc.__version__`; not in __all__: not an API object
 from deltainc.errors import (
@@ -20,7 +19,8 @@ from deltainc.errors import (
     SchemaError,
 )
 from deltainc.join.options import IncJoinSettings, JoinType
-from deltainc.join.windows import TimeUnit
+from deltainc.lazy_front import lazy_names
+from deltainc.time_units import TimeUnit
 
 if TYPE_CHECKING:
     from deltainc.join.engine import inc_join
@@ -59,8 +59,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """An exported name, imported from its module (`_HOMES`) on first use."""
-    if name in _HOMES:
-        return getattr(importlib.import_module(_HOMES[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _HOMES)

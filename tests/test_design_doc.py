@@ -72,3 +72,30 @@ def test_every_test_the_design_doc_cites_exists() -> None:
 def test_every_source_file_the_design_doc_names_exists() -> None:
     named = set(re.findall(r"deltainc/[\w/]+\.py", DESIGN.read_text()))
     assert sorted(name for name in named if not (ROOT / name).exists()) == []
+
+
+def _code_map() -> str:
+    """The section "Where the code is": which folder each command enters, what each folder holds."""
+    text = DESIGN.read_text()
+    return text[text.index("## Where the code is") : text.index("What a command returns has one type per level.")]
+
+
+def test_the_code_map_names_every_folder_of_the_package() -> None:
+    folders = {f"{path.parent.relative_to(ROOT)}/" for path in (ROOT / "deltainc").rglob("__init__.py")}
+    rows = set(re.findall(r"^\| `(deltainc/(?:\w+/)*)(?:\*\.py)?` \|", _code_map(), re.M))
+    assert sorted(folders - rows) == []
+
+
+def test_every_module_the_code_map_names_exists_in_its_folder() -> None:
+    missing = [
+        f"{folder}{name}"
+        for folder, held in re.findall(r"^\| `(deltainc/(?:\w+/)*)(?:\*\.py)?` \| ([^|]*) \|", _code_map(), re.M)
+        for name in re.findall(r"`(\w+\.py)`", held)
+        if not (ROOT / folder / name).exists()
+    ]
+    missing += [
+        path
+        for path in re.findall(r"`((?:cli|pipeline)/[\w/]+\.py)`", _code_map())
+        if not (ROOT / "deltainc" / path).exists()
+    ]
+    assert missing == []

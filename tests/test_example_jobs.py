@@ -12,11 +12,11 @@ from frames import frame
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.join.windows import TimeUnit, from_index, to_index
-from deltainc.pipeline.controller import run
-from deltainc.pipeline.inspection import validate_job
+from deltainc.pipeline.controller.commands import run
+from deltainc.pipeline.inspect.validate import validate_job
 from deltainc.pipeline.job.job_config import load_job
 from deltainc.settings import Settings
+from deltainc.time_units import TimeUnit, from_index, to_index
 
 pytestmark = pytest.mark.pure
 

@@ -13,20 +13,26 @@ pytestmark = pytest.mark.pure
 
 PACKAGE = Path(__file__).resolve().parents[1] / "deltainc"
 BENCHMARKS = PACKAGE.parent / "benchmarks"
-# Each layer of deltainc/pipeline and the layers it may import; the modules above them (controller, window run,
-# commands) may import any layer, and no layer imports them.
+# Each layer of deltainc/pipeline and the layers it may import; the command folders above them may import any layer,
+# and no layer imports them.
 LAYERS = {"job": set(), "delta": {"job"}, "state": {"job", "delta"}, "target": {"job", "delta"}}
-# Top-level modules of deltainc/pipeline that import nothing of deltainc: any layer may import them (the counting
-# hook of the facts a command works out, told by the layer that works one out).
-LEAVES = {"fact_counts"}
-# The sub-package of one window's run (window/), above the layers and below the controller, and what it may
-# import: every layer, what the Delta logs answer (the sources' latest RecDate), and the top-level modules the
-# controller hands it (the prepared job, the window's report); never the controller.
-WINDOW = {"window": {*LAYERS, "from_delta_logs", "prepared_job", "plan"}}
-# What the Delta logs answer without a JVM (from_delta_logs/): it reads the layers and returns the command's result;
-# where the logs cannot answer, the caller's Spark does, passed in: it never imports the controller (or the
-# prepared job, or a window's run) that would start Spark.
-FROM_DELTA_LOGS = {"from_delta_logs": {*LAYERS, "plan"}}
+# The modules of deltainc that import nothing of deltainc and that any layer may import (the counting hook of the
+# facts a command works out, told by the layer that works one out).
+LEAVES = {"deltainc.fact_counts"}
+# The folders by command, above the layers, and what each may import besides the layers: the controller (run,
+# rerun, backfill, migrate) nothing else; inspect (status, validate, verify) the controller's opening steps (what
+# the Delta logs answer before Spark, the job opened in Spark, the plan's start check); explain and profile nothing
+# else.
+COMMANDS = {
+    "controller": {*LAYERS},
+    "inspect": {*LAYERS, "controller"},
+    "explain": {*LAYERS},
+    "profile": {*LAYERS},
+}
+# What a run asks of the Delta logs before Spark starts: never the modules that start or need Spark (the commands,
+# the prepared job, a window's run, its commit and stop).
+BEFORE_SPARK = "deltainc.pipeline.controller.before_spark"
+SPARK_SIDE = ("commands", "prepared_job", "planned_target", "window", "commit", "stop", "failure_row", "migrate")
 # The package's lazy public fronts: they import a name on first use, so an import of a name through them hides
 # where it comes from, from a reader and from the tests here. Only the command line and the demo, which call the
 # public API as a user does, import through them.
@@ -90,7 +96,7 @@ def _imports_outside(allowed: dict[str, set[str]]) -> list[str]:
             target = imported.split(".")
             if target[:2] != ["deltainc", "pipeline"] or len(target) < 3:
                 continue
-            if target[2] != package and target[2] not in allowed[package] and target[2] not in LEAVES:
+            if target[2] != package and target[2] not in allowed[package]:
                 wrong.append(f"{name} imports {imported}")
     return sorted(set(wrong))
 
@@ -102,7 +108,7 @@ def test_each_layer_of_the_pipeline_imports_only_the_layers_below_it() -> None:
 def test_the_modules_every_layer_may_import_import_nothing_of_deltainc() -> None:
     modules = _modules()
     for leaf in LEAVES:
-        assert _imports(modules[f"deltainc.pipeline.{leaf}"], set(modules), at_load_only=False) == set(), leaf
+        assert _imports(modules[leaf], set(modules), at_load_only=False) == set(), leaf
 
 
 def _loaded_with(name: str, modules: dict[str, Path]) -> set[str]:
@@ -124,21 +130,38 @@ def _imports_pyspark(path: Path) -> bool:
 def test_the_plan_imports_neither_pyspark_nor_the_writers() -> None:
     """The plan says what to do (windows, mode names) and is pure: `target/` maps a mode's name to its writer."""
     modules = _modules()
-    plan = "deltainc.pipeline.plan"
+    plan = "deltainc.pipeline.controller.plan"
     assert not _imports_pyspark(modules[plan])
     loaded = _loaded_with(plan, modules)
     assert sorted(m for m in loaded if m.startswith("deltainc.pipeline.target")) == []
     assert sorted(m for m in loaded if _imports(modules[m], set(), at_load_only=True, package="pyspark")) == []
 
 
-def test_one_windows_run_imports_the_layers_and_not_the_controller() -> None:
-    assert {name for name in _modules() if name.startswith("deltainc.pipeline.window.")}  # it is where it says
-    assert _imports_outside(WINDOW) == []
+def test_each_command_folder_imports_the_layers_and_only_the_folders_below_it() -> None:
+    assert {name.split(".")[2] for name in _modules() if name.count(".") >= 3} >= set(COMMANDS)  # where it says
+    assert _imports_outside(COMMANDS) == []
 
 
-def test_what_the_delta_logs_answer_imports_the_layers_and_not_the_controller() -> None:
-    assert {name for name in _modules() if name.startswith("deltainc.pipeline.from_delta_logs.")}
-    assert _imports_outside(FROM_DELTA_LOGS) == []
+def test_nothing_but_the_commands_imports_a_command_folder() -> None:
+    """The layers never import a command folder, and of the modules beside the pipeline only the command line,
+    the demo, the report and the fronts do."""
+    modules = _modules()
+    wrong = [
+        f"{name} imports {imported}"
+        for name, path in sorted(modules.items())
+        if not name.startswith(("deltainc.pipeline.", "deltainc.cli", "deltainc.demo", "deltainc.report"))
+        and name not in FRONTS
+        for imported in _imports(path, set(modules), at_load_only=False)
+        if imported.startswith("deltainc.pipeline.")
+    ]
+    assert wrong == []
+
+
+def test_what_a_run_asks_the_delta_logs_before_spark_imports_nothing_that_starts_spark() -> None:
+    modules = _modules()
+    imported = _imports(modules[BEFORE_SPARK], set(modules), at_load_only=False)
+    spark_side = {f"deltainc.pipeline.controller.{name}" for name in SPARK_SIDE}
+    assert sorted(imported & spark_side) == []
 
 
 def _through_a_front(path: Path, modules: set[str]) -> list[str]:
@@ -163,6 +186,18 @@ def test_no_module_but_the_command_line_and_the_demo_imports_through_a_lazy_publ
         for name, path in sorted(modules.items())
         if name not in FRONTS and not name.startswith(FRONT_USERS)
         for line in _through_a_front(path, set(modules))
+    ]
+    assert wrong == []
+
+
+def test_the_command_line_calls_the_pipeline_only_through_its_front() -> None:
+    modules = _modules()
+    wrong = [
+        f"{name} imports {imported}"
+        for name, path in sorted(modules.items())
+        if name.startswith("deltainc.cli")
+        for imported in _imports(path, set(modules), at_load_only=False)
+        if imported.startswith("deltainc.pipeline.")
     ]
     assert wrong == []
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from deltainc.pipeline.controller.window import Step
 from deltainc.pipeline.state.model import RunStatus
-from deltainc.pipeline.window.run import Step
 
 pytestmark = pytest.mark.pure
 

@@ -21,9 +21,9 @@ from benchmarks.outcomes import Comparison, compare, outcome_counts
 from benchmarks.spark_jobs import SparkJobs
 from benchmarks.timing import Measurement
 from deltainc import pipeline
+from deltainc.pipeline.controller.plan import WindowReport
 from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.plan import WindowReport
 
 __all__ = ["PHASES", "DailyPoint", "daily_phase", "profiled_daily"]
 

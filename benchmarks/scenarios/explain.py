@@ -28,13 +28,13 @@ from benchmarks.spark_jobs import SparkJobs
 from benchmarks.timing import run_process
 from deltainc import pipeline
 from deltainc.join.options import JoinType
-from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.sources import latest_commit
-from deltainc.pipeline.explain_key import KeyExplanation, explain_key
+from deltainc.pipeline.explain.key import KeyExplanation, explain_key
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state.from_delta_log import read_state_from_log
 from deltainc.pipeline.state.model import state_paths
 from deltainc.spark_compat import spark_major
+from deltainc.time_units import to_index
 
 __all__ = ["Sample", "build", "measure", "render", "explain_time"]
 

@@ -10,7 +10,7 @@ from benchmarks.bench import Bench, fresh, read_delta
 from benchmarks.outcomes import Comparison, compare, outcome_counts
 from benchmarks.spark_jobs import SparkJobs
 from benchmarks.timing import Measurement
-from deltainc.pipeline.plan import WindowReport
+from deltainc.pipeline.controller.plan import WindowReport
 
 __all__ = ["ReloadResult", "reload_phase"]
 

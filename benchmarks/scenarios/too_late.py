@@ -24,9 +24,9 @@ from benchmarks.bench import Bench, restore, snapshot
 from benchmarks.data import table_version
 from benchmarks.machine import load_average
 from benchmarks.spark_jobs import SparkJobs
-from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log_stats import files_in_units
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.time_units import to_index
 
 __all__ = ["VARIANTS", "search_files", "measure", "render"]
 

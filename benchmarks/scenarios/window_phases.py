@@ -31,7 +31,7 @@ from deltainc.pipeline.job.job_config import JobConfig
 
 __all__ = ["STRETCHES", "RUN_LOG", "Profile", "profile_daily", "profile_floor", "render", "window_phases"]
 
-# The steps on_step tells (deltainc.pipeline.window.run.Step, compared as text), and the stretches they end.
+# The steps on_step tells (deltainc.pipeline.controller.window.Step, compared as text), and the stretches they end.
 _STEPS = ("start", "read", "writing", "written", "watermark")
 STRETCHES = (
     "before the window: job, sources, lock, state, NULL counts",

@@ -8,9 +8,7 @@ from pathlib import Path
 
 from deltainc.cli.context import Context
 from deltainc.cli.output import EXIT_INVALID, EXIT_OK, classify, emit_json, print_error
-from deltainc.pipeline.from_delta_logs.status import health_from_log
-from deltainc.pipeline.job.job_config import JobConfig, load_job
-from deltainc.pipeline.state.health import JobHealth, Level
+from deltainc.pipeline import JobConfig, JobHealth, Level, health_from_log, load_job
 
 __all__ = ["check", "EXIT_CHECK_ERROR", "EXIT_CHECK_WARN"]
 

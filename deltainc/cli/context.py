@@ -17,8 +17,7 @@ from rich.console import Console
 from deltainc.cli import spark_start
 from deltainc.cli.output import PROG, validation_message
 from deltainc.errors import ConfigError
-from deltainc.pipeline import JobConfig, load_job, resolve_job
-from deltainc.pipeline.job.job_config import TOMLDecodeError
+from deltainc.pipeline import JobConfig, TOMLDecodeError, load_job, resolve_job
 from deltainc.settings import DEFAULT_SETTINGS_FILE, SETTINGS_FILE_ENV, Settings, load_settings, settings_file
 from deltainc.settings import use as use_storage
 

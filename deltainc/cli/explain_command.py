@@ -29,8 +29,7 @@ def _line(row: dict[str, Any], columns: list[str]) -> str:
 
 def explain(ctx: Context) -> int:
     """`deltainc explain JOB KEY=VALUE [KEY=VALUE ...] [--json]`."""
-    from deltainc.pipeline.explain_key import explain_key
-    from deltainc.pipeline.explanation import history_line
+    from deltainc.pipeline import explain_key, history_line
 
     job, _ = ctx.job(ctx.args.job)
     given = key_values(ctx.args.keys)

@@ -35,7 +35,7 @@ def window_note(exc: BaseException, chunks: bool) -> str | None:
     Example: "chunk 8 of 12 (2024-08-01..2024-08-31) failed; chunks 1-7 are committed (watermark 2024-07-31);
     run the same command again to resume at chunk 8: processed chunks are skipped".
     """
-    from deltainc.pipeline.window.failure_row import failed_window
+    from deltainc.pipeline import failed_window
 
     failed = failed_window(exc)
     if failed is None:

@@ -23,9 +23,7 @@ from deltainc.cli.output import (
 from deltainc.cli.run_commands import check_range
 from deltainc.errors import ConfigError
 from deltainc.join.options import COUNTED_ORDER, WAITING_TYPES
-from deltainc.pipeline import JobConfig, load_job
-from deltainc.pipeline.job.order import run_order
-from deltainc.pipeline.state.job_status import UNREAD
+from deltainc.pipeline import JobConfig, load_job, run_order
 from deltainc.report.sections import trend_lines
 
 if TYPE_CHECKING:
@@ -105,7 +103,7 @@ def _status_or_problem(ctx: Context, job: JobConfig) -> JobStatus:
 
 def _print_status(ctx: Context, state: JobStatus, job: JobConfig, path: Path) -> None:
     ctx.print(f"{state.job}  ({path})")
-    unknown = "unknown (its state could not be read)" if state.read_with == UNREAD else "none (never run)"
+    unknown = "unknown (its state could not be read)" if state.unread else "none (never run)"
     ctx.print(f"  watermark        {state.watermark or unknown}")
     ctx.print(f"  latest {job.join.inc_col:<9} {state.latest_available or 'none'} (present in {job.all_sources})")
     for name, text in state.upstream_lines(job.join.time_uom.value):

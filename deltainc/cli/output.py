@@ -26,7 +26,7 @@ from deltainc.cli.failure_notes import memory_note
 from deltainc.connect_client import server_gone, server_gone_message
 from deltainc.errors import AmbiguousRowsError, ConfigError, JobLockedError, SchemaError
 from deltainc.join.options import COUNTED_ORDER
-from deltainc.pipeline.job.job_config import TOMLDecodeError
+from deltainc.pipeline import TOMLDecodeError
 
 if TYPE_CHECKING:
     from deltainc.join.windows import Pending

@@ -17,7 +17,7 @@ from deltainc.cli import check_command, explain_command, inspect_commands, run_c
 from deltainc.cli.context import Context, add_global_options
 from deltainc.cli.output import EXIT_INVALID, PROG
 from deltainc.errors import ConfigError
-from deltainc.join.windows import parse_point
+from deltainc.time_units import parse_point
 
 __all__ = ["build_parser"]
 

@@ -15,9 +15,9 @@ from deltainc.cli.context import Context
 from deltainc.cli.failure_notes import window_note
 from deltainc.cli.output import EXIT_OK, emit_json, result_document, window_line
 from deltainc.errors import ConfigError
-from deltainc.join.windows import Window, parse_point
-from deltainc.pipeline.job.order import run_order
-from deltainc.pipeline.state.downstream import downstream_reruns
+from deltainc.join.windows import Window
+from deltainc.pipeline import downstream_reruns, run_order
+from deltainc.time_units import parse_point
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -47,21 +47,21 @@ def unlock(ctx: Context) -> int:
 
 def profile(ctx: Context) -> int:
     """`deltainc profile JOB [--start DATE] [--end DATE] [--chart PATH]`."""
-    import deltainc.pipeline.delay_profile as profiling
+    from deltainc import pipeline
 
     start, end = ctx.args.start, ctx.args.end
     if start is not None and end is not None and start > end:
         raise ConfigError(f"--start {start} is after --end {end}: invalid window")
     job, _ = ctx.job(ctx.args.job)
-    result = profiling.profile_job(ctx.spark(), job, start, end)
-    chart = None if ctx.args.chart is None else profiling.plot_profile(result, ctx.args.chart, job)
+    result = pipeline.profile_job(ctx.spark(), job, start, end)
+    chart = None if ctx.args.chart is None else pipeline.plot_profile(result, ctx.args.chart, job)
     if ctx.json:
         document = dataclasses.asdict(result)
         if chart is not None:
             document["chart"] = str(chart)
         emit_json(document)
     else:
-        ctx.print(profiling.format_profile(result, job))
+        ctx.print(pipeline.format_profile(result, job))
         if chart is not None:
             ctx.print(f"chart written to {chart}")
     return EXIT_OK

@@ -24,7 +24,7 @@ from deltainc.demo.demo_result import FeatureDay, FeatureResult, feature_table, 
 from deltainc.demo.jobs import feature_job
 from deltainc.demo.sample_data import ACCOUNT_NAMES, SECONDS_PER_DAY, SampleSpec
 from deltainc.join.options import JoinType
-from deltainc.join.windows import to_index
+from deltainc.time_units import to_index
 
 __all__ = ["run_features", "SHOWN_DAYS", "risk_scores"]
 

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, DecimalType, LongType, StringType, StructField, StructType, TimestampType
 
 from deltainc.demo.sample_spec import DEFAULT_DELAY_BANDS, ORPHAN_TRX_OFFSET, SampleSpec
-from deltainc.join.windows import to_index
+from deltainc.time_units import to_index
 
 __all__ = [
     "A_SCHEMA",

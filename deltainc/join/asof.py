@@ -28,7 +28,7 @@ from deltainc.join.join_spec import JoinSpec
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import RESERVED_PREFIX
 from deltainc.join.strategy import shuffled
-from deltainc.join.windows import TimeUnit
+from deltainc.time_units import TimeUnit
 
 __all__ = [
     "STRATEGIES",

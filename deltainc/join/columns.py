@@ -22,7 +22,7 @@ from deltainc.join.join_spec import JoinSpec, column_type, condition_column
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import RESERVED_PREFIX
 from deltainc.join.strategy import shuffled
-from deltainc.join.windows import EPOCH_DAY, TimeUnit, from_index
+from deltainc.time_units import EPOCH_DAY, TimeUnit, from_index
 
 __all__ = ["UNIT", "unit_index", "unit_time", "source_filter", "side_column", "match_condition", "Rows", "matched_rows"]
 

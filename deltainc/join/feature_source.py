@@ -14,7 +14,7 @@ from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.join_spec import JoinSpec, check_inc_col, check_join, column_type, resolve_join_cond
 from deltainc.join.options import AsofStrategy, IncJoinSettings
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
-from deltainc.join.windows import TimeUnit
+from deltainc.time_units import TimeUnit
 
 __all__ = [
     "FeatureSource",

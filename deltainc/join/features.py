@@ -49,7 +49,7 @@ from deltainc.join.feature_source import (
 from deltainc.join.join_spec import JoinSpec
 from deltainc.join.options import IncJoinSettings, JoinType
 from deltainc.join.output_layout import DIFF_ARRIVAL_TIME, JOIN_TYPE, WAITING_TIME, plan_layout
-from deltainc.join.windows import parse_point
+from deltainc.time_units import parse_point
 
 __all__ = ["feature_join", "join_features", "FeatureStep", "JoinedFeatures", "join_step", "prepare_features"]
 

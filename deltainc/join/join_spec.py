@@ -13,7 +13,7 @@ from pyspark.sql import types as T
 from deltainc.errors import ConfigError, SchemaError, did_you_mean
 from deltainc.join.options import ASOF_NEEDS_SLIDING_WINDOW, How, IncJoinSettings, normalize_how
 from deltainc.join.output_layout import OutputLayout, plan_layout
-from deltainc.join.windows import TimeUnit, from_index, parse_point
+from deltainc.time_units import TimeUnit, from_index, parse_point
 
 __all__ = [
     "JoinSpec",

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, field_validator, model_validator
 
 from deltainc.errors import ConfigError
-from deltainc.join.windows import TimeUnit
+from deltainc.time_units import TimeUnit
 
 __all__ = [
     "JoinType",

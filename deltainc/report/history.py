@@ -25,16 +25,16 @@ from urllib.parse import unquote
 from deltainc.errors import ConfigError, DeltaincError
 from deltainc.join.options import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE
-from deltainc.join.windows import from_index, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
 from deltainc.pipeline.delta.snapshot import log_required, look
 from deltainc.pipeline.delta.table import logs_else, open_handle
-from deltainc.pipeline.from_delta_logs.status import state_from_log
+from deltainc.pipeline.inspect.status_from_logs import state_from_log
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import JobStatus, describe, latest_in_sources
 from deltainc.pipeline.state.job_status import utc
 from deltainc.report.series import Row, UnitCounts, span, window_label
 from deltainc.settings import Settings
+from deltainc.time_units import from_index, to_index
 
 __all__ = ["History", "NoRuns", "read_history", "chosen", "layout_text", "units_from_target"]
 

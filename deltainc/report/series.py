@@ -14,8 +14,8 @@ import json
 from collections.abc import Mapping, Sequence
 
 from deltainc.join.options import COUNTED_ORDER, WAITING_TYPES, JoinType
-from deltainc.join.windows import to_index
 from deltainc.report.charts import Chart, Fold, Kind, Series
+from deltainc.time_units import to_index
 
 __all__ = [
     "Row",

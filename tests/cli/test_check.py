@@ -15,8 +15,8 @@ from deltalake import write_deltalake
 
 from deltainc.cli import spark_start
 from deltainc.cli.app import main
-from deltainc.join.windows import to_index
 from deltainc.pipeline.state import RunRecord, append_run, state_paths
+from deltainc.time_units import to_index
 
 pytestmark = pytest.mark.pure
 

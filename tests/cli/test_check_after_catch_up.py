@@ -14,7 +14,7 @@ from delta_rows import write_rows
 from pyspark.sql import SparkSession
 
 from deltainc.cli.app import main
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
 
 pytestmark = pytest.mark.windows
 

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("settings_under_tmp")]
 def test_an_unexpected_failure_exits_1_with_one_line_and_the_trace_only_with_verbose(
     spark: SparkSession, trx_job: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from deltainc.pipeline.from_delta_logs import status as status_module
+    from deltainc.pipeline.inspect import status_from_logs as status_module
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("boom\nsecond line")

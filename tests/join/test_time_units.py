@@ -8,20 +8,8 @@ import pytest
 
 from deltainc.errors import ConfigError
 from deltainc.join.options import COUNTED_ORDER, JoinType, canonical_how, normalize_how
-from deltainc.join.windows import (
-    EPOCH,
-    EPOCH_DAY,
-    Bounds,
-    TimeUnit,
-    Window,
-    chunk_windows,
-    day_of,
-    day_units,
-    open_read_bounds,
-    read_bounds,
-    to_index,
-    unit_seconds,
-)
+from deltainc.join.windows import Bounds, Window, chunk_windows, open_read_bounds, read_bounds
+from deltainc.time_units import EPOCH, EPOCH_DAY, TimeUnit, day_of, day_units, to_index, unit_seconds
 
 pytestmark = pytest.mark.pure
 

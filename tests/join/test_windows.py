@@ -7,16 +7,8 @@ import datetime as dt
 import pytest
 
 from deltainc.errors import ConfigError
-from deltainc.join.windows import (
-    ReadBounds,
-    Window,
-    chunk_windows,
-    from_index,
-    next_window,
-    parse_point,
-    read_bounds,
-    to_index,
-)
+from deltainc.join.windows import ReadBounds, Window, chunk_windows, next_window, read_bounds
+from deltainc.time_units import from_index, parse_point, to_index
 
 pytestmark = pytest.mark.pure
 

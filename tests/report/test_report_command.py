@@ -16,10 +16,10 @@ import pytest
 from cli_jobs import D1, job_toml, settings_env
 
 from deltainc.cli.app import main
-from deltainc.join.windows import to_index
 from deltainc.pipeline.state import RunRecord, append_run, state_paths
 from deltainc.pipeline.state.lock import acquire
 from deltainc.pipeline.state.store import ensure_state_tables
+from deltainc.time_units import to_index
 
 pytestmark = pytest.mark.pure
 

@@ -30,7 +30,7 @@ from pyspark.sql import SparkSession
 
 from deltainc.cli.app import main
 from deltainc.errors import DeltaincError
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
 from deltainc.pipeline.job.job_config import load_job
 from deltainc.pipeline.state.store import read_state, state_paths
 from deltainc.settings import Settings

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from deltainc.join.options import COUNTED_ORDER
-from deltainc.join.windows import pending_range, to_index
+from deltainc.join.windows import pending_range
 from deltainc.pipeline.state import JobStatus
 from deltainc.report.charts import Chart, Fold, Kind, Series, aggregate
 from deltainc.report.drawing import CHAR_WIDTH, WIDTH, x_ticks
@@ -23,6 +23,7 @@ from deltainc.report.series import (
     reads_charts,
     windows_of,
 )
+from deltainc.time_units import to_index
 
 pytestmark = pytest.mark.pure
 

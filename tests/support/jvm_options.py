@@ -95,7 +95,7 @@ _WARM = """
 import datetime as dt, sys, tempfile
 from pathlib import Path
 from pyspark import SparkContext
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
 from deltainc.pipeline.job.job_config import load_job
 from deltainc.settings import Settings, SparkSettings
 from deltainc.spark import get_spark

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from deltainc.join.windows import EPOCH
 from deltainc.settings import is_s3, rs_location, storage_options
+from deltainc.time_units import EPOCH
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable

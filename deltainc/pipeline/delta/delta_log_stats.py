@@ -14,9 +14,9 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import TIME_TYPES, LogUnreadable, plain_location, reading, spark_value
 from deltainc.pipeline.delta.snapshot import Snapshot, look
+from deltainc.time_units import to_index
 
 if TYPE_CHECKING:
     pass

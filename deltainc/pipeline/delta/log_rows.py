@@ -14,9 +14,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from deltainc.join.windows import TimeUnit, from_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
 from deltainc.pipeline.delta.snapshot import look
+from deltainc.time_units import TimeUnit, from_index
 
 if TYPE_CHECKING:
     import pyarrow as pa

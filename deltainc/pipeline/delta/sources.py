@@ -15,13 +15,13 @@ from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
 from deltainc.join.columns import source_filter
-from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import WindowFiles, window_files
 from deltainc.pipeline.delta.table import TableShape, open_handle, shape_from_log
 from deltainc.pipeline.job.kinds.job_kind import WindowRows, whole_tables
 from deltainc.pipeline.job.sections import SourceRef, TableRef
 from deltainc.spark_compat import session_kind
+from deltainc.time_units import TimeUnit
 
 __all__ = [
     "TableShape",

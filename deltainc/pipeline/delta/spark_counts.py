@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import local_sizes
+from deltainc.time_units import to_index
 
 __all__ = ["ScanStats", "latest_unit", "count_null_inc", "scan_stats"]
 

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from deltainc.errors import ConfigError
-from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.delta.delta_log import LogUnreadable, has_commit, local_file_path, table_uri
 from deltainc.pipeline.delta.delta_log_stats import latest_unit_from_log
 from deltainc.pipeline.delta.snapshot import look, retake
 from deltainc.pipeline.job.sections import SourceRef, TableRef
 from deltainc.settings import is_s3
 from deltainc.spark_compat import session_kind
+from deltainc.time_units import TimeUnit
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping
 
-from deltainc.join.windows import TimeUnit, parse_point
+from deltainc.time_units import TimeUnit, parse_point
 
 __all__ = ["WIDER", "window_units", "usual_units", "is_catch_up"]
 

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deltainc.errors import ConfigError
-from deltainc.join.windows import Window, parse_point
+from deltainc.join.windows import Window
 from deltainc.pipeline.job.job_config import JobConfig, load_job
 from deltainc.pipeline.job.order import downstream_jobs
 from deltainc.pipeline.state.from_delta_log import watermark_from_log
 from deltainc.pipeline.state.model import state_paths
+from deltainc.time_units import parse_point
 
 __all__ = ["DownstreamRerun", "downstream_reruns", "encode_reruns"]
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deltainc.join.windows import TimeUnit, whole_units_through
+from deltainc.fact_counts import LATEST_AVAILABLE, STATE_READ, asked
 from deltainc.pipeline.delta.delta_log import (
     LogUnreadable,
     Row,
@@ -23,10 +23,10 @@ from deltainc.pipeline.delta.delta_log import (
     spark_row,
 )
 from deltainc.pipeline.delta.table import open_handle
-from deltainc.pipeline.fact_counts import LATEST_AVAILABLE, STATE_READ, asked
 from deltainc.pipeline.job.field_types import absolute_location
 from deltainc.pipeline.state.model import JobState, LockHolder, RunStatus, StatePaths, state_paths
 from deltainc.pipeline.state.processes import decode
+from deltainc.time_units import TimeUnit, whole_units_through
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

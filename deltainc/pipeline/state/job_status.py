@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deltainc.join.windows import Pending, from_index, pending_range, to_index, whole_units_through
+from deltainc.join.windows import Pending, pending_range
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.order import upstream_jobs
 from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.state.from_delta_log import upstream_watermark
 from deltainc.pipeline.state.model import JobState, judge
 from deltainc.pipeline.state.window_row import SettingChange, built_with, changes
+from deltainc.time_units import from_index, to_index, whole_units_through
 
 __all__ = ["JobStatus", "UNREAD", "describe", "utc", "status_document"]
 
@@ -41,6 +42,11 @@ class JobStatus:
     upstream: tuple[str, ...] = ()  # the jobs whose targets it reads: their watermarks bound latest_available
     # Each upstream job's watermark and how many units this job's watermark is behind it (None: either never ran).
     upstream_watermarks: tuple[tuple[str, str | None, int | None], ...] = ()
+
+    @property
+    def unread(self) -> bool:
+        """Nothing could be read: the watermark is unknown, not "never run"."""
+        return self.read_with == UNREAD
 
     def upstream_lines(self, time_uom: str) -> list[tuple[str, str]]:
         """Each upstream job and where this job stands against it, as `status` and `report` say it, e.g.

@@ -1,7 +1,7 @@
 """One window's run-log row, built as the window goes (started failed until it succeeds, with what it read and
 wrote, timed from where the command's clock stands), and the settings it remembers, `job_settings`: a target is
 correct only as the result of one set of join settings (docs/design.md#the-contract), so a run under changed
-settings is refused, naming each setting, until the target is rebuilt. The window's run (`window/run.py`) only
+settings is refused, naming each setting, until the target is rebuilt. The window's run (`controller/window.py`) only
 calls the row's builders here."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from deltainc.errors import ConfigError
+from deltainc.fact_counts import SETTINGS_CHECKED, asked
 from deltainc.join.options import counted_types
 from deltainc.join.windows import Window
-from deltainc.pipeline.fact_counts import SETTINGS_CHECKED, asked
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import JobKind
 from deltainc.pipeline.job.kinds.two_source import kind_of

@@ -23,7 +23,7 @@ from pyspark.sql import types as T
 from deltainc.join.options import WAITING_TYPES
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.strategy import shuffled
-from deltainc.join.windows import Window, from_index
+from deltainc.join.windows import Window
 from deltainc.pipeline.delta.delta_log_stats import files_in_units
 from deltainc.pipeline.delta.sources import read
 from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
@@ -42,6 +42,7 @@ from deltainc.pipeline.target.write_mode import (
     last_commit,
 )
 from deltainc.pipeline.target.write_mode import user_metadata as commit_metadata
+from deltainc.time_units import from_index
 
 __all__ = [
     "FORWARD",

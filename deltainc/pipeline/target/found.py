@@ -17,8 +17,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError
+from deltainc.fact_counts import TARGET_FOUND, asked
 from deltainc.pipeline.delta.sources import table_exists, table_shape
-from deltainc.pipeline.fact_counts import TARGET_FOUND, asked
 from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.target.layout import holds_open_rows_apart, new_columns
 

@@ -23,7 +23,7 @@ from deltainc.errors import AmbiguousRowsError
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE, RESERVED_PREFIX, WAITING_TIME
 from deltainc.join.strategy import shuffled
-from deltainc.join.windows import Window, from_index, read_bounds
+from deltainc.join.windows import Window, read_bounds
 from deltainc.pipeline.delta.sources import read
 from deltainc.pipeline.delta.spark_counts import scan_stats
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into
@@ -43,6 +43,7 @@ from deltainc.pipeline.target.write_mode import (
     last_commit,
 )
 from deltainc.pipeline.target.write_mode import user_metadata as commit_metadata
+from deltainc.time_units import from_index
 
 __all__ = ["Identity", "count_and_check", "check_unambiguous", "plan_actions", "merge_window", "FORWARD_ONLY", "RERUN"]
 

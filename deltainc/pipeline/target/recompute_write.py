@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from deltainc.join.output_layout import RESERVED_PREFIX
-from deltainc.join.windows import Window, from_index
+from deltainc.join.windows import Window
 from deltainc.pipeline.delta.sources import read as read_target
 from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
 from deltainc.pipeline.target.forward_write import overwrite_target, replace_where, sql_literal
@@ -29,6 +29,7 @@ from deltainc.pipeline.target.write_mode import (
     Written,
     current_target,
 )
+from deltainc.time_units import from_index
 
 __all__ = ["RECOMPUTE", "REBUILD"]
 

@@ -26,8 +26,8 @@ from deltainc.join.join_spec import JoinSpec
 from deltainc.join.options import JoinType
 from deltainc.join.output_layout import JOIN_TYPE, OutputLayout
 from deltainc.join.strategy import shuffled
-from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.job.kinds.job_kind import Identity
+from deltainc.time_units import TimeUnit
 
 __all__ = ["TOO_LATE_BY", "FINAL_A_TYPES", "ASide", "a_side", "published_a_rows", "window_a_rows", "too_late_rows"]
 

@@ -19,7 +19,7 @@ from typing import Protocol
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.join.windows import TimeUnit, Window
+from deltainc.join.windows import Window
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.delta.spark_counts import ScanStats
@@ -31,6 +31,7 @@ from deltainc.pipeline.job.sections import TableRef
 from deltainc.pipeline.target.found import TargetFound
 from deltainc.spark_compat import session_conf
 from deltainc.text_enum import TextEnum
+from deltainc.time_units import TimeUnit
 
 __all__ = [
     "TargetWrite",

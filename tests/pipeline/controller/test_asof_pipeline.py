@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 
 from deltainc import JoinType
 from deltainc.demo.sample_data import SampleSpec, write_sources
-from deltainc.pipeline.controller import backfill, rerun, run
+from deltainc.pipeline.controller.commands import backfill, rerun, run
 from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.job.job_config import JobConfig
 from jobs import days_from, job_config

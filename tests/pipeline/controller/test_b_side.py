@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import JoinType
 from deltainc.demo.sample_data import SampleSpec, write_sources
-from deltainc.pipeline.controller import backfill, rerun, run
+from deltainc.pipeline.controller.commands import backfill, rerun, run
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state import RunRecord
 from jobs import job_config

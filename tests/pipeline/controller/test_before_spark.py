@@ -1,5 +1,5 @@
-"""What the Delta logs answer before Spark starts (deltainc/pipeline/from_delta_logs/): a job checked against its
-sources' schemas, a run with nothing pending; and what they cannot answer starts Spark, saying why once.
+"""What the Delta logs answer before Spark starts (deltainc/pipeline/controller/before_spark.py): a job checked
+against its sources' schemas, a run with nothing pending; and what they cannot answer starts Spark, saying why once.
 
 The tables here are written with delta-rs (no JVM), and Spark reads them as the oracle of what a schema is (and
 of what a job that does not fit is refused with)."""
@@ -20,21 +20,21 @@ from pyspark.sql import types as T
 
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join import feature_source, join_spec
-from deltainc.join.windows import TimeUnit, to_index
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.before_spark import check_from_logs, hold_lock, nothing_pending
+from deltainc.pipeline.controller.commands import run
+from deltainc.pipeline.controller.prepared_job import prepare_job
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.sources import shape_from_log
-from deltainc.pipeline.from_delta_logs.commands import check_from_logs, hold_lock, nothing_pending
-from deltainc.pipeline.from_delta_logs.status import status_with_problem
-from deltainc.pipeline.inspection import validate_from_logs
+from deltainc.pipeline.inspect.status_from_logs import status_with_problem
+from deltainc.pipeline.inspect.validate import validate_from_logs
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds import JobKind, JoinPlan
 from deltainc.pipeline.job.kinds.feature_job import FeatureJob
 from deltainc.pipeline.job.kinds.two_source import TwoSourceJob
 from deltainc.pipeline.job.sections import StateConfig
-from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.pipeline.state.job_status import UNREAD
 from deltainc.settings import Settings, load_settings
+from deltainc.time_units import TimeUnit, to_index
 from jobs import feature_job_config
 
 pytestmark = pytest.mark.pure

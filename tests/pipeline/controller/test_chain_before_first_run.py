@@ -14,9 +14,9 @@ from delta_rows import column_names, write_rows
 from pyspark.sql import SparkSession
 
 from deltainc.cli.app import main
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
+from deltainc.pipeline.controller.planned_target import planned_schema
 from deltainc.pipeline.job.job_config import load_job
-from deltainc.pipeline.planned_target import planned_schema
 
 pytestmark = pytest.mark.spark
 

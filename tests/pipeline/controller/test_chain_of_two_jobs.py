@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
 from deltainc.pipeline.job.job_config import load_job
 
 pytestmark = pytest.mark.windows  # each example runs both jobs over many windows, three times

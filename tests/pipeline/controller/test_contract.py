@@ -18,10 +18,11 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc import AmbiguousRowsError, JobLockedError, JoinType
 from deltainc.demo.sample_data import SampleSpec, write_sources
-from deltainc.pipeline.controller import backfill, rerun, run
-from deltainc.pipeline.inspection import status, validate_job
+from deltainc.pipeline.controller.commands import backfill, rerun, run
+from deltainc.pipeline.controller.migrate import Migration, migrate
+from deltainc.pipeline.inspect.status import status
+from deltainc.pipeline.inspect.validate import validate_job
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.migration import Migration, migrate
 from deltainc.pipeline.state.lock import acquire
 from deltainc.pipeline.state.model import RunRecord
 from deltainc.pipeline.state.store import ensure_state_tables, state_paths

@@ -12,8 +12,8 @@ from delta_rows import write_rows
 from pyspark.sql import SparkSession
 
 from deltainc import AmbiguousRowsError
-from deltainc.pipeline.controller import run
-from deltainc.pipeline.inspection import status
+from deltainc.pipeline.controller.commands import run
+from deltainc.pipeline.inspect.status import status
 from deltainc.pipeline.job.job_config import JobConfig
 
 pytestmark = pytest.mark.spark

@@ -14,19 +14,13 @@ import pytest
 from cli_jobs import quiet
 from pyspark.sql import SparkSession
 
-from deltainc.join.windows import TimeUnit, to_index
-from deltainc.pipeline.controller import run
-from deltainc.pipeline.fact_counts import (
-    LATEST_AVAILABLE,
-    SETTINGS_CHECKED,
-    STATE_READ,
-    WINDOWS_PLANNED,
-    counting_facts,
-)
-from deltainc.pipeline.from_delta_logs.commands import hold_lock
+from deltainc.fact_counts import LATEST_AVAILABLE, SETTINGS_CHECKED, STATE_READ, WINDOWS_PLANNED, counting_facts
+from deltainc.pipeline.controller.before_spark import hold_lock
+from deltainc.pipeline.controller.commands import run
 from deltainc.pipeline.job.job_config import load
 from deltainc.pipeline.state import RunRecord, RunStatus, append_run, built_with, encode, read_state, state_paths
 from deltainc.pipeline.state.window_row import SettingsChangedError
+from deltainc.time_units import TimeUnit, to_index
 
 pytestmark = pytest.mark.windows
 

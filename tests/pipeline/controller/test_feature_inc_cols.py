@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from deltainc.errors import SchemaError
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds.feature_job import check_feature_job, feature_sources
 

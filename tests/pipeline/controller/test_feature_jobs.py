@@ -26,8 +26,8 @@ from deltainc.cli.app import main
 from deltainc.cli.output import runs_table
 from deltainc.errors import AmbiguousRowsError, SchemaError
 from deltainc.pipeline import verify
-from deltainc.pipeline.controller import backfill, rerun, run
-from deltainc.pipeline.from_delta_logs.status import status_from_log
+from deltainc.pipeline.controller.commands import backfill, rerun, run
+from deltainc.pipeline.inspect.status_from_logs import status_from_log
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state.model import state_paths
 from deltainc.pipeline.state.store import read_runs, read_state

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from deltainc import AmbiguousRowsError, ConfigError, inc_join
 from deltainc.cli.output import runs_table
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds.two_source import plan_join
 from deltainc.pipeline.state.store import read_runs, state_paths

@@ -21,11 +21,11 @@ from s3_server import BUCKET, SECRET_KEY, S3Server
 from deltainc.cli.app import main
 from deltainc.demo.sample_data import SampleSpec, write_sources
 from deltainc.pipeline import verify
-from deltainc.pipeline.controller import rerun, run
-from deltainc.pipeline.from_delta_logs.status import status_from_log
-from deltainc.pipeline.inspection import validate_job
+from deltainc.pipeline.controller.commands import rerun, run
+from deltainc.pipeline.controller.prepared_job import job_session
+from deltainc.pipeline.inspect.status_from_logs import status_from_log
+from deltainc.pipeline.inspect.validate import validate_job
 from deltainc.pipeline.job.job_config import JobConfig, load_job
-from deltainc.pipeline.prepared_job import job_session
 from deltainc.pipeline.state.model import state_paths
 from deltainc.pipeline.state.store import read_runs, read_state
 from deltainc.settings import Settings, load_settings

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from deltainc.errors import ConfigError
-from deltainc.join.windows import TimeUnit, to_index
+from deltainc.pipeline.controller.plan import backfill_plan, rebuild_plan, rerun_plan, run_plan, to_do
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.mode_names import ModeName
-from deltainc.pipeline.plan import backfill_plan, rebuild_plan, rerun_plan, run_plan, to_do
 from deltainc.pipeline.target.modes import write_mode
+from deltainc.time_units import TimeUnit, to_index
 
 pytestmark = pytest.mark.pure
 

@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from deltainc.errors import SchemaError
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds.two_source import plan_join
 from jobs import job_config

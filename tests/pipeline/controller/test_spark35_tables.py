@@ -17,10 +17,10 @@ from pyspark.sql import functions as F
 from test_contract import make_job, target
 
 from deltainc.demo.sample_data import SampleSpec, generate
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
 from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.delta.sql import path_ref
-from deltainc.pipeline.inspection import status
+from deltainc.pipeline.inspect.status import status
 
 pytestmark = pytest.mark.windows
 

@@ -13,8 +13,8 @@ from delta_rows import column_names, read_rows, write_rows
 from pyspark.sql import SparkSession
 
 from deltainc import ConfigError, JoinType, SchemaError
-from deltainc.pipeline.controller import run
-from deltainc.pipeline.inspection import validate_job
+from deltainc.pipeline.controller.commands import run
+from deltainc.pipeline.inspect.validate import validate_job
 from deltainc.pipeline.job.job_config import JobConfig, load_job
 
 pytestmark = pytest.mark.spark

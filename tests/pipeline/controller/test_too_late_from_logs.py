@@ -1,4 +1,4 @@
-"""A one-day window's too-late search fed through the Delta logs (deltainc/pipeline/window/too_late_from_logs.py):
+"""A one-day window's too-late search fed through the Delta logs (deltainc/pipeline/controller/too_late_from_logs.py):
 it finds the rows the search over the whole tables with Spark finds, and where the logs cannot answer Spark reads.
 """
 
@@ -12,13 +12,14 @@ import pytest
 from frames import frame
 from pyspark.sql import SparkSession
 
-from deltainc.join.windows import TimeUnit, Window, to_index
-from deltainc.pipeline.controller import run
+from deltainc.join.windows import Window
+from deltainc.pipeline.controller.commands import run
+from deltainc.pipeline.controller.prepared_job import prepare_job
+from deltainc.pipeline.controller.too_late_from_logs import late_inputs_from_logs
 from deltainc.pipeline.delta.log_rows import existing_table, unit_range_rows
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.prepared_job import prepare_job
-from deltainc.pipeline.window.too_late_from_logs import late_inputs_from_logs
 from deltainc.settings import load_settings
+from deltainc.time_units import TimeUnit, to_index
 from jobs import job_config
 
 pytestmark = pytest.mark.spark

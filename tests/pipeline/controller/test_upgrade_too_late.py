@@ -18,12 +18,12 @@ from deltalake import DeltaTable
 from expected import same_rows
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.pipeline.controller import rerun, run
+from deltainc.pipeline.controller.commands import rerun, run
+from deltainc.pipeline.controller.migrate import Migration, migrate
 from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.delta.sql import path_ref
-from deltainc.pipeline.inspection import validate_from_logs
+from deltainc.pipeline.inspect.validate import validate_from_logs
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.migration import Migration, migrate
 
 pytestmark = pytest.mark.windows
 

@@ -9,9 +9,9 @@ from decimal import Decimal
 
 import pytest
 
-from deltainc.join.windows import TimeUnit, to_index
 from deltainc.pipeline.delta.key_files import as_type_of, may_hold, overlaps
-from deltainc.pipeline.key_history import runs_reaching
+from deltainc.pipeline.explain.key_history import runs_reaching
+from deltainc.time_units import TimeUnit, to_index
 
 pytestmark = pytest.mark.pure
 

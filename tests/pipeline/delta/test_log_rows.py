@@ -10,9 +10,9 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from deltainc.join.windows import TimeUnit, to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.log_rows import existing_table, in_units, meeting_keys, unit_range_rows
+from deltainc.time_units import TimeUnit, to_index
 
 pytestmark = pytest.mark.pure
 

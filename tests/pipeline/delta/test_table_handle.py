@@ -14,11 +14,11 @@ from deltalake import write_deltalake
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError
-from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.snapshot import counting_opens, one_look
 from deltainc.pipeline.delta.table import LogTable, SparkTable, open_handle
 from deltainc.pipeline.job.sections import SourceRef, TableRef
+from deltainc.time_units import to_index
 
 PACKAGE = Path(__file__).resolve().parents[3] / "deltainc"
 DAYS = [dt.date(2025, 3, 1), dt.date(2025, 3, 2), dt.date(2025, 3, 4)]

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import window_files
+from deltainc.time_units import to_index
 
 pytestmark = pytest.mark.pure
 

@@ -12,12 +12,12 @@ from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deltainc.join.windows import from_index, to_index
+from deltainc.pipeline.controller.prepared_job import prepare_job
 from deltainc.pipeline.delta.sources import window_rows
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.sections import SourceRef
-from deltainc.pipeline.prepared_job import prepare_job
 from deltainc.settings import load_settings
+from deltainc.time_units import from_index, to_index
 from jobs import feature_job_config, job_config
 
 pytestmark = pytest.mark.spark

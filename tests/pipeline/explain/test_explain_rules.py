@@ -1,4 +1,4 @@
-"""Why an A row came out as it did (`pipeline/explanation.py`), on the README's seven transactions: each A row's
+"""Why an A row came out as it did (`pipeline/explain/rules.py`), on the README's seven transactions: each A row's
 sliding join window, where its B row falls against it, and the facts of the sentence (dates, units, outcome).
 The outcomes are the README's table (look back 2, wait 11; transaction 6 also with wait 10). Pure."""
 
@@ -10,15 +10,8 @@ import pytest
 from seven_transactions import SEVEN
 
 from deltainc.join.options import JoinType
-from deltainc.join.windows import to_index
-from deltainc.pipeline.explanation import (
-    Placement,
-    explain_a_row,
-    explain_absent,
-    explain_b_row,
-    history_line,
-    place,
-)
+from deltainc.pipeline.explain.rules import Placement, explain_a_row, explain_absent, explain_b_row, history_line, place
+from deltainc.time_units import to_index
 
 pytestmark = pytest.mark.pure
 

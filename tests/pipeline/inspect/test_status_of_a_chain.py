@@ -12,9 +12,9 @@ import pytest
 from delta_rows import read_rows, write_rows
 from pyspark.sql import SparkSession
 
-from deltainc.pipeline.controller import run
-from deltainc.pipeline.from_delta_logs.status import status_from_log
-from deltainc.pipeline.inspection import status
+from deltainc.pipeline.controller.commands import run
+from deltainc.pipeline.inspect.status import status
+from deltainc.pipeline.inspect.status_from_logs import status_from_log
 from deltainc.pipeline.job.job_config import JobConfig, load_job
 from deltainc.pipeline.state.job_status import JobStatus
 from deltainc.settings import Settings

@@ -11,9 +11,9 @@ from delta_rows import write_rows
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.pipeline.delay_histogram import COVERAGES, PERCENTILES, DelayProfile, profile_from_histogram
-from deltainc.pipeline.delay_profile import format_profile, plot_profile, profile_job
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.profile.delays import format_profile, plot_profile, profile_job
+from deltainc.pipeline.profile.histogram import COVERAGES, PERCENTILES, DelayProfile, profile_from_histogram
 
 pytestmark = pytest.mark.pure
 

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 
 from deltainc import JobLockedError
 from deltainc.join.windows import Window
-from deltainc.pipeline.plan import PipelineResult, WindowReport
+from deltainc.pipeline.controller.plan import PipelineResult, WindowReport
 from deltainc.pipeline.state.lock import acquire, release_lock, start_heartbeat, take_lock
 from deltainc.pipeline.state.model import RunRecord, judge
 from deltainc.pipeline.state.processes import COMMAND, DRIVER, Process, encode, start_ticks

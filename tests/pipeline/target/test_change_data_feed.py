@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import SparkSession
 from test_schema_evolution import A_SCHEMA, B_SCHEMA, D1, D2, append, make_job
 
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
 from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.target.layout import read_layout
 

@@ -20,7 +20,7 @@ from delta_rows import write_rows
 from deltalake import DeltaTable
 from pyspark.sql import SparkSession
 
-from deltainc.pipeline.controller import run
+from deltainc.pipeline.controller.commands import run
 from deltainc.pipeline.delta.sql import path_ref
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.target.layout import (

@@ -13,11 +13,11 @@ from frames import frame
 from pyspark.sql import SparkSession
 
 from deltainc.errors import SchemaError
-from deltainc.join.windows import to_index
-from deltainc.pipeline.controller import rerun, run
+from deltainc.pipeline.controller.commands import rerun, run
 from deltainc.pipeline.delta.sources import latest_commit
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.state.store import read_state, state_paths
+from deltainc.time_units import to_index
 from jobs import job_config
 
 pytestmark = pytest.mark.windows

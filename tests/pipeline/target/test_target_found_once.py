@@ -11,11 +11,11 @@ import pytest
 from cli_jobs import edit, logged_job
 from pyspark.sql import SparkSession
 
-from deltainc.pipeline.controller import rerun, run
-from deltainc.pipeline.fact_counts import TARGET_FOUND, counting_facts
+from deltainc.fact_counts import TARGET_FOUND, counting_facts
+from deltainc.pipeline.controller.commands import rerun, run
+from deltainc.pipeline.controller.window import Step
 from deltainc.pipeline.job.job_config import load_job
 from deltainc.pipeline.target.found import find_target
-from deltainc.pipeline.window.run import Step
 
 LAST = "2025-03-02"  # the sources' last day: two windows of one day from start_date
 

@@ -23,9 +23,9 @@ from pyspark.sql import functions as F
 from deltainc import inc_join
 from deltainc.join.options import IncJoinSettings
 from deltainc.join.output_layout import OutputLayout, plan_layout
-from deltainc.join.windows import TimeUnit, to_index
 from deltainc.pipeline.job.kinds.two_source import plan_join
 from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_rows
+from deltainc.time_units import TimeUnit, to_index
 from jobs import job_config
 
 pytestmark = pytest.mark.spark

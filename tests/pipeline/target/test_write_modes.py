@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from deltainc.pipeline.controller.plan import forward_mode
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.mode_names import ModeName
-from deltainc.pipeline.plan import forward_mode
 from deltainc.pipeline.target.forward_write import FORWARD
 from deltainc.pipeline.target.merge import FORWARD_ONLY, RERUN
 from deltainc.pipeline.target.modes import write_mode

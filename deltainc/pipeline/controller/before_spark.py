@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from deltainc.errors import ConfigError
-from deltainc.join.windows import from_index, next_window, parse_point, to_index
+from deltainc.join.windows import next_window
+from deltainc.pipeline.controller.plan import PipelineResult
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.table import logs_else, open_handle, shape_from_log
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds import JoinPlan
 from deltainc.pipeline.job.kinds.two_source import kind_of
-from deltainc.pipeline.plan import PipelineResult
 from deltainc.pipeline.state import (
     JobState,
     Lease,
@@ -44,6 +44,7 @@ from deltainc.pipeline.state import (
     state_paths,
 )
 from deltainc.settings import Settings
+from deltainc.time_units import from_index, parse_point, to_index
 
 __all__ = [
     "BeforeSpark",

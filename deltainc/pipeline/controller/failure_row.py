@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from deltainc.errors import Cancelled
-from deltainc.pipeline.prepared_job import PreparedJob
+from deltainc.pipeline.controller.prepared_job import PreparedJob
+from deltainc.pipeline.controller.stop import end_stopped, landed_commit
 from deltainc.pipeline.state import Lease, RunRecord, RunStatus, append_run
-from deltainc.pipeline.window.commit import end_stopped, landed_commit
 
 __all__ = ["record_failure", "FailedWindow", "note_failed_window", "failed_window"]
 

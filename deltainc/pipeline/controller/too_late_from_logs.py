@@ -21,15 +21,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from deltainc.join.output_layout import JOIN_TYPE
-from deltainc.join.windows import TimeUnit, Window
+from deltainc.join.windows import Window
+from deltainc.pipeline.controller.prepared_job import PreparedJob
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.log_rows import existing_table, in_units, meeting_keys, unit_range_rows
 from deltainc.pipeline.delta.snapshot import look
 from deltainc.pipeline.delta.table import open_handle
 from deltainc.pipeline.job.kinds import LateSearch
-from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.too_late import FINAL_A_TYPES, a_side
 from deltainc.spark_compat import session_kind
+from deltainc.time_units import TimeUnit
 
 if TYPE_CHECKING:
     import pyarrow as pa

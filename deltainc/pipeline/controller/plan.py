@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from deltainc.errors import ConfigError
+from deltainc.fact_counts import WINDOWS_PLANNED, asked
 from deltainc.join.options import counted_types
-from deltainc.join.windows import Window, chunk_windows, from_index, next_window, to_index
-from deltainc.pipeline.fact_counts import WINDOWS_PLANNED, asked
+from deltainc.join.windows import Window, chunk_windows, next_window
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.mode_names import ModeName
 from deltainc.pipeline.state import RunRecord
 from deltainc.pipeline.state.downstream import DownstreamRerun
+from deltainc.time_units import from_index, to_index
 
 __all__ = [
     "Planned",

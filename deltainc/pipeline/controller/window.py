@@ -16,17 +16,12 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
 from deltainc.join.windows import Window
-from deltainc.pipeline.plan import Planned, WindowReport
-from deltainc.pipeline.prepared_job import PreparedJob, latest_labels, null_inc, null_keys, scanned
-from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run
-from deltainc.pipeline.state.window_row import Clock, started, timed, with_reads, with_writes
-from deltainc.pipeline.target.found import TargetFound, find_target
-from deltainc.pipeline.target.merge import count_and_check
-from deltainc.pipeline.target.modes import write_mode
-from deltainc.pipeline.target.write_mode import WriteMode
-from deltainc.pipeline.window.commit import Counting, finish_commit, fitted, shaped, write_window, written_counted
-from deltainc.pipeline.window.failure_row import FailedWindow, note_failed_window, record_failure
-from deltainc.pipeline.window.too_late_writes import (
+from deltainc.pipeline.controller.commit import Counting, fitted, shaped, write_window, written_counted
+from deltainc.pipeline.controller.failure_row import FailedWindow, note_failed_window, record_failure
+from deltainc.pipeline.controller.plan import Planned, WindowReport
+from deltainc.pipeline.controller.prepared_job import PreparedJob, latest_labels, null_inc, null_keys, scanned
+from deltainc.pipeline.controller.stop import finish_commit
+from deltainc.pipeline.controller.too_late_search import (
     LateRows,
     keep_too_late,
     search_too_late,
@@ -34,6 +29,12 @@ from deltainc.pipeline.window.too_late_writes import (
     settled,
     too_late_found,
 )
+from deltainc.pipeline.state import Command, Lease, RunRecord, RunStatus, append_run
+from deltainc.pipeline.state.window_row import Clock, started, timed, with_reads, with_writes
+from deltainc.pipeline.target.found import TargetFound, find_target
+from deltainc.pipeline.target.merge import count_and_check
+from deltainc.pipeline.target.modes import write_mode
+from deltainc.pipeline.target.write_mode import WriteMode
 from deltainc.spark_compat import labelled_jobs, observes_writes, take_startup_seconds
 from deltainc.stop_notice import in_window
 from deltainc.text_enum import TextEnum

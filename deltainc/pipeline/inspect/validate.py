@@ -1,7 +1,5 @@
-"""A job inspected with Spark, writing nothing: `status` (where it stands; `from_delta_logs/status.py` answers the
-same from the Delta logs without a JVM, what `deltainc status` tries first), and `validate` (it fits its sources and
-its remembered settings, what its next window reads, and what of the existing target's layout makes daily runs
-costly). The command line only renders them."""
+"""`validate`: a job checked against its sources without running it, from the Delta logs where they answer
+and with Spark where they cannot: its settings, its join against the sources' schemas, the target's layout."""
 
 from __future__ import annotations
 
@@ -11,25 +9,20 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from deltainc.errors import ConfigError, SchemaError
-from deltainc.join.windows import from_index
+from deltainc.pipeline.controller.before_spark import check_from_logs
+from deltainc.pipeline.controller.planned_target import not_run_yet
+from deltainc.pipeline.controller.prepared_job import job_session, prepare_job
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.snapshot import look, one_look
 from deltainc.pipeline.delta.sources import shape_from_log, table_exists
-from deltainc.pipeline.from_delta_logs.commands import check_from_logs
-from deltainc.pipeline.from_delta_logs.status import status_from_log
+from deltainc.pipeline.inspect.status import status
+from deltainc.pipeline.inspect.status_from_logs import status_from_log
 from deltainc.pipeline.job.chain_suffixes import picked_suffixes
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds.two_source import TwoSourceJoin, TwoSourcePlan, kind_of
-from deltainc.pipeline.planned_target import not_run_yet
-from deltainc.pipeline.prepared_job import job_session, prepare_job
 from deltainc.pipeline.state import (
     JobStatus,
-    describe,
-    latest_in_sources,
-    read_runs,
-    read_state,
     refusal,
-    state_paths,
 )
 from deltainc.pipeline.target.layout import (
     TargetLayout,
@@ -40,47 +33,9 @@ from deltainc.pipeline.target.layout import (
 )
 from deltainc.settings import Settings
 from deltainc.storage import commit_warnings
+from deltainc.time_units import from_index
 
-__all__ = ["status", "JobValidation", "validate_job", "validate_from_logs"]
-
-
-@one_look()
-def status(
-    job: JobConfig | str | Path, spark: SparkSession | None = None, settings: Settings | None = None, runs: int = 5
-) -> JobStatus:
-    """Where the job stands, read with Spark: watermark, latest data in every source, all that is pending, the
-    lock and recent runs. A missing source is reported as the status's `problem`, not raised: the rest shows.
-
-    Args:
-        job: a job, a job name or a job file's path (as for `run`).
-        spark: the session to read the sources with; None = `get_spark()` from the settings.
-        settings: the global settings; None = read them.
-        runs: how many of the latest run-log rows to return.
-
-    Returns:
-        The job's `JobStatus`: `watermark`, `latest_available`, `pending` (None when up to date), `lock`,
-            `runs`, `changed_settings` and `problem`.
-
-    Example:
-        ```python
-        from deltainc import status
-
-        print(status("bank_trx").pending)  # None when nothing is pending
-        ```
-    """
-    job, settings = load(job, settings)
-    spark = job_session(spark, settings, job.on_s3)
-    paths = state_paths(job.state_path(settings.state_dir))
-    state = read_state(paths, job.name)
-    recent = read_runs(paths, job.name, runs)
-    latest: int | None = None
-    problem = None
-
-    try:
-        latest = latest_in_sources(job, settings.state_dir, spark)
-    except (ConfigError, SchemaError) as exc:
-        problem = str(exc)
-    return describe(job, state, latest, recent, settings.lock_expiry_seconds, problem, state_dir=settings.state_dir)
+__all__ = ["JobValidation", "validate_job", "validate_from_logs"]
 
 
 @dataclass(frozen=True)
@@ -205,7 +160,7 @@ def _validation(
 def _late_rows_of_an_earlier_release(config: JobConfig, layout: TargetLayout) -> list[str]:
     """The warning for a job that keeps too-late rows in a target of the layout before `IsFinal` (which `migrate`
     can bring up to date): an earlier release built it, and its too-late rows may follow that release's rule
-    (pipeline/migration.py). No warning otherwise."""
+    (pipeline/controller/migrate.py). No warning otherwise."""
     asked = config.target.partition_by  # None: the default layout, which holds the open rows apart
     migratable = asked is None or holds_open_rows_apart(asked)
     if config.target.late_rows is None or not config.join.horizon or not migratable:

@@ -2,7 +2,7 @@
 
 `run` processes what is pending after the watermark, `rerun` a processed window again, `backfill` a historic
 range in chunks. Each goes once: the Delta logs asked before Spark starts (`before_spark`: nothing pending answered,
-the lock taken), Spark started, the windows planned and executed one by one (`window/run.py`).
+the lock taken), Spark started, the windows planned and executed one by one (`controller/window.py`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,9 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from deltainc.errors import Cancelled, ConfigError
-from deltainc.join.windows import Window, chunk_windows, parse_point
-from deltainc.pipeline.delta.snapshot import one_look
-from deltainc.pipeline.from_delta_logs.commands import BeforeSpark, before_spark, nothing_pending
-from deltainc.pipeline.job.job_config import JobConfig, load
-from deltainc.pipeline.plan import (
+from deltainc.join.windows import Window, chunk_windows
+from deltainc.pipeline.controller.before_spark import BeforeSpark, before_spark, nothing_pending
+from deltainc.pipeline.controller.plan import (
     PipelineResult,
     Planned,
     WindowReport,
@@ -32,13 +30,16 @@ from deltainc.pipeline.plan import (
     run_plan,
     to_do,
 )
-from deltainc.pipeline.prepared_job import PreparedJob, latest_available, open_job
+from deltainc.pipeline.controller.prepared_job import PreparedJob, latest_available, open_job
+from deltainc.pipeline.controller.window import StepHook, begin, process_planned, record_stop
+from deltainc.pipeline.delta.snapshot import one_look
+from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.state import Command, JobState, Lease, check_unchanged, locked
 from deltainc.pipeline.state.downstream import DownstreamRerun, downstream_reruns, encode_reruns
 from deltainc.pipeline.target.modes import write_mode
-from deltainc.pipeline.window.run import StepHook, begin, process_planned, record_stop
 from deltainc.settings import Settings
 from deltainc.stop_notice import doing
+from deltainc.time_units import parse_point
 
 __all__ = ["run", "rerun", "backfill"]
 

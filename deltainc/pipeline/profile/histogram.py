@@ -1,6 +1,6 @@
 """A delay histogram's profile (`DelayProfile`): its percentiles and the narrowest look_back_time /
 max_waiting_time that would have matched 99 %, 99.9 % and 100 % of the historic pairs, next to what the job's
-current settings match. Pure: `delay_profile.profile_job` counts the histogram with Spark."""
+current settings match. Pure: `delays.profile_job` counts the histogram with Spark."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from deltainc.errors import ConfigError, InternalError
-from deltainc.join.windows import TimeUnit
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.time_units import TimeUnit
 
 __all__ = ["PERCENTILES", "COVERAGES", "Suggestion", "DelayProfile", "profile_from_histogram"]
 

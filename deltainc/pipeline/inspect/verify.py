@@ -21,14 +21,15 @@ from pyspark.sql import functions as F
 from deltainc.errors import ConfigError, SchemaError
 from deltainc.join.options import WAITING_TYPES, JoinType
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
-from deltainc.join.windows import Window, from_index, parse_point
+from deltainc.join.windows import Window
+from deltainc.pipeline.controller.plan import check_start
+from deltainc.pipeline.controller.prepared_job import open_job
 from deltainc.pipeline.delta.sources import read_table
 from deltainc.pipeline.delta.spark_counts import scan_stats
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.plan import check_start
-from deltainc.pipeline.prepared_job import open_job
 from deltainc.pipeline.target.forward_write import sql_literal
 from deltainc.settings import Settings
+from deltainc.time_units import from_index, parse_point
 
 __all__ = ["Verification", "verify"]
 

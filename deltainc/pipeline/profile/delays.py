@@ -5,7 +5,7 @@ and `join_cond`), the delay `B.RecDate - A.RecDate` in the job's `time_uom`, as 
 follow the percentiles of the delay and the `look_back_time` / `max_waiting_time` that would have matched
 99 %, 99.9 % and 100 % of the historic pairs, next to what the job's current settings match.
 `plot_profile` draws the histogram, `format_profile` writes it up for a terminal; the profile of a counted
-histogram is `delay_histogram`'s.
+histogram is `histogram.py`'s.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from deltainc.errors import ConfigError
 from deltainc.join.columns import match_condition, source_filter, unit_index
 from deltainc.join.join_spec import check_join
 from deltainc.join.strategy import shuffled
-from deltainc.join.windows import day_units
-from deltainc.pipeline.delay_histogram import DelayProfile, profile_from_histogram
 from deltainc.pipeline.delta.sources import read_table
 from deltainc.pipeline.job.chain_suffixes import chain_suffixes
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.pipeline.profile.histogram import DelayProfile, profile_from_histogram
+from deltainc.time_units import day_units
 
 __all__ = ["profile_job", "format_profile", "plot_profile"]
 

@@ -4,7 +4,7 @@ has run (`deltainc validate` of a job whose source is another job's target that 
 They are not written down by hand: the upstream's own planning runs on empty frames of its sources' schemas (read
 from their Delta tables, or planned the same way where a source is the target of a job that has not run either),
 its first window's output is taken as the engine builds it, and `IsFinal` is added where the target's layout holds
-the open rows apart, as the first write does (`window/commit.shaped`). What a run writes and what is planned here
+the open rows apart, as the first write does (`controller/commit.shaped`). What a run writes and what is planned here
 come from the same code, so they cannot drift apart.
 """
 
@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from deltainc.join.windows import to_index
 from deltainc.pipeline.delta.sources import read_source, table_exists, where_applied
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.target.layout import holds_open_rows_apart, target_partitioning, with_is_final
+from deltainc.time_units import to_index
 
 __all__ = ["not_run_yet", "planned_schema", "source_frames"]
 

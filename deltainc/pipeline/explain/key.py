@@ -1,5 +1,5 @@
 """`explain` for one key of a job's target (issue 64): the A rows with the key, the B rows with their join keys,
-the target's rows for it now, and why each A row came out as it did (`explanation.py`'s rules). Read with Spark
+the target's rows for it now, and why each A row came out as it did (`rules.py`). Read with Spark
 (a target may hold deletion vectors), each table filtered on the key so that its files are skipped on their
 statistics; the watermark from the state's Delta log."""
 
@@ -16,18 +16,18 @@ from pyspark.sql import functions as F
 
 from deltainc.errors import ConfigError
 from deltainc.join.options import JoinType
-from deltainc.join.windows import TimeUnit, from_index, to_index
 from deltainc.pipeline.delta.key_files import files_with_keys
 from deltainc.pipeline.delta.snapshot import one_look
 from deltainc.pipeline.delta.sources import read_table, table_exists
-from deltainc.pipeline.explanation import explain_a_row, explain_absent, explain_b_row
+from deltainc.pipeline.explain.key_history import KeyHistory, key_equal, key_history
+from deltainc.pipeline.explain.rules import explain_a_row, explain_absent, explain_b_row
 from deltainc.pipeline.job.chain_suffixes import chain_suffixes
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.sections import SourceRef
-from deltainc.pipeline.key_history import KeyHistory, key_equal, key_history
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.model import state_paths
 from deltainc.settings import Settings
+from deltainc.time_units import TimeUnit, from_index, to_index
 
 __all__ = ["KeyExplanation", "explain_key"]
 

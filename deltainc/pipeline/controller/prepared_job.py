@@ -17,7 +17,8 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from deltainc.join.windows import TimeUnit, Window, from_index, to_index
+from deltainc.join.windows import Window
+from deltainc.pipeline.controller.planned_target import source_frames
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.delta_log_stats import files_in_units, null_count_from_log, null_keys_in_units
 from deltainc.pipeline.delta.sources import count_null_keys, window_rows
@@ -28,7 +29,6 @@ from deltainc.pipeline.job.kinds import JobKind, JoinPlan, PreparedJoin, SourceS
 from deltainc.pipeline.job.kinds.job_kind import Identity, window_rows_of
 from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.job.sections import SourceRef
-from deltainc.pipeline.planned_target import source_frames
 from deltainc.pipeline.state import (
     JobState,
     StatePaths,
@@ -43,6 +43,7 @@ from deltainc.settings import Settings, resolved
 from deltainc.settings import use as use_storage
 from deltainc.spark import get_spark
 from deltainc.storage import spark_conf
+from deltainc.time_units import TimeUnit, from_index, to_index
 
 __all__ = [
     "PreparedJob",

@@ -28,11 +28,11 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from deltainc.join.options import JoinType
-from deltainc.join.windows import TimeUnit, parse_point
 from deltainc.pipeline.delta.key_files import may_hold
 from deltainc.pipeline.delta.present_files import present_files
 from deltainc.pipeline.delta.sql import detail
 from deltainc.pipeline.job.job_config import JobConfig
+from deltainc.time_units import TimeUnit, parse_point
 
 __all__ = ["KeyHistory", "key_history", "key_equal", "runs_reaching"]
 

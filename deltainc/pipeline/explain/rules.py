@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deltainc.join.options import JoinType
-from deltainc.join.windows import TimeUnit, from_index
+from deltainc.time_units import TimeUnit, from_index
 
 __all__ = [
     "BRow",

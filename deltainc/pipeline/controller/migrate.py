@@ -34,18 +34,19 @@ from pyspark.sql import DataFrame, SparkSession
 
 from deltainc.errors import ConfigError
 from deltainc.join.output_layout import IS_FINAL
-from deltainc.join.windows import Window, from_index, to_index
+from deltainc.join.windows import Window
+from deltainc.pipeline.controller.prepared_job import PreparedJob, open_job
+from deltainc.pipeline.controller.too_late_search import late_rows_slice, replace_late_rows, search_a_rows
 from deltainc.pipeline.delta.sources import read, table_exists, table_shape
 from deltainc.pipeline.job.job_config import JobConfig
-from deltainc.pipeline.prepared_job import PreparedJob, open_job
 from deltainc.pipeline.state import locked
 from deltainc.pipeline.target.forward_write import overwrite_target
 from deltainc.pipeline.target.layout import DELETION_VECTORS_FEATURE, holds_open_rows_apart, lay_out, with_is_final
 from deltainc.pipeline.target.reader_features import drop_deletion_vectors, dropped_message, unused_deletion_vectors
 from deltainc.pipeline.target.too_late import too_late_rows
 from deltainc.pipeline.target.write_mode import Destination
-from deltainc.pipeline.window.too_late_writes import late_rows_slice, replace_late_rows, search_a_rows
 from deltainc.settings import Settings
+from deltainc.time_units import from_index, to_index
 
 __all__ = [
     "Migration",

@@ -21,17 +21,18 @@ from pyspark.sql.types import DataType
 
 from deltainc.errors import ConfigError, InternalError
 from deltainc.join.join_spec import resolve_join_cond
-from deltainc.join.windows import Window, from_index
+from deltainc.join.windows import Window
+from deltainc.pipeline.controller.prepared_job import PreparedJob
+from deltainc.pipeline.controller.too_late_from_logs import late_inputs_from_logs
 from deltainc.pipeline.delta.sources import read, table_exists
 from deltainc.pipeline.job.kinds import LateSearch
-from deltainc.pipeline.prepared_job import PreparedJob
 from deltainc.pipeline.target.forward_write import replace_where, sql_literal
 from deltainc.pipeline.target.found import TargetFound
 from deltainc.pipeline.target.layout import default_partitioning, ensure_target, lay_out
 from deltainc.pipeline.target.too_late import a_side, too_late_rows, window_a_rows
 from deltainc.pipeline.target.write_mode import Destination, WriteMode
-from deltainc.pipeline.window.too_late_from_logs import late_inputs_from_logs
 from deltainc.spark_compat import labelled_jobs
+from deltainc.time_units import from_index
 
 __all__ = [
     "LateRows",

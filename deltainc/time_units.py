@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import Enum
+from typing import overload
 
 from deltainc.errors import ConfigError
 
@@ -17,6 +18,7 @@ __all__ = [
     "unit_seconds",
     "to_index",
     "from_index",
+    "unit_label",
     "parse_point",
     "day_of",
     "day_units",
@@ -104,6 +106,19 @@ def from_index(index: int, time_uom: TimeUnit | str = TimeUnit.DAY) -> dt.date |
     if unit is TimeUnit.DAY:
         return EPOCH_DAY + dt.timedelta(days=index)
     return EPOCH + dt.timedelta(seconds=index * unit.seconds)
+
+
+@overload
+def unit_label(index: int, time_uom: TimeUnit | str = ...) -> str: ...
+@overload
+def unit_label(index: None, time_uom: TimeUnit | str = ...) -> None: ...
+def unit_label(index: int | None, time_uom: TimeUnit | str = TimeUnit.DAY) -> str | None:
+    """Unit `index` as users read it, the one way a unit is written: an ISO date for days, an ISO datetime for
+    hours and minutes; None (no unit: never run, no rows) stays None.
+
+    Example: `unit_label(20089)` is `"2025-01-01"`; `unit_label(None) or "none"` is `"none"`.
+    """
+    return None if index is None else from_index(index, time_uom).isoformat()
 
 
 def parse_point(value: str | dt.date | dt.datetime, field: str, time_uom: TimeUnit | str = TimeUnit.DAY) -> int:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from deltainc.errors import ConfigError
-from deltainc.time_units import TimeUnit, day_of, day_units, from_index
+from deltainc.time_units import TimeUnit, day_of, day_units, from_index, unit_label
 
 __all__ = [
     "Window",
@@ -47,7 +47,7 @@ class Window:
         return self.end - self.start + 1
 
     def label(self, index: int) -> str:
-        return from_index(index, self.time_uom).isoformat()
+        return unit_label(index, self.time_uom)
 
     @property
     def first(self) -> dt.date | dt.datetime:

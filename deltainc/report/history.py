@@ -34,7 +34,7 @@ from deltainc.pipeline.state import JobStatus, describe, latest_in_sources
 from deltainc.pipeline.state.job_status import utc
 from deltainc.report.series import Row, UnitCounts, span, window_label
 from deltainc.settings import Settings
-from deltainc.time_units import from_index, to_index
+from deltainc.time_units import to_index, unit_label
 
 __all__ = ["History", "NoRuns", "read_history", "chosen", "layout_text", "units_from_target"]
 
@@ -157,10 +157,10 @@ def units_from_target(job: JobConfig, windows: Sequence[Row]) -> Mapping[str, Un
     for window, (first, last) in zip(wide, ranges, strict=True):
         units = found.setdefault(window_label(window), {})
         for unit in range(first, last + 1):  # a unit without rows is a bar of zero, not a gap
-            units[from_index(unit, uom).isoformat()] = {}
+            units[unit_label(unit, uom)] = {}
         for (unit, outcome), rows in counts.items():
             if first <= unit <= last:
-                units[from_index(unit, uom).isoformat()][outcome] = rows
+                units[unit_label(unit, uom)][outcome] = rows
     return found
 
 

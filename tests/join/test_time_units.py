@@ -9,7 +9,7 @@ import pytest
 from deltainc.errors import ConfigError
 from deltainc.join.options import COUNTED_ORDER, JoinType, canonical_how, normalize_how
 from deltainc.join.windows import Bounds, Window, chunk_windows, open_read_bounds, read_bounds
-from deltainc.time_units import EPOCH, EPOCH_DAY, TimeUnit, day_of, day_units, to_index, unit_seconds
+from deltainc.time_units import EPOCH, EPOCH_DAY, TimeUnit, day_of, day_units, to_index, unit_label, unit_seconds
 
 pytestmark = pytest.mark.pure
 
@@ -70,6 +70,21 @@ def test_day_of_gives_the_calendar_day_of_a_unit(index: int, unit: str, expected
 )
 def test_day_units_gives_the_first_and_the_last_unit_of_a_day(unit: str, expected: tuple[int, int]) -> None:
     assert day_units(dt.date(2025, 3, 1), unit) == expected
+
+
+@pytest.mark.parametrize(
+    ("index", "unit", "expected"),
+    [
+        (MAR_1_2025, "day", "2025-03-01"),
+        (MAR_1_2025 * 24 + 13, "hour", "2025-03-01T13:00:00"),
+        (MAR_1_2025 * 1440 + 61, "minute", "2025-03-01T01:01:00"),
+        (None, "day", None),
+    ],
+)
+def test_a_unit_is_written_as_an_iso_date_or_datetime_and_no_unit_as_none(
+    index: int | None, unit: str, expected: str | None
+) -> None:
+    assert unit_label(index, unit) == expected
 
 
 def test_chunk_windows_in_minutes_cut_at_midnight() -> None:

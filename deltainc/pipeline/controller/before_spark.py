@@ -44,7 +44,7 @@ from deltainc.pipeline.state import (
     state_paths,
 )
 from deltainc.settings import Settings
-from deltainc.time_units import from_index, parse_point, to_index
+from deltainc.time_units import parse_point, to_index, unit_label
 
 __all__ = [
     "BeforeSpark",
@@ -111,7 +111,7 @@ def nothing_pending(job: JobConfig, watermark: int | None, latest: int | None, u
     start = to_index(job.start_date, uom)
 
     def label(unit: int | None) -> str:
-        return "none" if unit is None else from_index(unit, uom).isoformat()
+        return unit_label(unit, uom) or "none"
 
     facts = f"watermark {label(watermark)}, latest {inc} in {job.all_sources} {label(latest)}"
     if latest is None:
@@ -171,7 +171,7 @@ def _idle_run(job: JobConfig, until: str | dt.date | None, logged: _Logged) -> P
         raise SparkNeeded(f"{pending} pending")
     check_unchanged(job, state.settings, "run")
     message = nothing_pending(job, state.watermark, latest, until_unit)
-    label = None if state.watermark is None else from_index(state.watermark, uom).isoformat()
+    label = unit_label(state.watermark, uom)
     return PipelineResult(job.name, "run", None, (), label, message)
 
 

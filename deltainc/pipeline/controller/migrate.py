@@ -46,7 +46,7 @@ from deltainc.pipeline.target.reader_features import drop_deletion_vectors, drop
 from deltainc.pipeline.target.too_late import too_late_rows
 from deltainc.pipeline.target.write_mode import Destination
 from deltainc.settings import Settings
-from deltainc.time_units import from_index, to_index
+from deltainc.time_units import to_index, unit_label
 
 __all__ = [
     "Migration",
@@ -134,7 +134,7 @@ def recompute_late_rows(
         version = replace_late_rows(prepared, window, rows, metadata) if added or removed else None
     finally:
         rows.unpersist()
-    labels = [from_index(unit, prepared.uom).isoformat() for unit in (window.start, window.end)]
+    labels = [unit_label(unit, prepared.uom) for unit in (window.start, window.end)]
     return LateRowsRecompute(job.name, ref.label, labels[0], labels[1], added, removed, version)
 
 

@@ -21,7 +21,7 @@ from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.mode_names import ModeName
 from deltainc.pipeline.state import RunRecord
 from deltainc.pipeline.state.downstream import DownstreamRerun
-from deltainc.time_units import from_index, to_index
+from deltainc.time_units import to_index, unit_label
 
 __all__ = [
     "Planned",
@@ -66,7 +66,7 @@ def _start(job: JobConfig) -> int:
 
 
 def _label(job: JobConfig, unit: int | None) -> str:
-    return "none" if unit is None else from_index(unit, job.join.time_uom).isoformat()
+    return unit_label(unit, job.join.time_uom) or "none"
 
 
 def check_start(job: JobConfig, first: int, command: str) -> None:

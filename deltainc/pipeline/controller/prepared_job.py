@@ -43,7 +43,7 @@ from deltainc.settings import Settings, resolved
 from deltainc.settings import use as use_storage
 from deltainc.spark import get_spark
 from deltainc.storage import spark_conf
-from deltainc.time_units import TimeUnit, from_index, to_index
+from deltainc.time_units import TimeUnit, to_index, unit_label
 
 __all__ = [
     "PreparedJob",
@@ -125,7 +125,7 @@ class PreparedJob:
 
     def label(self, unit: int | None) -> str | None:
         """A unit as the user reads it (an ISO date or datetime); None stays None."""
-        return None if unit is None else from_index(unit, self.uom).isoformat()
+        return unit_label(unit, self.uom)
 
 
 def prepare_job(

@@ -27,7 +27,7 @@ from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.model import state_paths
 from deltainc.settings import Settings
-from deltainc.time_units import TimeUnit, from_index, to_index
+from deltainc.time_units import TimeUnit, from_index, to_index, unit_label
 
 __all__ = ["KeyExplanation", "explain_key"]
 
@@ -246,7 +246,7 @@ def _explained(job: JobConfig, given: Mapping[str, str], spark: SparkSession, se
         files[side.other_role] = files_with_keys(side.other, side.other_role, others, near[1])
     files["target"] = files_with_keys(job.target, "target", [keys])
     files["target history"] = history.files_read
-    mark = None if watermark is None else from_index(watermark, uom).isoformat()
+    mark = unit_label(watermark, uom)
     a_rows, b_rows = (rows, other_rows) if side.name == "A" else (other_rows, rows)
     return KeyExplanation(job.name, keys, tuple(a_rows), tuple(b_rows), tuple(target_rows), tuple(reasons), mark,
                           history.entries, history.read, history.vacuumed, files, suffixes)  # fmt: skip

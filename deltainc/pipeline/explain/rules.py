@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deltainc.join.options import JoinType
-from deltainc.time_units import TimeUnit, from_index
+from deltainc.time_units import TimeUnit, unit_label
 
 __all__ = [
     "BRow",
@@ -98,7 +98,7 @@ def explain_a_row(
     placed = tuple(BRow(u, place(u, a_unit, look_back_time, max_waiting_time)) for u in sorted(b_units))
 
     def label(unit: int) -> str:
-        return from_index(unit, uom).isoformat()
+        return unit_label(unit, uom)
 
     inside = [b.unit for b in placed if b.placement.where == "inside"]
     after = [b for b in placed if b.placement.where == "after"]
@@ -151,9 +151,9 @@ def explain_absent(
     if filtered:
         return f"its {side} row is left out by the job's where condition"
     if watermark is None or first > watermark:
-        mark = "no run yet" if watermark is None else f"the watermark {from_index(watermark, uom).isoformat()}"
-        return f"its {side} row of {from_index(first, uom).isoformat()} is in a window not yet run ({mark})"
-    return f"its {side} row of {from_index(first, uom).isoformat()} is processed, yet the target has no row for it"
+        mark = "no run yet" if watermark is None else f"the watermark {unit_label(watermark, uom)}"
+        return f"its {side} row of {unit_label(first, uom)} is in a window not yet run ({mark})"
+    return f"its {side} row of {unit_label(first, uom)} is processed, yet the target has no row for it"
 
 
 def history_line(entries: Sequence[Mapping[str, Any]], inc: str) -> str:
@@ -195,7 +195,7 @@ def explain_b_row(
     first, last = b_unit - max_waiting_time, b_unit + look_back_time
 
     def label(unit: int) -> str:
-        return from_index(unit, uom).isoformat()
+        return unit_label(unit, uom)
 
     inside = sorted(a for a in a_units if first <= a <= last)
     outside = sorted(a for a in a_units if not first <= a <= last)

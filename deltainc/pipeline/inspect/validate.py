@@ -33,7 +33,7 @@ from deltainc.pipeline.target.layout import (
 )
 from deltainc.settings import Settings
 from deltainc.storage import commit_warnings
-from deltainc.time_units import from_index
+from deltainc.time_units import unit_label
 
 __all__ = ["JobValidation", "validate_job", "validate_from_logs"]
 
@@ -59,11 +59,9 @@ class JobValidation:
         if self.next_reads is None:
             return None
         uom = self.job.join.time_uom
-
-        def label(unit: int) -> str:
-            return from_index(unit, uom).isoformat()
-
-        return {role: (label(first), label(last)) for role, (first, last) in self.next_reads.items()}
+        return {
+            role: (unit_label(first, uom), unit_label(last, uom)) for role, (first, last) in self.next_reads.items()
+        }
 
 
 @one_look()

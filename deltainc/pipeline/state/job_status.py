@@ -19,7 +19,7 @@ from deltainc.pipeline.job.sections import SourceRef
 from deltainc.pipeline.state.from_delta_log import upstream_watermark
 from deltainc.pipeline.state.model import JobState, judge
 from deltainc.pipeline.state.window_row import SettingChange, built_with, changes
-from deltainc.time_units import from_index, to_index, whole_units_through
+from deltainc.time_units import to_index, unit_label, whole_units_through
 
 __all__ = ["JobStatus", "UNREAD", "describe", "utc", "status_document"]
 
@@ -101,16 +101,12 @@ def describe(
     """The status of `job` from what was read: its state, the sources' latest unit, its recent runs; with
     `state_dir` (the settings' default state folder) its upstream jobs' watermarks too, read from their logs."""
     uom = job.join.time_uom
-
-    def label(unit: int | None) -> str | None:
-        return None if unit is None else from_index(unit, uom).isoformat()
-
     start = to_index(job.start_date, uom)
     pending = None if problem else pending_range(state.watermark, start, latest, None, job.max_window, uom)
     return JobStatus(
         job=job.name,
-        watermark=label(state.watermark),
-        latest_available=label(latest),
+        watermark=unit_label(state.watermark, uom),
+        latest_available=unit_label(latest, uom),
         pending=pending,
         lock=_lock_view(state, expiry_seconds),
         runs=[{name: utc(value) for name, value in run.items()} for run in runs],
@@ -130,8 +126,7 @@ def _upstream_watermarks(
     refs = {ref.job: ref for _, ref in job.sources if ref.job is not None}
     units = {name: upstream_watermark(ref, state_dir) for name, ref in refs.items()}
     label = {  # in the upstream's own unit: a day job on an hour job shows that job's hour
-        name: None if unit is None else from_index(unit, _unit_of(refs[name], job)).isoformat()
-        for name, unit in units.items()
+        name: unit_label(unit, _unit_of(refs[name], job)) for name, unit in units.items()
     }
     whole = {
         name: None if unit is None else whole_units_through(unit, _unit_of(refs[name], job), job.join.time_uom)
@@ -148,7 +143,7 @@ def _unit_of(ref: SourceRef, job: JobConfig) -> str:
 
 
 def _window(start: int, end: int, uom: str) -> dict[str, str]:
-    return {"start": from_index(start, uom).isoformat(), "end": from_index(end, uom).isoformat()}
+    return {"start": unit_label(start, uom), "end": unit_label(end, uom)}
 
 
 def _run_document(run: dict[str, object]) -> dict[str, object]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from pyspark.sql import SparkSession
 
@@ -15,15 +16,13 @@ from deltainc.pipeline.controller.prepared_job import job_session, prepare_job
 from deltainc.pipeline.delta.delta_log import LogUnreadable
 from deltainc.pipeline.delta.snapshot import look, one_look
 from deltainc.pipeline.delta.sources import shape_from_log, table_exists
+from deltainc.pipeline.delta.table import open_handle
 from deltainc.pipeline.inspect.status import status
 from deltainc.pipeline.inspect.status_from_logs import status_from_log
 from deltainc.pipeline.job.chain_suffixes import picked_suffixes
 from deltainc.pipeline.job.job_config import JobConfig, load
 from deltainc.pipeline.job.kinds.two_source import TwoSourceJoin, TwoSourcePlan, kind_of
-from deltainc.pipeline.state import (
-    JobStatus,
-    refusal,
-)
+from deltainc.pipeline.state import JobStatus, refusal
 from deltainc.pipeline.target.layout import (
     TargetLayout,
     holds_open_rows_apart,
@@ -100,15 +99,13 @@ def validate_from_logs(job: JobConfig | str | Path, settings: Settings | None = 
     a source named by `job = "..."` has one, `IsFinal`, so a job in a chain, whose upstream may not have run yet,
     is planned with Spark): then `validate_job` answers with Spark (`from_logs_else_spark`)."""
     config, settings = load(job, settings)
-    target = config.target.path
     conditions = (*kind_of(config).join_conds(), *(ref.where for _, ref in config.sources))
     if any(c is not None for c in conditions):
         raise LogUnreadable("a join_cond or a source's where is resolved by Spark's analyzer")
-    if target is None or "://" in target or target.startswith("file:"):
-        raise LogUnreadable(f"the target is not a local path ({config.target.label})")
+    handle = open_handle(config.target, "target")
+    layout = handle.answer("the target's layout", _layout_from_log, _spark_answers, missing_ok=True, on_disk=True)
     plan = check_from_logs(config)  # raises what does not fit, naming the setting
     state = status_from_log(config, settings, runs=1)
-    layout = _layout_from_log(target)
     return _validation(config, state, layout, settings, _suffix_notes(config, plan))
 
 
@@ -119,6 +116,11 @@ def _suffix_notes(config: JobConfig, checked: object) -> tuple[tuple[str, str], 
         return ()
     text = picked_suffixes(config, checked.spec.settings)
     return () if text is None else (("suffixes", text),)
+
+
+def _spark_answers(why: Exception) -> NoReturn:
+    """The target's log cannot answer here (a catalog table, a table in S3): validate_job answers with Spark."""
+    raise LogUnreadable(f"the target's layout is read with Spark: {why}") from why
 
 
 def _layout_from_log(location: str) -> TargetLayout | None:

@@ -44,8 +44,8 @@ STOPPED = textwrap.dedent(
     """
     import os, signal, sys, threading
     from deltainc.cli import app as cli, spark_start
-    from deltainc.pipeline.controller.commands import commands as controller
-    from deltainc.pipeline.controller.commands import window as window_run
+    from deltainc.pipeline.controller import commands as controller
+    from deltainc.pipeline.controller import window as window_run
 
     def send(sig, group):
         os.killpg(os.getpgrp(), sig) if group else os.kill(os.getpid(), sig)
@@ -82,7 +82,7 @@ KILLED_CLI = textwrap.dedent(
     """
     import os, signal, sys
     from deltainc.cli import app as cli
-    from deltainc.pipeline.controller.commands import window as pipeline
+    from deltainc.pipeline.controller import window as pipeline
 
     real, calls = pipeline.null_keys, []
 
@@ -106,7 +106,7 @@ KILLED_AT = textwrap.dedent(
     from pathlib import Path
     from deltainc.cli import app as cli, spark_start
     from deltainc.pipeline.state.processes import encode, spark_drivers
-    from deltainc.pipeline.controller.commands import window as window_run
+    from deltainc.pipeline.controller import window as window_run
 
     def kill():
         Path("drivers.tmp").write_text(encode(spark_drivers()))
@@ -148,7 +148,7 @@ TERMINATED_IN_JOIN = textwrap.dedent(
     from pathlib import Path
     from deltainc.cli import app as cli
     from deltainc.pipeline.state.processes import encode, spark_drivers
-    from deltainc.pipeline.controller.commands import window as window_run
+    from deltainc.pipeline.controller import window as window_run
 
     real = window_run.null_keys
 

@@ -149,14 +149,16 @@ def write_window(
     metadata: dict[str, str],
 ) -> Written:
     """Write the window's output to the target (as the window `found` it) in one commit at most. The job's first
-    write creates the target with the window's rows in that one commit (after its too-late rows' table, when the
-    job keeps them), so a new job's first window commits once and reads nothing of a target, whatever the mode;
-    with deletion vectors only where its layout's writes use them (`wants_deletion_vectors`)."""
+    write creates the target with the window's rows in that one commit (and then its too-late rows' table, empty,
+    when the job keeps them: a first window its own query refuses creates neither), so a new job's first window
+    reads nothing of a target, whatever the mode; with deletion vectors only where its layout's writes use them
+    (`wants_deletion_vectors`)."""
     spark, made = prepared.spark, prepared.job.target
     if found.exists:
         return mode.write(prepared, found, window, output, metadata)
-    create_late_rows_table(prepared, window)
     text = json.dumps(metadata, sort_keys=True)
     vectors = wants_deletion_vectors(made.deletion_vectors, prepared.partition_by)
     create_table(output, made, prepared.partition_by, vectors, made.change_data_feed, text)
-    return Written(TargetWrite.CREATE, last_commit(spark, made), ScanStats(0, 0))
+    created = Written(TargetWrite.CREATE, last_commit(spark, made), ScanStats(0, 0))
+    create_late_rows_table(prepared, window)
+    return created

@@ -12,6 +12,7 @@ the job keeps them) only after the window's own commit, under the same lock chec
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
@@ -20,7 +21,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import DataType
 
 from deltainc.errors import ConfigError, InternalError
-from deltainc.join.join_spec import resolve_join_cond
+from deltainc.join.join_spec import JoinSpec, resolve_join_cond
 from deltainc.join.windows import Window
 from deltainc.pipeline.controller.prepared_job import PreparedJob
 from deltainc.pipeline.controller.too_late_from_logs import late_inputs_from_logs
@@ -39,6 +40,8 @@ __all__ = [
     "searches_output",
     "count_too_late",
     "search_too_late",
+    "count_written_too_late",
+    "search_written_too_late",
     "too_late_found",
     "settled",
     "keep_too_late",
@@ -90,7 +93,29 @@ def count_too_late(
         b_rows = logged.b_rows
     else:
         a_rows, b_rows = _a_rows(prepared, found, search, window, mode, output), search.rows
-    if a_rows is None:  # nothing published yet and no output to search: no A row, so no too-late B row
+    return _late_rows(prepared, search, spec, a_rows, b_rows)
+
+
+def count_written_too_late(prepared: PreparedJob, window: Window) -> LateRows | None:
+    """`count_too_late` of a window once its commit is done, from the target as written: its final rows dated
+    in [s - horizon, e] are those the target held before the window (dated before s, which the write never
+    changes) and the window's own, so a window that spans several units searches without keeping its output.
+    None when the job does not look for them."""
+    search = prepared.join.late_search
+    if search is None:
+        return None
+    spec = replace(search.spec, start=window.start, end=window.end)
+    written = read(prepared.spark, prepared.job.target)
+    a_rows = search_a_rows(prepared, search, written, None, window.start - search.horizon, window.end + 1)
+    return _late_rows(prepared, search, spec, a_rows, search.rows)
+
+
+def _late_rows(
+    prepared: PreparedJob, search: LateSearch, spec: JoinSpec, a_rows: DataFrame | None, b_rows: DataFrame
+) -> LateRows:
+    """The too-late B rows of `b_rows` for the A rows `a_rows`, counted (and persisted when the job keeps them)."""
+    job = prepared.job
+    if a_rows is None:  # nothing published: no A row, so no too-late B row
         return LateRows(0, None)
     rows = too_late_rows(a_rows, b_rows, spec, prepared.identity, job.target.keys, job.target.b_keys,
                          search.horizon)  # fmt: skip
@@ -183,10 +208,22 @@ def search_too_late(
     """`count_too_late` started in `pool`'s thread, to run beside the window's write; its Spark jobs are labelled
     as the search's (group `deltainc-too-late`) in Spark's UI."""
 
+    return _labelled(pool, prepared, window, lambda: count_too_late(prepared, found, window, mode, output))
+
+
+def search_written_too_late(pool: ThreadPoolExecutor, prepared: PreparedJob, window: Window) -> Future[LateRows | None]:
+    """`count_written_too_late` in `pool`'s thread, once the window's commit is done; labelled as the search's."""
+    return _labelled(pool, prepared, window, lambda: count_written_too_late(prepared, window))
+
+
+def _labelled(
+    pool: ThreadPoolExecutor, prepared: PreparedJob, window: Window, count: Callable[[], LateRows | None]
+) -> Future[LateRows | None]:
+    """`count` started in `pool`'s thread, its Spark jobs labelled as the search's (group `deltainc-too-late`)."""
+
     def search() -> LateRows | None:
-        label = f"{prepared.job.name} {window}: the too-late search"
-        with labelled_jobs(prepared.spark, "deltainc-too-late", label):
-            return count_too_late(prepared, found, window, mode, output)
+        with labelled_jobs(prepared.spark, "deltainc-too-late", f"{prepared.job.name} {window}: the too-late search"):
+            return count()
 
     return pool.submit(search)
 

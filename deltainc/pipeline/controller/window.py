@@ -25,6 +25,7 @@ from deltainc.pipeline.controller.too_late_search import (
     LateRows,
     keep_too_late,
     search_too_late,
+    search_written_too_late,
     searches_output,
     settled,
     too_late_found,
@@ -137,7 +138,7 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
         reads = {read.role: scanned(prepared, read) for read in joined.scans}
         # The target as this window finds it, once: found again only by the next window, after this one's commit.
         target = find_target(prepared.spark, job.target, prepared.partition_by)
-        counting = _counting(prepared, target, window, mode)
+        counting = _counting(prepared, target, mode)
         output = shaped(prepared, mode, target, joined.output, counting)
         if not mode.replaces_columns:  # a rebuild replaces the target's columns too
             scans = {read.role: read.scan for read in joined.scans}
@@ -146,9 +147,13 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
             output = output.persist(StorageLevel.MEMORY_AND_DISK)
             found = count_and_check(output, prepared.identity, prepared.sources)
         phases["join_s"] = time.monotonic() - clock
-        # Beside the write: it reads the target's final rows before the window, which the write never changes.
-        own = output if searches_output(prepared, window) else None
-        search = search_too_late(pool, prepared, target, window, mode, own)
+        # A window whose search needs its own output and whose write reads that output once searches the target
+        # as written; any other searches beside the write the target's final rows before the window (which the
+        # write never changes) and, if it needs them, the persisted output's.
+        after = counting is not None and searches_output(prepared, window)
+        if not after:
+            own = output if searches_output(prepared, window) else None
+            search = search_too_late(pool, prepared, target, window, mode, own)
         step(Step.READ)
 
         lease.check(job.name)
@@ -166,7 +171,9 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
             found = counting.counts()
         phases["write_s"] = time.monotonic() - writing
         step(Step.WRITTEN)
-        late = too_late_found(search)
+        if after:
+            search = search_written_too_late(pool, prepared, window)
+        late = None if search is None else too_late_found(search)
         if late is not None:
             finish_commit(prepared.spark, lambda: keep_too_late(prepared, window, mode, late, metadata))
         moves = mode.moves_watermark
@@ -195,14 +202,15 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
         _uncache(None if searched is None else searched.rows)
 
 
-def _counting(prepared: PreparedJob, target: TargetFound, window: Window, mode: WriteMode) -> Counting | None:
-    """The counts and identity check the window's write makes itself (one pass), where it can: the `target` exists
-    (a job's first write creates it, so a refused first window must fail before that), its write reads the
-    output once, the too-late search does without the output, and the session reports observations. None: the
-    window is counted and checked before its write (two passes)."""
+def _counting(prepared: PreparedJob, target: TargetFound, mode: WriteMode) -> Counting | None:
+    """The counts and identity check the window's write makes itself (one pass), where it can: its write reads the
+    output once (a job's first write, which creates the `target`, or the mode's `single_pass`) and the session
+    reports observations. A refused window fails inside its write's query, before Delta commits anything (the
+    first window's too: no table is created). None: the window is counted and checked before its write (two
+    passes)."""
     spark, job = prepared.spark, prepared.job
-    single = mode.single_pass(job) and not searches_output(prepared, window) and observes_writes(spark)
-    return Counting.of(prepared.identity, prepared.sources) if single and target.exists else None
+    single = (not target.exists or mode.single_pass(job)) and observes_writes(spark)
+    return Counting.of(prepared.identity, prepared.sources) if single else None
 
 
 def record_stop(run: CommandRun, upcoming: Window | None, exc: BaseException) -> None:

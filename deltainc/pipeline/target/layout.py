@@ -17,6 +17,8 @@ use them: the earlier layout (`reader_features.py`).
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -27,6 +29,7 @@ from pyspark.sql import types as T
 from deltainc.errors import SchemaError
 from deltainc.join.options import WAITING_TYPES
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE
+from deltainc.pipeline.delta.delta_log import LogUnreadable, local_folder
 from deltainc.pipeline.delta.sources import TableShape, table_exists, table_shape
 from deltainc.pipeline.job.sections import TableRef
 
@@ -146,10 +149,34 @@ def create_table(
         writer = writer.option("userMetadata", metadata)
     if partition_by:
         writer = writer.partitionBy(*partition_by)
-    if ref.path is not None:
-        writer.save(ref.path)
-    else:
+    if ref.path is None:
         writer.saveAsTable(ref.table or "")
+        return
+    folder = _new_local_folder(ref.path)
+    try:
+        writer.save(ref.path)
+    except BaseException:
+        if folder is not None:
+            _remove_empty_folders(folder)
+        raise
+
+
+def _new_local_folder(location: str) -> str | None:
+    """The local folder `location` names, if it does not exist yet (a table in S3, or one already there: None)."""
+    try:
+        folder = local_folder(location)
+    except LogUnreadable:
+        return None
+    return None if os.path.exists(folder) else folder
+
+
+def _remove_empty_folders(folder: str) -> None:
+    """Remove `folder` and the folders under it where they hold no file: Delta makes its log's folders as a write
+    begins, so a creation its query refused (or a failed one) would leave an empty table folder behind. A file
+    anywhere keeps its folders (rmdir removes only empty ones)."""
+    for here, _folders, _files in sorted(os.walk(folder), key=lambda entry: -len(entry[0])):
+        with contextlib.suppress(OSError):
+            os.rmdir(here)
 
 
 def read_layout(spark: SparkSession, ref: TableRef) -> TargetLayout:

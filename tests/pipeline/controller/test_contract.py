@@ -343,6 +343,49 @@ def test_two_source_rows_with_one_identity_fail_before_writing(spark: SparkSessi
 
 
 @pytest.mark.windows
+def test_a_first_window_over_several_days_refused_by_its_own_write_creates_neither_the_target_nor_its_late_rows(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # The reload's one window is checked by its write's own query (one pass): the refusal comes before the target's
+    # first commit, and the too-late rows' table, created with the target, is not created either.
+    days = [START + dt.timedelta(days=i) for i in range(3)]
+    a_rows = [(1, days[0]), (2, days[1]), (3, days[2]), (3, days[2])]
+    frame(spark, a_rows, "TrxId long, RecDate date").write.format("delta").save(str(tmp_path / "a"))
+    b_rows = [(1, 5, days[0]), (3, 7, days[2])]
+    frame(spark, b_rows, "TrxId long, SepaId long, RecDate date").write.format("delta").save(str(tmp_path / "b"))
+    late = tmp_path / "late_rows"
+    job = make_job(tmp_path, str(tmp_path / "a"), str(tmp_path / "b"), target={"late_rows": str(late)})
+    fails_before_writing(
+        spark, job, AmbiguousRowsError, rf"TrxId=3, RecDate_A={days[2]}, SepaId=7, RecDate_B={days[2]} \(2 rows\)"
+    )
+    assert not Path(job.target.path).exists() and not late.exists()
+    assert status(job, spark=spark).watermark is None
+    frame(spark, a_rows[:3], "TrxId long, RecDate date").write.format("delta").mode("overwrite").save(
+        str(tmp_path / "a")
+    )
+    assert [report.record.target_write for report in run(job, spark=spark).windows] == ["create"]  # fixed: it runs
+    assert target(spark, job).count() == 3 and late.exists()
+
+
+def test_a_first_window_over_several_days_is_written_in_one_pass_nothing_of_it_cached_when_its_commit_begins(
+    spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
+) -> None:
+    # The output is counted and checked by the query that writes it, and the too-late search reads the target as
+    # written: a year's reload computes its join once, not once to check and again to write.
+    job = make_job(tmp_path, *generated)
+    cached = []
+
+    def at(step: object) -> None:  # the RDDs the session holds as the window starts, and as its commit begins
+        if str(step) in ("start", "writing"):
+            cached.append(spark.sparkContext._jsc.getPersistentRDDs().size())
+
+    result = run(job, until=LAST, spark=spark, on_step=at)
+    assert [report.record.target_write for report in result.windows] == ["create"]
+    assert len(cached) == 2 and cached[1] == cached[0]
+    same_rows(target(spark, job), engine_output(spark, job, LAST))
+
+
+@pytest.mark.windows
 def test_rows_with_one_identity_in_a_daily_window_fail_its_write_and_nothing_is_committed(
     spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -156,7 +156,7 @@ def _hourly(ctx: Context) -> list[str]:
 
 def _warm_path(ctx: Context) -> list[str]:
     """6 hours (or --days when fewer) after 24 of history, 300 shipments an hour (or --rows-per-day when fewer),
-    as clients of one `deltainc serve`."""
+    under one `run --every` loop and as clients of one `deltainc serve`."""
     args = ctx.args
     return warm_path(ctx.folder, min(6, args.days), 24, min(300, args.rows_per_day))
 

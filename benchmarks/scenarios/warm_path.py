@@ -1,6 +1,6 @@
-"""The warm path (issue 76 item 3): an hourly job run hour by hour as Spark Connect clients of one `deltainc
-serve`, each hour alternately with the fresh floor of the `hourly` scenario (a process that starts Spark, joins the
-hour's window with `inc_join` over the two Delta sources and appends it).
+"""The warm path (issue 76 item 3): an hourly job run hour by hour under one `deltainc run JOB --every` loop, and as
+Spark Connect clients of one `deltainc serve`, each hour alternately with the fresh floor of the `hourly` scenario
+(a process that starts Spark, joins the hour's window with `inc_join` over the two Delta sources and appends it).
 
 The sources, the job and the floor are the `hourly` scenario's (shipments and carrier scans, one delta-rs append per
 source and hour). Per hour: the client's whole-process seconds and CPU seconds, the server JVM's CPU seconds and Spark
@@ -10,22 +10,25 @@ seconds and Spark jobs. The `warm-path` scenario of `python -m benchmarks.run`.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchmarks.machine import load_average
 from benchmarks.scenarios.hourly import A_SCHEMA, B_SCHEMA, JOB, Shipments, _append, _floor, job_toml
 from benchmarks.small_job import bench_env, delta_commits
 from benchmarks.timing import run_process
 
-__all__ = ["WarmHour", "measure", "render", "warm_path"]
+__all__ = ["LoopHour", "WarmHour", "measure", "measure_loop", "render", "render_loop", "warm_path"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,119 @@ def measure(root: Path, hours: int, warm: int, per_hour: int) -> list[WarmHour]:
     return measured
 
 
+@dataclass(frozen=True)
+class LoopHour:
+    """One hour landed under a running `deltainc run JOB --every`: how long until its watermark showed, what the
+    loop spent on it, and the fresh floor's costs (the loop's first when `loop_first`)."""
+
+    loop_first: bool
+    loop_s: float  # from the hour's appends to its watermark in the run log (the look's wait included)
+    window_s: float  # the window's own duration in its run-log row
+    loop_cpu_s: float  # the loop process and its JVM, over the same stretch
+    loop_jobs: int  # Spark jobs the loop ran for it
+    commits: int  # Delta commits: target and state tables
+    floor_s: float
+    floor_cpu_s: float
+    floor_jobs: int
+    load: float
+
+
+def _watermark_at(root: Path, hour: int, loop: subprocess.Popen[bytes], within_s: float = 300) -> dict[str, Any]:
+    """Wait until the job's newest run-log row moves the watermark to `hour`; that row."""
+    from benchmarks.scenarios.hourly import HOUR_ZERO, _last_run
+
+    wanted = (HOUR_ZERO + dt.timedelta(hours=hour)).replace(tzinfo=None).isoformat()
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if (root / "state" / "runs").exists():
+            row = _last_run(root)
+            if row.get("watermark") == wanted:
+                return row
+        if loop.poll() is not None:
+            raise RuntimeError(f"the loop ended with exit {loop.returncode}; its log: {root / 'loop.log'}")
+        time.sleep(0.05)
+    raise RuntimeError(f"no watermark {wanted} within {within_s} s; the loop's log: {root / 'loop.log'}")
+
+
+def measure_loop(root: Path, hours: int, warm: int, per_hour: int) -> list[LoopHour]:
+    """`warm` hours caught up by the loop's first look (not counted), then `hours` hours landed one by one under
+    `deltainc run JOB --every 0.2`, each alternately with the fresh floor, under `root` (emptied first)."""
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "jobs").mkdir(parents=True)
+    (root / "jobs" / f"{JOB}.toml").write_text(job_toml(root))
+    events = root / "loop-events"
+    events.mkdir()
+    rows = Shipments.draw(warm + hours, per_hour)
+    for hour in range(warm):
+        _append(root / "shipments", rows.a[hour], A_SCHEMA)
+        _append(root / "scans", rows.b[hour], B_SCHEMA)
+    confs = {
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.compress": "false",
+        "spark.eventLog.dir": events.as_uri(),
+    }
+    command = [sys.executable, "-m", "deltainc", "run", JOB, "--every", "0.2"]
+    for key, value in confs.items():
+        command += ["--conf", f"{key}={value}"]
+    with (root / "loop.log").open("wb") as log:
+        loop = subprocess.Popen(command, cwd=root, env=bench_env(root), stdout=log, stderr=subprocess.STDOUT)
+        measured: list[LoopHour] = []
+        try:
+            _watermark_at(root, warm - 1, loop)  # the catch-up, and the session's first queries
+            _floor(root, warm - 1)  # creates the floor's table, unrecorded
+            for offset in range(hours):
+                hour, load = warm + offset, os.getloadavg()[0]
+                loop_first = offset % 2 == 0
+                if not loop_first:
+                    floor = _floor_counted(root, hour)
+                commits, cpu, jobs = delta_commits(root), _descendants_cpu(loop.pid), _server_jobs(events)
+                began = time.perf_counter()
+                _append(root / "shipments", rows.a[hour], A_SCHEMA)
+                _append(root / "scans", rows.b[hour], B_SCHEMA)
+                row = _watermark_at(root, hour, loop)
+                seconds = time.perf_counter() - began
+                time.sleep(0.5)  # the event log of the window's last job
+                spent = (_descendants_cpu(loop.pid) - cpu, _server_jobs(events) - jobs, delta_commits(root) - commits)
+                if loop_first:
+                    floor = _floor_counted(root, hour)
+                measured.append(LoopHour(loop_first, seconds, float(row["duration_s"]), *spent, *floor, load))
+                print(f"warm-path: {measured[-1]}", file=sys.stderr, flush=True)
+        finally:
+            loop.terminate()
+            loop.wait(timeout=120)
+    return measured
+
+
+def render_loop(measured: list[LoopHour], per_hour: int, warm: int, load: tuple[str, str]) -> list[str]:
+    """The loop's report: one row per hour, then the medians against the goal (at most 0.15x the fresh floor)."""
+    lines = [
+        f"# An hourly job under one `deltainc run JOB --every 0.2` ({per_hour} shipments an hour)",
+        "",
+        f"{warm} hours caught up by the loop's first look (not counted); then {len(measured)} hours, each landed "
+        "(one delta-rs append per source) while the loop runs, timed from the appends to the hour's watermark in "
+        "the run log (the look's wait of up to 0.2 s included), and a fresh floor process, alternating which runs "
+        f"first. Load average {load[0]} before, {load[1]} after.",
+        "",
+        "| first | loop, appends to watermark s | window s (run log) | loop CPU s | loop Spark jobs | Delta commits "
+        "| floor, whole s | floor CPU s | floor Spark jobs | loop / floor (s) | loop / floor (CPU) | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for h in measured:
+        lines.append(
+            f"| {'loop' if h.loop_first else 'floor'} | {h.loop_s:.2f} | {h.window_s:.2f} | {h.loop_cpu_s:.1f} | "
+            f"{h.loop_jobs} | {h.commits} | {h.floor_s:.1f} | {h.floor_cpu_s:.1f} | {h.floor_jobs} | "
+            f"{h.loop_s / h.floor_s:.3f}x | {h.loop_cpu_s / h.floor_cpu_s:.3f}x | {h.load:.1f} |"
+        )
+    seconds = statistics.median(h.loop_s for h in measured) / statistics.median(h.floor_s for h in measured)
+    cpu = statistics.median(h.loop_cpu_s for h in measured) / statistics.median(h.floor_cpu_s for h in measured)
+    lines += [
+        "",
+        f"- A loop window at most 0.15x the fresh floor: **{seconds:.3f}x** in seconds "
+        f"({'MET' if seconds <= 0.15 else 'MISSED'}), {cpu:.3f}x in CPU seconds.",
+    ]
+    return lines
+
+
 def render(measured: list[WarmHour], per_hour: int, warm: int, load: tuple[str, str]) -> list[str]:
     """The report: one row per hour, then the medians against the goal (at most 0.15x the fresh floor)."""
     lines = [
@@ -170,5 +286,11 @@ def warm_path(root: Path, hours: int, warm: int, per_hour: int) -> list[str]:
     Example: `lines = warm_path(Path("bench-data/warm-path"), 4, 24, 300)`.
     """
     before = load_average()
-    measured = measure(root.absolute(), hours, warm, per_hour)
-    return render(measured, per_hour, warm, (before, load_average()))
+    looped = measure_loop((root / "loop").absolute(), hours, warm, per_hour)
+    between = load_average()
+    measured = measure((root / "server").absolute(), hours, warm, per_hour)
+    return [
+        *render_loop(looped, per_hour, warm, (before, between)),
+        "",
+        *render(measured, per_hour, warm, (between, load_average())),
+    ]

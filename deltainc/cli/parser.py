@@ -38,6 +38,22 @@ def _date(value: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"expected a date like 2025-03-07, got {value!r}") from None
 
 
+_SECONDS = {"s": 1, "m": 60, "h": 3600}
+
+
+def _every(value: str) -> float:
+    """A poll interval: seconds (90, 2.5) or with a unit (90s, 5m, 1h)."""
+    text = value.strip().lower()
+    scale = _SECONDS.get(text[-1:], 0) if text else 0
+    try:
+        seconds = float(text[:-1] if scale else text) * (scale or 1)
+    except ValueError:
+        seconds = 0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds like 60, 90s, 5m or 1h, got {value!r}")
+    return seconds
+
+
 def _positive(value: str) -> int:
     try:
         number = int(value)
@@ -97,6 +113,14 @@ def build_parser() -> argparse.ArgumentParser:
         job="[JOB]",
     )  # fmt: skip
     sub.add_argument("--until", type=_point, metavar="DATE", help="process nothing after this date")
+    sub.add_argument(
+        "--every",
+        type=_every,
+        metavar="INTERVAL",
+        help="keep running: look at the sources' Delta logs every INTERVAL (60, 90s, 5m, 1h) and process each new "
+        "complete unit at once, in this one process and its one Spark session, until SIGTERM or Ctrl-C (exit 0 "
+        "between two looks); for hourly and minute jobs",
+    )
     sub.add_argument(
         "--rebuild",
         action="store_true",

@@ -8,13 +8,16 @@ from its first second.
 
 from __future__ import annotations
 
+import logging
+import signal
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from deltainc.cli.context import Context
 from deltainc.cli.failure_notes import window_note
 from deltainc.cli.output import EXIT_OK, emit_json, result_document, window_line
-from deltainc.errors import ConfigError
+from deltainc.errors import Cancelled, ConfigError, JobLockedError
 from deltainc.join.windows import Window
 from deltainc.pipeline import downstream_reruns, run_order
 from deltainc.time_units import parse_point
@@ -22,9 +25,11 @@ from deltainc.time_units import parse_point
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from deltainc.pipeline import PipelineResult, WindowReport
+    from deltainc.pipeline import JobConfig, PipelineResult, WindowReport
 
-__all__ = ["run", "rerun", "backfill", "check_range"]
+__all__ = ["run", "run_every", "rerun", "backfill", "check_range"]
+
+log = logging.getLogger("deltainc")
 
 
 def check_range(start: str, end: str | None) -> None:
@@ -48,28 +53,39 @@ def _on_window(ctx: Context) -> Callable[[WindowReport], None]:
     return lambda report: None if ctx.json else ctx.print(window_line(report))
 
 
-def run(ctx: Context) -> int:
-    """`deltainc run [JOB] [--until DATE] [--rebuild]`: without JOB, every job of the job directory, each after the
-    jobs whose targets it reads; every job file is loaded first, so a bad one refuses the run before any job runs,
-    and a job that fails stops the run before the jobs after it."""
+def _jobs(ctx: Context) -> list[JobConfig]:
+    """The job named, or every job of the job directory, each after the jobs whose targets it reads; every job
+    file is loaded first, so a bad one refuses the run before any job runs."""
+    if ctx.args.job is None:
+        return run_order([ctx.job(str(path))[0] for path in ctx.all_jobs()])
+    return [ctx.job(ctx.args.job)[0]]
+
+
+def _run_job(ctx: Context, job: JobConfig) -> PipelineResult:
+    """`pipeline.run` of one job, each window's line printed as it commits; a failure's note (how to go on) kept."""
     from deltainc import pipeline
 
+    try:
+        return pipeline.run(
+            job, ctx.args.until, ctx.spark, ctx.settings, on_window=_on_window(ctx), rebuild=ctx.args.rebuild
+        )
+    except Exception as exc:
+        note = window_note(exc, chunks=False)
+        ctx.hint = f"{job.name}: {note}" if note and ctx.args.job is None else note or ctx.hint
+        raise
+
+
+def run(ctx: Context) -> int:
+    """`deltainc run [JOB] [--until DATE] [--rebuild] [--every INTERVAL]`: without JOB, every job of the job
+    directory, each after the jobs whose targets it reads; a job that fails stops the run before the jobs after
+    it. With --every, `run_every`."""
     if ctx.args.job is None and ctx.args.rebuild:
         raise ConfigError("run --rebuild: give the JOB to rebuild")
-    if ctx.args.job is None:
-        jobs = run_order([ctx.job(str(path))[0] for path in ctx.all_jobs()])
-    else:
-        jobs = [ctx.job(ctx.args.job)[0]]
+    if ctx.args.every is not None:
+        return run_every(ctx)
     documents = []
-    for job in jobs:
-        try:
-            result = pipeline.run(
-                job, ctx.args.until, ctx.spark, ctx.settings, on_window=_on_window(ctx), rebuild=ctx.args.rebuild
-            )
-        except Exception as exc:
-            note = window_note(exc, chunks=False)
-            ctx.hint = f"{job.name}: {note}" if note and ctx.args.job is None else note or ctx.hint
-            raise
+    for job in _jobs(ctx):
+        result = _run_job(ctx, job)
         if ctx.json and ctx.args.job is None:  # one JSON document for them all, as `status` gives
             documents.append(result_document(result))
         else:
@@ -77,6 +93,40 @@ def run(ctx: Context) -> int:
     if ctx.json and ctx.args.job is None:
         emit_json({"jobs": documents})
     return EXIT_OK
+
+
+def run_every(ctx: Context) -> int:
+    """`deltainc run [JOB] --every INTERVAL`: the job's (or every job's) pending windows at once, then a look at
+    the sources' Delta logs every INTERVAL, each new complete unit processed as soon as a look finds it, all in
+    this one process and its one Spark session (started when a window first needs one, then kept warm). A look
+    with nothing pending starts no JVM and prints nothing.
+
+    SIGTERM or Ctrl-C between two looks ends it with exit 0; inside a window the window stops as a run's does.
+    A job whose lock another command holds (a rerun) is skipped until a later look. Any other error ends the
+    command as that run's error would (its window's run-log row has released the lock): a supervisor that
+    starts it again (systemd's Restart=on-failure) makes its first look recover, as the next run does after a
+    failure. E.g. `deltainc run parcel_scans --every 1m`."""
+    if ctx.json or ctx.args.until is not None or ctx.args.rebuild:
+        given = "--json" if ctx.json else "--until" if ctx.args.until is not None else "--rebuild"
+        raise ConfigError(f"run --every keeps running until it is stopped: it takes no {given}")
+    every = ctx.args.every
+    ctx.print(f"{ctx.args.job or 'every job'}: a look every {every:g} s; SIGTERM or Ctrl-C stops between two looks")
+    while True:
+        began = time.monotonic()
+        for job in _jobs(ctx):  # read again at each look: an edited job file is the next look's
+            try:
+                result = _run_job(ctx, job)
+            except JobLockedError as exc:
+                log.warning("%s: skipped until a later look: %s", job.name, exc)
+                continue
+            if not result.nothing_pending:
+                _print_result(ctx, result)
+        try:
+            time.sleep(max(0.0, every - (time.monotonic() - began)))
+        except (Cancelled, KeyboardInterrupt) as exc:
+            how = "SIGTERM" if isinstance(exc, Cancelled) and exc.signal_number == signal.SIGTERM else "Ctrl-C"
+            ctx.print(f"stopped ({how}) between two looks: every window so far is committed")
+            return EXIT_OK
 
 
 def rerun(ctx: Context) -> int:

@@ -7,22 +7,17 @@ Each client is a process of its own, as a scheduler starts it; the sources are D
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import os
 import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-import pyarrow as pa
 import pytest
-from deltalake import write_deltalake
 from expected import same_rows
-from jvm_options import server_options
+from hour_sources import at, env, job_file, land
 from pyspark.sql import SparkSession
 
 from deltainc.connect_server import free_port, start_server
@@ -32,65 +27,6 @@ pytestmark = [
     pytest.mark.service,
     pytest.mark.skipif(spark_major() < 4, reason="Delta supports Spark Connect from Delta 4 (Spark 4)"),
 ]
-
-ZERO = dt.datetime(2025, 3, 1, tzinfo=dt.timezone.utc)
-A_SCHEMA = pa.schema([("ShipmentId", pa.string()), ("RecDate", pa.timestamp("us", "UTC"))])
-B_SCHEMA = pa.schema([("ScanId", pa.string()), ("ShipmentId", pa.string()), ("RecDate", pa.timestamp("us", "UTC"))])
-
-
-def _at(hour: int, minute: int) -> dt.datetime:
-    return ZERO + dt.timedelta(hours=hour, minutes=minute)
-
-
-def shipments(hour: int) -> list[dict[str, Any]]:
-    """Hour `hour`'s shipments: two, and at hour 0 a third that is never scanned (it times out)."""
-    rows = [{"ShipmentId": f"S{hour}-{n}", "RecDate": _at(hour, 10 + n)} for n in range(2)]
-    return rows + ([{"ShipmentId": "S0-lost", "RecDate": _at(0, 50)}] if hour == 0 else [])
-
-
-def scans(hour: int) -> list[dict[str, Any]]:
-    """Hour `hour`'s scans: its first shipment's, and the previous hour's second shipment's (an hour late)."""
-    rows = [{"ScanId": f"S{hour}-0-scan", "ShipmentId": f"S{hour}-0", "RecDate": _at(hour, 30)}]
-    if hour:
-        rows.append({"ScanId": f"S{hour - 1}-1-scan", "ShipmentId": f"S{hour - 1}-1", "RecDate": _at(hour, 40)})
-    return rows
-
-
-def land(root: Path, hour: int) -> None:
-    """Both sources get hour `hour`'s rows, one append each."""
-    write_deltalake(str(root / "shipments"), pa.Table.from_pylist(shipments(hour), schema=A_SCHEMA), mode="append")
-    write_deltalake(str(root / "scans"), pa.Table.from_pylist(scans(hour), schema=B_SCHEMA), mode="append")
-
-
-def job_file(root: Path, name: str, max_window: int) -> Path:
-    """The hourly job: shipments left join scans on ShipmentId, waiting 2 hours, looking back 1."""
-    path = root / f"{name}.toml"
-    path.write_text(
-        "\n".join(
-            [
-                f'name = "{name}"', f"start_date = {ZERO.date()}", f"max_window = {max_window}",
-                f'[source_a]\npath = "{root}/shipments"', f'[source_b]\npath = "{root}/scans"',
-                '[join]\nhow = "left"\njoin_cols = ["ShipmentId"]\ntime_uom = "hour"',
-                "look_back_time = 1\nmax_waiting_time = 2",
-                f'[target]\npath = "{root}/{name}_target"\nkeys = ["ShipmentId"]\nb_keys = ["ScanId"]',
-            ]
-        )
-        + "\n"
-    )  # fmt: skip
-    return path
-
-
-def env(root: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DELTAINC_", "SPARK_REMOTE"))}
-    return {
-        **clean,
-        "DELTAINC_SETTINGS_FILE": str(root / "no-settings-file.toml"),
-        "DELTAINC_WAREHOUSE_DIR": str(root / "warehouse"),
-        "DELTAINC_STATE_DIR": str(root / "state"),
-        "DELTAINC_SPARK__MASTER": "local[1]",
-        "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
-        "SPARK_SUBMIT_OPTS": server_options(),
-    }
 
 
 def listening(port: int, within_s: float) -> bool:
@@ -143,7 +79,7 @@ def test_hourly_clients_of_one_server_survive_its_restart_and_give_the_target_of
             ran = client(tmp_path, url, hourly)
             assert ran.returncode == 0, ran.stderr[-3000:]
             watermarks.append(json.loads(ran.stdout)["watermark"])
-        assert watermarks == [_at(h, 0).replace(tzinfo=None).isoformat() for h in range(4)]
+        assert watermarks == [at(h, 0).replace(tzinfo=None).isoformat() for h in range(4)]
 
         reload = client(tmp_path, url, job_file(tmp_path, "reload", max_window=24))  # the four hours in one window
         assert reload.returncode == 0, reload.stderr[-3000:]

@@ -6,7 +6,8 @@ The bare join: every row of A and B of days 1..D, A LEFT JOIN B on TrxId with B'
 written in one overwrite partitioned by A's RecDate (a task per day, so a file per day, as the target's layout
 gets). Each run is cut at the window's steps (`on_step`); per stretch the Spark jobs, their stages and tasks,
 the tasks' executor CPU seconds and the shuffle bytes (benchmarks.stage_costs), the too-late search's jobs
-(group `deltainc-too-late`, beside the write) apart; and the Delta commits of the run's tables.
+(group `deltainc-too-late`: beside the write, or after it for a window of several units) apart; and the Delta
+commits of the run's tables.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ _STRETCH = {  # the step that ends a stretch -> the stretch's name
     "watermark": "too-late rows kept, run-log commit",
     "end": "after the windows",
 }
-SEARCH = "too-late search (beside the write)"
+SEARCH = "too-late search (beside the write, or after it for a window of several units)"
 _BENCH_GROUP = "deltainc-reload-cost"
 
 

@@ -153,15 +153,17 @@ class LoopHour:
 
 def _watermark_at(root: Path, hour: int, loop: subprocess.Popen[bytes], within_s: float = 300) -> dict[str, Any]:
     """Wait until the job's newest run-log row moves the watermark to `hour`; that row."""
-    from benchmarks.scenarios.hourly import HOUR_ZERO, _last_run
+    from benchmarks.scenarios.hourly import HOUR_ZERO
+    from deltainc.pipeline.state.model import state_paths
+    from deltainc.pipeline.state.store import read_runs
 
     wanted = (HOUR_ZERO + dt.timedelta(hours=hour)).replace(tzinfo=None).isoformat()
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         if (root / "state" / "runs").exists():
-            row = _last_run(root)
-            if row.get("watermark") == wanted:
-                return row
+            rows = read_runs(state_paths(str(root / "state")), JOB, limit=1)  # none before the first window's row
+            if rows and rows[0].get("watermark") == wanted:
+                return rows[0]
         if loop.poll() is not None:
             raise RuntimeError(f"the loop ended with exit {loop.returncode}; its log: {root / 'loop.log'}")
         time.sleep(0.05)

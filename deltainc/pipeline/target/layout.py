@@ -29,8 +29,8 @@ from pyspark.sql import types as T
 from deltainc.errors import SchemaError
 from deltainc.join.options import WAITING_TYPES
 from deltainc.join.output_layout import IS_FINAL, JOIN_TYPE
-from deltainc.pipeline.delta.delta_log import LogUnreadable, local_folder
 from deltainc.pipeline.delta.sources import TableShape, table_exists, table_shape
+from deltainc.pipeline.delta.table import open_handle
 from deltainc.pipeline.job.sections import TableRef
 
 __all__ = [
@@ -152,7 +152,8 @@ def create_table(
     if ref.path is None:
         writer.saveAsTable(ref.table or "")
         return
-    folder = _new_local_folder(ref.path)
+    table = open_handle(ref, "target", rows.sparkSession)
+    folder = table.answer("the new target's folder", _new_folder, lambda _why: None, missing_ok=True, on_disk=True)
     try:
         writer.save(ref.path)
     except BaseException:
@@ -161,12 +162,8 @@ def create_table(
         raise
 
 
-def _new_local_folder(location: str) -> str | None:
-    """The local folder `location` names, if it does not exist yet (a table in S3, or one already there: None)."""
-    try:
-        folder = local_folder(location)
-    except LogUnreadable:
-        return None
+def _new_folder(folder: str) -> str | None:
+    """`folder` (the table's, on this process's disk) if it does not exist yet, else None."""
     return None if os.path.exists(folder) else folder
 
 

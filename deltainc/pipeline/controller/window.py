@@ -204,13 +204,14 @@ def _process(run: CommandRun, window: Window, mode: WriteMode, *, last: bool) ->
 
 def _counting(prepared: PreparedJob, target: TargetFound, mode: WriteMode) -> Counting | None:
     """The counts and identity check the window's write makes itself (one pass), where it can: its write reads the
-    output once (a job's first write, which creates the `target`, or the mode's `single_pass`) and the session
-    reports observations. A refused window fails inside its write's query, before Delta commits anything (the
-    first window's too: no table is created). None: the window is counted and checked before its write (two
-    passes)."""
+    output once (the mode's `single_pass`, or a job's first write, which creates a `target` at a path) and the
+    session reports observations. A refused window fails inside its write's query, before Delta commits anything
+    (a first window's leaves no table: `create_table` removes the empty folders Delta made). A catalog table is
+    created in two passes: `saveAsTable` reports no observations of its query (Spark 4.2 fails reading them).
+    None: the window is counted and checked before its write (two passes)."""
     spark, job = prepared.spark, prepared.job
-    single = (not target.exists or mode.single_pass(job)) and observes_writes(spark)
-    return Counting.of(prepared.identity, prepared.sources) if single else None
+    writes_once = mode.single_pass(job) if target.exists else job.target.path is not None
+    return Counting.of(prepared.identity, prepared.sources) if writes_once and observes_writes(spark) else None
 
 
 def record_stop(run: CommandRun, upcoming: Window | None, exc: BaseException) -> None:

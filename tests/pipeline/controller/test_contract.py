@@ -367,6 +367,29 @@ def test_a_first_window_over_several_days_refused_by_its_own_write_creates_neith
     assert target(spark, job).count() == 3 and late.exists()
 
 
+@pytest.mark.windows
+def test_a_catalog_targets_refused_first_window_creates_no_table_and_once_fixed_the_run_creates_it(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # A catalog table's first window is counted and checked before its write (saveAsTable reports no observations):
+    # nothing of it reaches the metastore, and the fixed run creates the table.
+    a_rows = [(1, START), (1, START), (2, START)]
+    frame(spark, a_rows, "TrxId long, RecDate date").write.format("delta").save(str(tmp_path / "a"))
+    frame(spark, [(1, 5, START)], "TrxId long, SepaId long, RecDate date").write.format("delta").save(
+        str(tmp_path / "b")
+    )
+    name = f"refused_{tmp_path.name.replace('-', '_')}"
+    job = make_job(tmp_path, str(tmp_path / "a"), str(tmp_path / "b"), target={"path": None, "table": name})
+    with pytest.raises(AmbiguousRowsError, match=r"TrxId=1"):
+        run(job, spark=spark)
+    assert not spark.catalog.tableExists(name)
+    frame(spark, a_rows[1:], "TrxId long, RecDate date").write.format("delta").mode("overwrite").save(
+        str(tmp_path / "a")
+    )
+    assert len(run(job, spark=spark).windows) == 1
+    assert spark.table(name).count() == 2
+
+
 def test_a_first_window_over_several_days_is_written_in_one_pass_nothing_of_it_cached_when_its_commit_begins(
     spark: SparkSession, tmp_path: Path, generated: tuple[str, str]
 ) -> None:

@@ -84,6 +84,21 @@ def _client(root: Path, url: str, server_pid: int, events: Path) -> tuple[float,
     )
 
 
+def _landed(root: Path, hours: int, warm: int, per_hour: int, events_name: str) -> tuple[Shipments, Path]:
+    """`root` emptied, the job file written, `warm + hours` hours of rows drawn and the first `warm` landed; the
+    rows and an empty folder `events_name` for Spark's event log."""
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "jobs").mkdir(parents=True)
+    (root / "jobs" / f"{JOB}.toml").write_text(job_toml(root))
+    events = root / events_name
+    events.mkdir()
+    rows = Shipments.draw(warm + hours, per_hour)
+    for hour in range(warm):
+        _append(root / "shipments", rows.a[hour], A_SCHEMA)
+        _append(root / "scans", rows.b[hour], B_SCHEMA)
+    return rows, events
+
+
 def _floor_counted(root: Path, hour: int) -> tuple[float, float, int]:
     """The floor of the `hourly` scenario for `hour`: its seconds, CPU seconds (its JVM with it) and Spark jobs."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -97,15 +112,7 @@ def measure(root: Path, hours: int, warm: int, per_hour: int) -> list[WarmHour]:
     (emptied first)."""
     from deltainc.connect_server import start_server
 
-    shutil.rmtree(root, ignore_errors=True)
-    (root / "jobs").mkdir(parents=True)
-    (root / "jobs" / f"{JOB}.toml").write_text(job_toml(root))
-    events = root / "server-events"
-    events.mkdir()
-    rows = Shipments.draw(warm + hours, per_hour)
-    for hour in range(warm):
-        _append(root / "shipments", rows.a[hour], A_SCHEMA)
-        _append(root / "scans", rows.b[hour], B_SCHEMA)
+    rows, events = _landed(root, hours, warm, per_hour, "server-events")
     conf = {
         "spark.eventLog.enabled": "true",
         "spark.eventLog.compress": "false",  # Spark 4 compresses it by default: the jobs are counted in plain text
@@ -173,15 +180,7 @@ def _watermark_at(root: Path, hour: int, loop: subprocess.Popen[bytes], within_s
 def measure_loop(root: Path, hours: int, warm: int, per_hour: int) -> list[LoopHour]:
     """`warm` hours caught up by the loop's first look (not counted), then `hours` hours landed one by one under
     `deltainc run JOB --every 0.2`, each alternately with the fresh floor, under `root` (emptied first)."""
-    shutil.rmtree(root, ignore_errors=True)
-    (root / "jobs").mkdir(parents=True)
-    (root / "jobs" / f"{JOB}.toml").write_text(job_toml(root))
-    events = root / "loop-events"
-    events.mkdir()
-    rows = Shipments.draw(warm + hours, per_hour)
-    for hour in range(warm):
-        _append(root / "shipments", rows.a[hour], A_SCHEMA)
-        _append(root / "scans", rows.b[hour], B_SCHEMA)
+    rows, events = _landed(root, hours, warm, per_hour, "loop-events")
     confs = {
         "spark.eventLog.enabled": "true",
         "spark.eventLog.compress": "false",

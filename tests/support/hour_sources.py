@@ -64,6 +64,7 @@ def job_file(root: Path, name: str, max_window: int) -> Path:
 
 
 def env(root: Path) -> dict[str, str]:
+    """The environment of a deltainc process under `root`: its settings there, none of the caller's, one core."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DELTAINC_", "SPARK_REMOTE"))}
     return {
         **clean,

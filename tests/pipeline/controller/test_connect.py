@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 from expected import engine_output, same_rows
-from jvm_options import server_options
+from hour_sources import env
 from pyspark.sql import SparkSession
 from test_contract import DAYS, LAST, SPEC, START, make_job, target
 
@@ -35,19 +34,6 @@ pytestmark = [
 ]
 
 
-def _env(root: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DELTAINC_", "SPARK_REMOTE"))}
-    return {
-        **clean,
-        "DELTAINC_SETTINGS_FILE": str(root / "no-settings-file.toml"),
-        "DELTAINC_WAREHOUSE_DIR": str(root / "warehouse"),
-        "DELTAINC_STATE_DIR": str(root / "state"),
-        "DELTAINC_SPARK__MASTER": "local[1]",
-        "DELTAINC_SPARK__SHUFFLE_PARTITIONS": "2",
-        "SPARK_SUBMIT_OPTS": server_options(),
-    }
-
-
 @pytest.fixture(scope="module")
 def server_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The server's folder: its log, server.log."""
@@ -57,7 +43,7 @@ def server_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def server(server_root: Path) -> Iterator[str]:
     """A Spark Connect server with Delta, started as a user would: `deltainc serve --port N`."""
-    process, url = start_server(server_root, _env(server_root))
+    process, url = start_server(server_root, env(server_root))
     try:
         yield url
     finally:
@@ -93,7 +79,7 @@ def write_job_file(root: Path, job: JobConfig) -> Path:
 def python(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """A Python process in `root` with the job's settings, its output captured."""
     return subprocess.run(
-        [sys.executable, *args], cwd=root, env=_env(root), capture_output=True, text=True, timeout=600, check=False
+        [sys.executable, *args], cwd=root, env=env(root), capture_output=True, text=True, timeout=600, check=False
     )
 
 

@@ -101,7 +101,8 @@ def run_every(ctx: Context) -> int:
     this one process and its one Spark session (started when a window first needs one, then kept warm). A look
     with nothing pending starts no JVM and prints nothing.
 
-    SIGTERM or Ctrl-C between two looks ends it with exit 0; inside a window the window stops as a run's does.
+    SIGTERM or Ctrl-C while no run holds the job's lock (between two looks, or in a look with nothing pending)
+    ends it with exit 0; once a run holds it, that run stops as a run does.
     A job whose lock another command holds (a rerun) is skipped until a later look. Any other error ends the
     command as that run's error would (its window's run-log row has released the lock): a supervisor that
     starts it again (systemd's Restart=on-failure) makes its first look recover, as the next run does after a
@@ -113,20 +114,28 @@ def run_every(ctx: Context) -> int:
     ctx.print(f"{ctx.args.job or 'every job'}: a look every {every:g} s; SIGTERM or Ctrl-C stops between two looks")
     while True:
         began = time.monotonic()
-        for job in _jobs(ctx):  # read again at each look: an edited job file is the next look's
-            try:
-                result = _run_job(ctx, job)
-            except JobLockedError as exc:
-                log.warning("%s: skipped until a later look: %s", job.name, exc)
-                continue
-            if not result.nothing_pending:
-                _print_result(ctx, result)
         try:
+            _look(ctx)
             time.sleep(max(0.0, every - (time.monotonic() - began)))
         except (Cancelled, KeyboardInterrupt) as exc:
+            if getattr(exc, "summary", None) is not None:  # a run held the lock: it stopped as a run stops
+                raise
             how = "SIGTERM" if isinstance(exc, Cancelled) and exc.signal_number == signal.SIGTERM else "Ctrl-C"
             ctx.print(f"stopped ({how}) between two looks: every window so far is committed")
             return EXIT_OK
+
+
+def _look(ctx: Context) -> None:
+    """One look of `run_every`: each job's pending windows, its line printed when it processed any; a job whose
+    lock another command holds is skipped. The job files are read again: an edited one is this look's."""
+    for job in _jobs(ctx):
+        try:
+            result = _run_job(ctx, job)
+        except JobLockedError as exc:
+            log.warning("%s: skipped until a later look: %s", job.name, exc)
+            continue
+        if not result.nothing_pending:
+            _print_result(ctx, result)
 
 
 def rerun(ctx: Context) -> int:

@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 
+# A table's creation as Delta names it: a path's first write, a catalog table's saveAsTable.
+_CREATES = ("WRITE", "CREATE TABLE AS SELECT")
 # Raised inside the write's query when two rows share one identity; recognised here by this text.
 REFUSED = "deltainc: two output rows share one target identity"
 _GROUP = f"{RESERVED_PREFIX}identity_rows"
@@ -159,6 +161,7 @@ def write_window(
     text = json.dumps(metadata, sort_keys=True)
     vectors = wants_deletion_vectors(made.deletion_vectors, prepared.partition_by)
     create_table(output, made, prepared.partition_by, vectors, made.change_data_feed, text)
-    created = Written(TargetWrite.CREATE, last_commit(spark, made), ScanStats(0, 0))
+    commit = last_commit(spark, made, _CREATES)
+    created = Written(TargetWrite.CREATE, commit, ScanStats(0, 0))
     create_late_rows_table(prepared, window)
     return created

@@ -11,22 +11,27 @@ seconds and Spark jobs. The `warm-path` scenario of `python -m benchmarks.run`.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from benchmarks.machine import load_average
 from benchmarks.scenarios.hourly import A_SCHEMA, B_SCHEMA, JOB, Shipments, _append, _floor, job_toml
 from benchmarks.small_job import bench_env, delta_commits
 from benchmarks.timing import run_process
+
+T = TypeVar("T")
 
 __all__ = ["LoopHour", "WarmHour", "measure", "measure_loop", "render", "render_loop", "warm_path"]
 
@@ -177,6 +182,16 @@ def _watermark_at(root: Path, hour: int, loop: subprocess.Popen[bytes], within_s
     raise RuntimeError(f"no watermark {wanted} within {within_s} s; the loop's log: {root / 'loop.log'}")
 
 
+def _paused(loop: subprocess.Popen[bytes], measure: Callable[[], T]) -> T:
+    """`measure()` with the loop and its JVM stopped (SIGSTOP), so that its looks every 0.2 s take no CPU from the
+    floor it is compared with; continued (SIGCONT) after."""
+    os.killpg(loop.pid, signal.SIGSTOP)
+    try:
+        return measure()
+    finally:
+        os.killpg(loop.pid, signal.SIGCONT)
+
+
 def measure_loop(root: Path, hours: int, warm: int, per_hour: int) -> list[LoopHour]:
     """`warm` hours caught up by the loop's first look (not counted), then `hours` hours landed one by one under
     `deltainc run JOB --every 0.2`, each alternately with the fresh floor, under `root` (emptied first)."""
@@ -190,7 +205,9 @@ def measure_loop(root: Path, hours: int, warm: int, per_hour: int) -> list[LoopH
     for key, value in confs.items():
         command += ["--conf", f"{key}={value}"]
     with (root / "loop.log").open("wb") as log:
-        loop = subprocess.Popen(command, cwd=root, env=bench_env(root), stdout=log, stderr=subprocess.STDOUT)
+        loop = subprocess.Popen(
+            command, cwd=root, env=bench_env(root), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         measured: list[LoopHour] = []
         try:
             _watermark_at(root, warm - 1, loop)  # the catch-up, and the session's first queries
@@ -199,7 +216,7 @@ def measure_loop(root: Path, hours: int, warm: int, per_hour: int) -> list[LoopH
                 hour, load = warm + offset, os.getloadavg()[0]
                 loop_first = offset % 2 == 0
                 if not loop_first:
-                    floor = _floor_counted(root, hour)
+                    floor = _paused(loop, functools.partial(_floor_counted, root, hour))
                 commits, cpu, jobs = delta_commits(root), _descendants_cpu(loop.pid), _server_jobs(events)
                 began = time.perf_counter()
                 _append(root / "shipments", rows.a[hour], A_SCHEMA)
@@ -209,7 +226,7 @@ def measure_loop(root: Path, hours: int, warm: int, per_hour: int) -> list[LoopH
                 time.sleep(0.5)  # the event log of the window's last job
                 spent = (_descendants_cpu(loop.pid) - cpu, _server_jobs(events) - jobs, delta_commits(root) - commits)
                 if loop_first:
-                    floor = _floor_counted(root, hour)
+                    floor = _paused(loop, functools.partial(_floor_counted, root, hour))
                 measured.append(LoopHour(loop_first, seconds, float(row["duration_s"]), *spent, *floor, load))
                 print(f"warm-path: {measured[-1]}", file=sys.stderr, flush=True)
         finally:

@@ -53,9 +53,10 @@ def unit_range_rows(
         wanted = list(dict.fromkeys([*columns, column]))
         below = "<=" if uom is TimeUnit.DAY else "<"  # a day's bound is the last day; an instant's the next unit's
         predicate = f"{column} >= '{_literal(low)}' AND {column} {below} '{_literal(high)}'"
-        rows = pa.table(table.scan(columns=wanted, predicate=predicate).read_all())
+        # Plain strings before the cut: pyarrow 26 cannot take rows out of delta-rs' string views.
+        rows = _plain_strings(pa.table(table.scan(columns=wanted, predicate=predicate).read_all()))
         kept = in_units(rows.column(column), first, last, uom, f"{column} of {location}")
-        return _plain_strings(rows.filter(kept).select(list(columns)))
+        return rows.filter(kept).select(list(columns))
 
 
 def in_units(values: pa.ChunkedArray, first: int | None, last: int, uom: TimeUnit, what: str) -> pa.ChunkedArray:

@@ -86,3 +86,12 @@ def test_keys_of_two_types_are_left_to_spark() -> None:
     right = pa.table({"k": pa.array([1], pa.int32())})
     with pytest.raises(LogUnreadable, match="not matched outside Spark"):
         meeting_keys(left, right, [("k", "k")])
+
+
+def test_a_range_read_that_keeps_part_of_a_file_gives_its_string_columns_as_plain_strings(tmp_path: Path) -> None:
+    # One file of string keys over five days, of which the read keeps three: the rows are cut out of the file.
+    keys = [f"S{i:03d}" for i in range(len(D))]
+    write_deltalake(str(tmp_path), pa.table({"k": keys, "RecDate": pa.array(D)}))
+    rows = unit_range_rows(existing_table(str(tmp_path)), str(tmp_path), ["k"], "RecDate", *_days(D[1], D[3]))
+    assert rows.schema.field("k").type == pa.string()
+    assert sorted(rows.column("k").to_pylist()) == keys[1:4]

@@ -116,44 +116,65 @@ def null_count_from_log(location: str, inc_col: str) -> int:
 
 
 def files_in_units(location: str, inc_col: str, time_uom: str, first: int, last: int | None) -> tuple[int, int]:
-    """The files, and their bytes, that a scan of units [first, last] (last None: open) of `inc_col` reads in a
-    table partitioned by `inc_col`: the live files whose partition value falls in the range (what Delta's
-    partition pruning keeps, as `spark_counts.scan_stats` counts it). LogUnreadable for a table not so partitioned."""
+    """The files, and their bytes, that a scan of units [first, last] (last None: open) of `inc_col` reads: in a
+    table partitioned by `inc_col` the live files whose partition value falls in the range (what Delta's partition
+    pruning keeps, as `spark_counts.scan_stats` counts it), else those whose min and max statistics reach into it
+    (what Delta's data skipping keeps; a file without statistics is read)."""
     snapshot = look(location).statistics()
     with reading(location):
-        column = _time_column(snapshot, inc_col, partitioned=True)
-        units, sizes = _units(snapshot, column, time_uom), snapshot.values("size_bytes")
+        column = _time_column(snapshot, inc_col)
+        spans = _file_spans(snapshot, column, time_uom)
+        sizes = snapshot.values("size_bytes")
     files = size = 0
-    for unit, file_size in zip(units, sizes, strict=True):
-        if unit is not None and first <= unit and (last is None or unit <= last):
+    for span, file_size in zip(spans, sizes, strict=True):
+        if span is None or _reaches(span, first, last):
             files, size = files + 1, size + int(file_size)
     return files, size
 
 
 def null_keys_in_units(location: str, key: str, inc_col: str, time_uom: str, first: int, last: int) -> int:
-    """The rows of units [first, last] of `inc_col` whose column `key` is NULL, in a table partitioned by
-    `inc_col`: the null_count statistics of the files of those partitions. LogUnreadable where that may not be
-    exact: not so partitioned, deletion vectors in use, a file without statistics, another reader feature."""
+    """The rows of units [first, last] of `inc_col` whose column `key` is NULL: the null_count statistics of the
+    files those units span (their partitions, or the files whose min and max statistics reach into them). A file
+    that reaches past the units counts only if it holds no NULL key at all. LogUnreadable where that may not be
+    exact: such a file with NULL keys, deletion vectors in use, a file without statistics, another reader feature."""
     snapshot = look(location).statistics()
     with reading(location):
-        column = _time_column(snapshot, inc_col, partitioned=True)
+        column = _time_column(snapshot, inc_col)
         key_column = snapshot.column(key)
         if key_column in snapshot.partition_columns:
-            raise LogUnreadable(f"{location}: not partitioned by {column} alone: Spark counts its NULL keys")
+            raise LogUnreadable(f"{location}: partitioned by {key_column}: Spark counts its NULL keys")
         _no_deletion_vectors(snapshot, "a null count may include deleted rows")
         if snapshot.actions.num_rows == 0:
             return 0
         if f"null_count.{key_column}" not in set(snapshot.actions.column_names):
             raise LogUnreadable(f"{location}: the log has no null count of {key_column}")
-        units, nulls = _units(snapshot, column, time_uom), snapshot.values(f"null_count.{key_column}")
+        spans, nulls = _file_spans(snapshot, column, time_uom), snapshot.values(f"null_count.{key_column}")
+        partitioned = column in snapshot.partition_columns
+        undated = [0] * len(spans) if partitioned else snapshot.values(f"null_count.{column}")
     total = 0
-    for unit, count in zip(units, nulls, strict=True):
-        if unit is None or not first <= unit <= last:
+    for span, count, no_unit in zip(spans, nulls, undated, strict=True):
+        if span is not None and not _reaches(span, first, last):
             continue
-        if count is None:
-            raise LogUnreadable(f"{location}: a file has no null count of {key_column} in the log")
+        if count is None or span is None:
+            raise LogUnreadable(f"{location}: a file has no statistics of {key_column} and {column} in the log")
+        if count and not (first <= span[0] and span[1] <= last and no_unit == 0):
+            raise LogUnreadable(f"{location}: a file with NULL {key_column} reaches past the units: Spark counts them")
         total += int(count)
     return total
+
+
+def _reaches(span: tuple[int, int], first: int, last: int | None) -> bool:
+    """Whether a file's units `span` (empty when its first is past its last) meet units [first, last]."""
+    low, high = span
+    return low <= high and high >= first and (last is None or low <= last)
+
+
+def _file_spans(snapshot: Snapshot, column: str, time_uom: str) -> list[tuple[int, int] | None]:
+    """Each live file's units of `column`: its partition's unit (a NULL partition holds no unit: empty) when
+    `column` partitions the table, else the span of its min and max statistics (`_spans`)."""
+    if column not in snapshot.partition_columns:
+        return _spans(snapshot, column, time_uom)
+    return [(1, 0) if unit is None else (unit, unit) for unit in _units(snapshot, column, time_uom)]
 
 
 # Partition column types whose path value Spark parses back to exactly the log's value.

@@ -13,7 +13,12 @@ from pyspark.sql import functions as F
 
 from deltainc.join.columns import source_filter
 from deltainc.pipeline.delta.delta_log import LogUnreadable, reading
-from deltainc.pipeline.delta.delta_log_stats import files_in_units, latest_unit_from_log, null_count_from_log
+from deltainc.pipeline.delta.delta_log_stats import (
+    files_in_units,
+    latest_unit_from_log,
+    null_count_from_log,
+    null_keys_in_units,
+)
 from deltainc.pipeline.delta.spark_counts import count_null_inc, latest_unit, scan_stats
 from deltainc.pipeline.state.from_delta_log import read_runs_from_log, read_state_from_log
 from deltainc.pipeline.state.lock import acquire, release_lock
@@ -295,10 +300,39 @@ def test_the_files_a_window_reads_come_from_the_log_as_spark_plans_them(spark: S
     for first, last in ((20120, 20121), (20121, 20121), (20122, 20130), (20000, 20200), (20121, None)):
         expected = scan_stats(spark, table.where(source_filter(table, "RecDate", "day", first, last)))
         assert files_in_units(location, "RecDate", "day", first, last) == (expected.files, expected.bytes)
-    flat = str(tmp_path / "flat")
-    frame.write.format("delta").save(flat)
-    with pytest.raises(LogUnreadable, match="not partitioned"):
-        files_in_units(flat, "RecDate", "day", 20120, 20121)
+
+
+def test_the_files_a_window_reads_of_an_unpartitioned_table_are_those_delta_skips_to(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # Four files: days 1-2, day 2, day 4 and a NULL day; Delta keeps the files whose min and max reach the range.
+    location = str(tmp_path / "flat")
+    for days in (("2025-02-01", "2025-02-02"), ("2025-02-02",), ("2025-02-04",), (None,)):
+        rows = ", ".join("(NULL, 1)" if day is None else f"('{day}', 1)" for day in days)
+        spark.sql(f"SELECT CAST(d AS DATE) AS RecDate, id FROM VALUES {rows} t(d, id)").coalesce(1).write.format(
+            "delta"
+        ).mode("append").save(location)
+    table = spark.read.format("delta").load(location)
+    for first, last in ((20120, 20121), (20121, 20121), (20122, 20130), (20000, 20200), (20121, None)):
+        expected = scan_stats(spark, table.where(source_filter(table, "RecDate", "day", first, last)))
+        assert files_in_units(location, "RecDate", "day", first, last) == (expected.files, expected.bytes)
+
+
+def test_null_keys_of_units_come_from_the_files_null_counts_where_those_are_exact(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # Unpartitioned, a file a day: day 1 without NULL keys, day 2 with two; a last file spans days 3-4 with one.
+    location = str(tmp_path / "flat")
+    for rows in ("('2025-02-01', 1)", "('2025-02-02', NULL), ('2025-02-02', NULL)",
+                 "('2025-02-03', 3), ('2025-02-04', NULL)"):  # fmt: skip
+        spark.sql(f"SELECT CAST(d AS DATE) AS RecDate, CAST(k AS INT) AS k FROM VALUES {rows} t(d, k)").coalesce(
+            1
+        ).write.format("delta").mode("append").save(location)
+    assert null_keys_in_units(location, "k", "RecDate", "day", 20120, 20120) == 0
+    assert null_keys_in_units(location, "k", "RecDate", "day", 20120, 20121) == 2
+    with pytest.raises(LogUnreadable, match="reaches past the units"):
+        null_keys_in_units(location, "k", "RecDate", "day", 20122, 20122)  # which of the file's days holds it?
+    assert null_keys_in_units(location, "k", "RecDate", "day", 20122, 20123) == 1
 
 
 def test_what_delta_rs_raises_while_reading_a_log_is_log_unreadable_naming_the_table(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "null_count_from_log",
     "files_in_units",
     "null_keys_in_units",
+    "spans_by_partition",
     "WindowFiles",
     "window_files",
 ]
@@ -163,13 +164,35 @@ def null_keys_in_units(location: str, key: str, inc_col: str, time_uom: str, fir
     return total
 
 
-def _reaches(span: tuple[int, int], first: int, last: int | None) -> bool:
+Span = tuple[int, int]  # a file's first and last unit (empty: first > last)
+
+
+def spans_by_partition(location: str, inc_col: str, time_uom: str, partition: str) -> list[tuple[Any, Span | None]]:
+    """Each live file's value of the partition column `partition` and the units of `inc_col` it holds (its
+    partition's, or the span of its min and max statistics; None: no statistics, it may hold any). The statistics
+    count rows a deletion vector deleted too, so a span bounds the live rows. LogUnreadable where `partition` does
+    not partition the table.
+
+    E.g. `spans_by_partition(target, "RecDate", "hour", "IsFinal")` -> `[(True, (483000, 483023)), (False, (483023,
+    483023))]`.
+    """
+    snapshot = look(location).statistics()
+    with reading(location):
+        column, name = _time_column(snapshot, inc_col), snapshot.column(partition)
+        if name not in snapshot.partition_columns:
+            raise LogUnreadable(f"{location} is not partitioned by {name}")
+        values = snapshot.values(f"partition.{name}")
+        spans = _file_spans(snapshot, column, time_uom)
+    return list(zip(values, spans, strict=True))
+
+
+def _reaches(span: Span, first: int, last: int | None) -> bool:
     """Whether a file's units `span` (empty when its first is past its last) meet units [first, last]."""
     low, high = span
     return low <= high and high >= first and (last is None or low <= last)
 
 
-def _file_spans(snapshot: Snapshot, column: str, time_uom: str) -> list[tuple[int, int] | None]:
+def _file_spans(snapshot: Snapshot, column: str, time_uom: str) -> list[Span | None]:
     """Each live file's units of `column`: its partition's unit (a NULL partition holds no unit: empty) when
     `column` partitions the table, else the span of its min and max statistics (`_spans`)."""
     if column not in snapshot.partition_columns:

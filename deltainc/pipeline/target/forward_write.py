@@ -24,7 +24,7 @@ from deltainc.join.options import WAITING_TYPES
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.strategy import shuffled
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.delta_log_stats import files_in_units
+from deltainc.pipeline.delta.delta_log_stats import files_in_units, spans_by_partition
 from deltainc.pipeline.delta.sources import read
 from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into
@@ -42,6 +42,7 @@ from deltainc.pipeline.target.write_mode import (
     last_commit,
 )
 from deltainc.pipeline.target.write_mode import user_metadata as commit_metadata
+from deltainc.spark_compat import session_conf
 from deltainc.time_units import from_index
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "Slices",
     "forward_slices",
     "replace_slices",
+    "replace_open_rows",
     "replace_where",
     "merge_slices",
     "overwrite_target",
@@ -57,6 +59,7 @@ __all__ = [
 
 _ACTION = f"{RESERVED_PREFIX}action"
 _SEEN = f"{RESERVED_PREFIX}seen_"
+_CONSTRAINT_CHECK = "spark.databricks.delta.replaceWhere.constraintCheck.enabled"
 _OVERWRITES = ("WRITE", "CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT")  # by path; by name
 
 
@@ -117,6 +120,19 @@ def replace_slices(to: Destination, output: DataFrame, slices: Slices) -> Commit
     finds the slice rows in the files its statistics point to and deletes them with deletion vectors.
     """
     return replace_where(to, output, slices.condition())
+
+
+def replace_open_rows(to: Destination, output: DataFrame) -> CommitResult:
+    """Replace the target's open rows' partition (`IsFinal = false`) by `output`, in one commit: its files are
+    removed unread (a condition on a partition column) and the output's files added, final and open rows alike.
+
+    For a target whose log shows its open rows all at the watermark and no row after it, this is exactly the
+    change `replace_slices` makes, without reading the open rows' files to find the rows to delete. Delta's check
+    that every written row satisfies the condition is off for this one write: the output's final rows, dated
+    after the watermark, lie outside that partition by design.
+    """
+    with session_conf(to.spark, _CONSTRAINT_CHECK, "false"):
+        return replace_where(to, output, f"`{IS_FINAL}` = false")
 
 
 def replace_where(to: Destination, output: DataFrame, condition: str) -> CommitResult:
@@ -201,9 +217,33 @@ def write_forward(
         return Written(TargetWrite.MERGE, merge_slices(to, output, inputs.identity.columns, slices), read_)
     # The condition is on partition columns only (a day target holding its open rows apart): Delta removes the
     # slices' files unread.
-    metadata_only = apart and rec in found.partition_by
-    read_ = ScanStats(0, 0) if metadata_only else _slices_read(inputs, window, slices)
+    if apart and rec in found.partition_by:
+        return Written(TargetWrite.REPLACE_WHERE, replace_slices(to, output, slices), ScanStats(0, 0))
+    # An hour target: its slices are the open rows' partition whole where its log says nothing else is in them.
+    if apart and _open_rows_alone(inputs, window):
+        return Written(TargetWrite.REPLACE_WHERE, replace_open_rows(to, output), ScanStats(0, 0))
+    read_ = _slices_read(inputs, window, slices)
     return Written(TargetWrite.REPLACE_WHERE, replace_slices(to, output, slices), read_)
+
+
+def _open_rows_alone(inputs: WriteInputs, window: Window) -> bool:
+    """Whether the target's Delta log shows that the two slices from the watermark on are its open rows' files
+    whole: each file of `IsFinal = false` holds rows of the watermark's unit only, and no final file holds a row
+    after it (a crashed attempt at this window may have left some). False where the log cannot say."""
+    watermark = window.start - 1
+
+    def inside(final: object, span: tuple[int, int] | None) -> bool:
+        if span is None or final is None:
+            return False
+        low, high = span
+        return low > high or high <= watermark if final else low > high or low == high == watermark
+
+    def from_log(location: str) -> bool:
+        files = spans_by_partition(location, inputs.rec, inputs.uom, IS_FINAL)
+        return all(inside(final, span) for final, span in files)
+
+    target = open_handle(inputs.job.target, "target", inputs.spark)
+    return target.answer("the target's open rows' files", from_log, lambda _why: False, own_files=True)
 
 
 def _slices_read(inputs: WriteInputs, window: Window, slices: Slices) -> ScanStats:

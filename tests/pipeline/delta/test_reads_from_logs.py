@@ -291,15 +291,20 @@ def test_the_null_count_of_recdate_comes_from_the_log_as_spark_counts_it(spark: 
         null_count_from_log(location, "RecDate")
 
 
+def _files_read_as_spark_plans_them(spark: SparkSession, location: str) -> None:
+    """files_in_units of the table at `location` equals Spark's planned scan for several day ranges."""
+    table = spark.read.format("delta").load(location)
+    for first, last in ((20120, 20121), (20121, 20121), (20122, 20130), (20000, 20200), (20121, None)):
+        expected = scan_stats(spark, table.where(source_filter(table, "RecDate", "day", first, last)))
+        assert files_in_units(location, "RecDate", "day", first, last) == (expected.files, expected.bytes)
+
+
 def test_the_files_a_window_reads_come_from_the_log_as_spark_plans_them(spark: SparkSession, tmp_path: Path) -> None:
     location = str(tmp_path / "a")
     days = "('2025-02-01', 1), ('2025-02-02', 2), ('2025-02-02', 3), ('2025-02-04', 4), (NULL, 5)"
     frame = spark.sql(f"SELECT CAST(d AS DATE) AS RecDate, id FROM VALUES {days} t(d, id)")
     frame.repartition(3).write.format("delta").partitionBy("RecDate").save(location)
-    table = spark.read.format("delta").load(location)
-    for first, last in ((20120, 20121), (20121, 20121), (20122, 20130), (20000, 20200), (20121, None)):
-        expected = scan_stats(spark, table.where(source_filter(table, "RecDate", "day", first, last)))
-        assert files_in_units(location, "RecDate", "day", first, last) == (expected.files, expected.bytes)
+    _files_read_as_spark_plans_them(spark, location)
 
 
 def test_the_files_a_window_reads_of_an_unpartitioned_table_are_those_delta_skips_to(
@@ -312,10 +317,7 @@ def test_the_files_a_window_reads_of_an_unpartitioned_table_are_those_delta_skip
         spark.sql(f"SELECT CAST(d AS DATE) AS RecDate, id FROM VALUES {rows} t(d, id)").coalesce(1).write.format(
             "delta"
         ).mode("append").save(location)
-    table = spark.read.format("delta").load(location)
-    for first, last in ((20120, 20121), (20121, 20121), (20122, 20130), (20000, 20200), (20121, None)):
-        expected = scan_stats(spark, table.where(source_filter(table, "RecDate", "day", first, last)))
-        assert files_in_units(location, "RecDate", "day", first, last) == (expected.files, expected.bytes)
+    _files_read_as_spark_plans_them(spark, location)
 
 
 def test_null_keys_of_units_come_from_the_files_null_counts_where_those_are_exact(

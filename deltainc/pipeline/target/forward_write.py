@@ -236,7 +236,9 @@ def _open_rows_alone(inputs: WriteInputs, window: Window) -> bool:
         if span is None or final is None:
             return False
         low, high = span
-        return low > high or high <= watermark if final else low > high or low == high == watermark
+        if low > high:  # no row with a RecDate
+            return True
+        return high <= watermark if final else low == high == watermark
 
     def from_log(location: str) -> bool:
         files = spans_by_partition(location, inputs.rec, inputs.uom, IS_FINAL)

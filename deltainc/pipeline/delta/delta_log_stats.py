@@ -21,7 +21,10 @@ from deltainc.time_units import to_index
 if TYPE_CHECKING:
     pass
 
+Span = tuple[int, int]  # a file's first and last unit of a time column (empty: first > last)
+
 __all__ = [
+    "Span",
     "latest_unit_from_log",
     "null_count_from_log",
     "files_in_units",
@@ -164,9 +167,6 @@ def null_keys_in_units(location: str, key: str, inc_col: str, time_uom: str, fir
     return total
 
 
-Span = tuple[int, int]  # a file's first and last unit (empty: first > last)
-
-
 def spans_by_partition(location: str, inc_col: str, time_uom: str, partition: str) -> list[tuple[Any, Span | None]]:
     """Each live file's value of the partition column `partition` and the units of `inc_col` it holds (its
     partition's, or the span of its min and max statistics; None: no statistics, it may hold any). The statistics
@@ -260,14 +260,14 @@ def window_files(location: str, inc_col: str, time_uom: str, first: int, last: i
     return WindowFiles(root, tuple(chosen))
 
 
-def _spans(snapshot: Snapshot, column: str, time_uom: str) -> list[tuple[int, int] | None]:
+def _spans(snapshot: Snapshot, column: str, time_uom: str) -> list[Span | None]:
     """Each file's units of `column` from its min and max statistics: None where the file may hold any unit (no
     statistics), an empty span (1, 0) where it holds no row with a value. Delta truncates a timestamp's max to the
     millisecond: the unit of the greatest value below the next millisecond is taken."""
     kind = snapshot.types[column]
     records, nulls = snapshot.values("num_records"), snapshot.values(f"null_count.{column}")
     lows, highs = snapshot.values(f"min.{column}"), snapshot.values(f"max.{column}")
-    spans: list[tuple[int, int] | None] = []
+    spans: list[Span | None] = []
     for count, null_count, low, high in zip(records, nulls, lows, highs, strict=True):
         if count == 0 or (count is not None and null_count == count):
             spans.append((1, 0))  # no row, or only NULLs, which no window reads

@@ -24,7 +24,7 @@ from deltainc.join.options import WAITING_TYPES
 from deltainc.join.output_layout import JOIN_TYPE, RESERVED_PREFIX
 from deltainc.join.strategy import shuffled
 from deltainc.join.windows import Window
-from deltainc.pipeline.delta.delta_log_stats import files_in_units, spans_by_partition
+from deltainc.pipeline.delta.delta_log_stats import Span, files_in_units, spans_by_partition
 from deltainc.pipeline.delta.sources import read
 from deltainc.pipeline.delta.spark_counts import ScanStats, scan_stats
 from deltainc.pipeline.delta.sql import assignments, insert_values, merge_into
@@ -232,7 +232,7 @@ def _open_rows_alone(inputs: WriteInputs, window: Window) -> bool:
     after it (a crashed attempt at this window may have left some). False where the log cannot say."""
     watermark = window.start - 1
 
-    def inside(final: object, span: tuple[int, int] | None) -> bool:
+    def inside(final: object, span: Span | None) -> bool:
         if span is None or final is None:
             return False
         low, high = span

@@ -10,12 +10,15 @@ come from the same code, so they cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from deltainc.pipeline.delta.sources import read_source, table_exists, where_applied
+from deltainc.pipeline.delta.delta_log import LogUnreadable
+from deltainc.pipeline.delta.sources import SourceFrames, read_source, table_exists, where_applied
+from deltainc.pipeline.delta.table import open_handle, shape_from_log
 from deltainc.pipeline.job.job_config import JobConfig
 from deltainc.pipeline.job.kinds.two_source import kind_of
 from deltainc.pipeline.job.sections import SourceRef
@@ -30,21 +33,54 @@ def not_run_yet(spark: SparkSession, ref: SourceRef) -> bool:
     return ref.job is not None and ref.upstream is not None and not table_exists(spark, ref)
 
 
-def source_frames(spark: SparkSession, job: JobConfig, planned: bool = False) -> dict[str, DataFrame]:
-    """The rows of each of the job's sources by role, source_a first (`read_source`). With `planned`, a source that
-    is the target of a job that has not run yet is an empty frame of the columns that job's first run will write
+def source_frames(spark: SparkSession, job: JobConfig, planned: bool = False) -> SourceFrames:
+    """The rows of each of the job's sources by role, source_a first (`read_source`), each read by Spark when first
+    asked (`SourceFrames`); its columns from its Delta log where that says what Spark reads (`_columns_from_log`),
+    its `where` checked against them now, else from Spark's read, made now. With `planned`, a source that is the
+    target of a job that has not run yet is an empty frame of the columns that job's first run will write
     (`planned_schema`), its `where` applied as to the table; without, such a source is refused as before.
 
     Example: ``source_frames(spark, load_job("jobs/down.toml"), planned=True)["source_a"].columns``.
     """
-    frames: dict[str, DataFrame] = {}
+    schemas: dict[str, T.StructType] = {}
+    reads: dict[str, Callable[[], DataFrame]] = {}
+    made: dict[str, DataFrame] = {}
     for role, ref in job.sources:
         if planned and not_run_yet(spark, ref):
             empty = spark.createDataFrame([], planned_schema(spark, ref.upstream))
-            frames[role] = where_applied(empty, ref, role)
+            made[role] = where_applied(empty, ref, role)
+        elif (columns := _columns_from_log(spark, ref, role)) is not None:
+            where_applied(spark.createDataFrame([], columns), ref, role)  # a bad `where` is refused before any read
+            schemas[role], reads[role] = columns, partial(read_source, spark, ref, role)
+            continue
         else:
-            frames[role] = read_source(spark, ref, role)
-    return frames
+            made[role] = read_source(spark, ref, role)
+        schemas[role], reads[role] = made[role].schema, partial(made.__getitem__, role)
+    return SourceFrames(schemas, reads)
+
+
+def _columns_from_log(spark: SparkSession, ref: SourceRef, role: str) -> T.StructType | None:
+    """A source's columns from its Delta log where they are what Spark's read of the table gives: no column carries
+    metadata (column mapping, a generated or identity column, a comment, which Spark's read may drop); else None."""
+
+    def from_log(location: str) -> T.StructType:
+        schema = shape_from_log(location).schema
+        if _carries_metadata(schema):
+            raise LogUnreadable(f"{role}: a column of its log carries metadata, which Spark's read may drop")
+        return schema
+
+    return open_handle(ref, role, spark).answer(f"{role}'s columns", from_log, lambda _why: None)
+
+
+def _carries_metadata(kind: T.DataType) -> bool:
+    """Whether a field of `kind`, nested ones included, has metadata."""
+    if isinstance(kind, T.StructType):
+        return any(bool(f.metadata) or _carries_metadata(f.dataType) for f in kind.fields)
+    if isinstance(kind, T.ArrayType):
+        return _carries_metadata(kind.elementType)
+    if isinstance(kind, T.MapType):
+        return _carries_metadata(kind.keyType) or _carries_metadata(kind.valueType)
+    return False
 
 
 def planned_schema(spark: SparkSession, job: JobConfig) -> T.StructType:

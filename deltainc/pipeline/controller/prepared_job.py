@@ -159,9 +159,9 @@ def prepare_job(
     frames = source_frames(spark, job, planned)
     paths = state_paths(job.state_path(settings.state_dir))
     partition_by = tuple(target_partitioning(job.target.partition_by, job.join.inc_col, job.join.time_uom))
-    kind, schemas = kind_of(job), {role: frame.schema for role, frame in frames.items()}
+    kind, schemas = kind_of(job), frames.schemas
     plan = checked if checked is not None and checked.schemas == schemas else kind.plan(schemas)
-    rows = window_rows(spark, dict(job.sources), frames, job.inc_col_of, job.join.time_uom)
+    rows = window_rows(spark, dict(job.sources), frames.schemas, job.inc_col_of, job.join.time_uom)
     return PreparedJob(spark, job, paths, kind, plan.prepare(frames, rows), settings, partition_by)
 
 
@@ -216,7 +216,7 @@ def latest_labels(prepared: PreparedJob) -> str | None:
     return logs_else("each source's latest RecDate", from_logs, lambda _why: None)
 
 
-def null_inc(table: Table, frame: DataFrame, inc: str) -> int:
+def null_inc(table: Table, frames: Mapping[str, DataFrame], inc: str) -> int:
     """A source's rows with a NULL inc_col: from its Delta log's statistics where they are exact, else counted."""
     role = table.role
 
@@ -225,7 +225,7 @@ def null_inc(table: Table, frame: DataFrame, inc: str) -> int:
             raise LogUnreadable(f"{role}.where: only Spark applies it")
         return null_count_from_log(location, inc)
 
-    return table.answer(f"{role}'s NULL {inc} count", from_log, lambda _why: count_null_inc(frame, inc))
+    return table.answer(f"{role}'s NULL {inc} count", from_log, lambda _why: count_null_inc(frames[role], inc))
 
 
 def null_keys(prepared: PreparedJob, window: Window) -> tuple[int | None, int | None]:

@@ -86,7 +86,7 @@ def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location:
     a = unit_range_rows(target_look.table, target, a_names, rec, first, window.start - 1, prepared.uom)
     a = _final_up_to(a, columns[inc], last_a, prepared.uom)
     b_names = list(dict.fromkeys([*join_cols, *job.target.b_keys, inc_b]))
-    unnamed = [name for name in b_names if name not in search.rows.columns]
+    unnamed = [name for name in b_names if name not in search.schema.fieldNames()]
     if unnamed:  # Spark resolves names in any case; delta-rs and the types below take them as the table has them
         raise LogUnreadable(f"{search.role} has no column spelled {', '.join(unnamed)}")
     b = unit_range_rows(existing_table(b_location), b_location, b_names, inc_b, window.start, window.end, prepared.uom)
@@ -94,7 +94,7 @@ def _read(prepared: PreparedJob, search: LateSearch, window: Window, b_location:
     spark = prepared.spark
     return LateInputs(
         _frame(spark, a, target_schema),
-        _frame(spark, b, search.rows.schema),
+        _frame(spark, b, search.schema),
         columns,
         empty=a.num_rows == 0 or b.num_rows == 0,
     )

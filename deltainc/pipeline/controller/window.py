@@ -83,7 +83,7 @@ def begin(
     clock = Clock(None)
     job = prepared.job
     frames = prepared.join.frames
-    found = {role: null_inc(table, frames[role], job.inc_col_of(role)) for role, table in prepared.tables.items()}
+    found = {role: null_inc(table, frames, job.inc_col_of(role)) for role, table in prepared.tables.items()}
     if any(found.values()):
         counted = ", ".join(f"{n} in {role} ({job.inc_col_of(role)})" for role, n in found.items() if n)
         log.warning("%s: rows with a NULL inc_col are never joined: %s", prepared.job.name, counted)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -32,6 +33,7 @@ __all__ = [
     "shape_from_log",
     "read_table",
     "read_source",
+    "SourceFrames",
     "where_applied",
     "count_null_keys",
     "window_rows",
@@ -77,6 +79,31 @@ def read_source(spark: SparkSession, ref: SourceRef, role: str) -> DataFrame:
     return where_applied(read_table(spark, ref, role), ref, role)
 
 
+@dataclass(frozen=True)
+class SourceFrames(Mapping[str, DataFrame]):
+    """Each source's rows by role, as Spark reads its Delta table (`read_source`), that read made the first time a
+    role is asked for them: a window that reads a source's files from its log, and the counts the logs answer, ask
+    Spark for no snapshot of it (seconds in a fresh process). `schemas`: each source's columns, known before any read.
+
+    Example: ``SourceFrames({"source_a": schema}, {"source_a": lambda: read_source(spark, ref, "source_a")})``.
+    """
+
+    schemas: Mapping[str, T.StructType]
+    reads: Mapping[str, Callable[[], DataFrame]]
+    _made: dict[str, DataFrame] = field(default_factory=dict, compare=False, repr=False)
+
+    def __getitem__(self, role: str) -> DataFrame:
+        if role not in self._made:
+            self._made[role] = self.reads[role]()
+        return self._made[role]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.schemas)
+
+    def __len__(self) -> int:
+        return len(self.schemas)
+
+
 def where_applied(df: DataFrame, ref: SourceRef, role: str) -> DataFrame:
     """`df` (a source's rows) filtered by the source's `where` when it has one; a condition Spark cannot apply is
     a ConfigError naming `<role>.where` and the source's columns.
@@ -118,31 +145,31 @@ def count_null_keys(
 def window_rows(
     spark: SparkSession,
     refs: Mapping[str, SourceRef],
-    frames: Mapping[str, DataFrame],
+    schemas: Mapping[str, T.StructType],
     inc_col: Callable[[str], str],
     time_uom: str,
 ) -> WindowRows:
     """The job's `WindowRows`: for a role and units [first, last], that source's rows in those units' files (its
-    `where` applied), or None where the window reads the Delta table (`frames[role]`), pruned by Spark: a catalog
-    table, Spark Connect or Spark 3.5, a NOT NULL column (a Parquet read makes it nullable), or whatever
+    `where` applied, its columns `schemas[role]`), or None where the window reads the Delta table, pruned by Spark:
+    a catalog table, Spark Connect or Spark 3.5, a NOT NULL column (a Parquet read makes it nullable), or whatever
     `window_files` leaves to Delta (said at info, `--verbose`).
 
-    E.g. `window_rows(spark, dict(job.sources), frames, job.inc_col_of, "day")("source_b", d - 12, d)`;
+    E.g. `window_rows(spark, dict(job.sources), frames.schemas, job.inc_col_of, "day")("source_b", d - 12, d)`;
     `inc_col` gives a role's incremental column, by which its files are pruned.
     """
     if not session_kind(spark).reads_parquet_as_delta:  # Connect's client may not see the server's files
         return whole_tables
-    nullable = {role: _nullable(frame.schema) for role, frame in frames.items()}
+    nullable = {role: _nullable(schema) for role, schema in schemas.items()}
     tables = {role: open_handle(ref, role, spark) for role, ref in refs.items()}
 
     def rows(role: str, first: int, last: int) -> DataFrame | None:
-        ref, frame = refs[role], frames[role]
+        ref = refs[role]
 
         def from_log(location: str) -> DataFrame:
             if not nullable[role]:
                 raise LogUnreadable(f"{role} has a NOT NULL column, which a read of its files makes nullable")
             files = window_files(location, inc_col(role), time_uom, first, last)
-            read = read_files(spark, frame.schema, files)
+            read = read_files(spark, schemas[role], files)
             read = read.where(source_filter(read, inc_col(role), time_uom, first, last))  # a file may reach past them
             return read if ref.where is None else read.where(ref.where)
 

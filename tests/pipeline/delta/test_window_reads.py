@@ -11,7 +11,10 @@ import pytest
 from frames import frame
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.readwriter import DataFrameReader
 
+from deltainc.errors import ConfigError
+from deltainc.pipeline.controller.planned_target import source_frames
 from deltainc.pipeline.controller.prepared_job import prepare_job
 from deltainc.pipeline.delta.sources import window_rows
 from deltainc.pipeline.job.job_config import JobConfig
@@ -131,11 +134,43 @@ def test_an_hour_job_s_source_not_partitioned_by_its_timestamp_is_read_from_the_
         )
     table = spark.read.format("delta").load(str(tmp_path / "a"))
     first, last = to_index(start, "hour") + 1, to_index(start, "hour") + 2
-    rows = window_rows(
-        spark, {"source_a": SourceRef(path=str(tmp_path / "a"))}, {"source_a": table}, lambda _role: "RecDate", "hour"
-    )
+    refs = {"source_a": SourceRef(path=str(tmp_path / "a"))}
+    rows = window_rows(spark, refs, {"source_a": table.schema}, lambda _role: "RecDate", "hour")
     read = rows("source_a", first, last)
     assert read is not None and _file_indexes(read) == ["InMemoryFileIndex"]
     assert len(read.inputFiles()) == 2
     delta = table.where(F.col("RecDate").between(from_index(first, "hour"), from_index(last + 1, "hour")))
     assert sorted(read.collect()) == sorted(delta.where(F.col("RecDate") < from_index(last + 1, "hour")).collect())
+
+
+def test_a_window_read_from_its_files_has_spark_read_no_source_table(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(spark, tmp_path)
+    loaded: list[str] = []
+    load = DataFrameReader.load
+
+    def counted(self: DataFrameReader, path: Any = None, *args: Any, **options: Any) -> DataFrame:
+        loaded.append(str(path))
+        return load(self, path, *args, **options)
+
+    monkeypatch.setattr(DataFrameReader, "load", counted)
+    window = prepare_job(_job(tmp_path), spark, load_settings()).join.join(FIRST, LAST)
+    assert window.output.count() > 0
+    assert [path for path in loaded if path.startswith(str(tmp_path))] == []
+
+
+def test_a_source_s_columns_are_those_spark_reads_from_its_table(spark: SparkSession, tmp_path: Path) -> None:
+    _write(spark, tmp_path)
+    spark.sql(f"ALTER TABLE delta.`{tmp_path / 'b'}` ALTER COLUMN SepaId COMMENT 'the SEPA transfer'")  # metadata
+    schemas = source_frames(spark, _job(tmp_path)).schemas
+    for role, table in (("source_a", "a"), ("source_b", "b")):
+        assert schemas[role] == spark.read.format("delta").load(str(tmp_path / table)).schema
+
+
+def test_a_source_s_where_is_refused_before_its_table_is_read(spark: SparkSession, tmp_path: Path) -> None:
+    _write(spark, tmp_path)
+    job = _job(tmp_path)
+    job = job.model_copy(update={"source_b": job.source_b.model_copy(update={"where": "NoSuchColumn > 1"})})
+    with pytest.raises(ConfigError, match=r"source_b\.where: 'NoSuchColumn > 1' is not a condition.*SepaId"):
+        source_frames(spark, job)

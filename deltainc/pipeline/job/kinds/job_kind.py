@@ -117,10 +117,16 @@ class LateSearch:
     """What a window's search for too-late B rows reads besides the A rows: the one B source, the job's join, and
     how far after its A row a B row is still looked for (docs/design.md#the-b-side-and-too-late-rows)."""
 
-    rows: DataFrame
+    sources: Mapping[str, DataFrame]  # the job's sources' rows by role (`SourceFrames`: read when first asked)
     spec: JoinSpec
     horizon: int
+    schema: T.StructType  # B's columns, known without a read of its rows
     role: str = "source_b"  # B's role among the job's sources: its table, for a read through its Delta log
+
+    @property
+    def rows(self) -> DataFrame:
+        """B's rows, as Spark reads its table (a search that cannot read B's files through its log)."""
+        return self.sources[self.role]
 
 
 class PreparedJoin(Protocol):

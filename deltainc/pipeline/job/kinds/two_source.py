@@ -137,13 +137,14 @@ class TwoSourceJoin:
     spec: JoinSpec
     identity: Identity
     origins: Mapping[str, tuple[str, str]]
-    frames: Mapping[str, DataFrame]
+    frames: Mapping[str, DataFrame]  # read by Spark when first asked (`SourceFrames`)
+    schemas: Mapping[str, T.StructType]  # their columns, known without a read
     horizon: int  # how far after its A row a too-late B row is looked for; 0 = not at all
     rows: WindowRows = whole_tables  # A's and B's rows of a window's units, where read apart from the tables
 
     @property
     def late_search(self) -> LateSearch | None:
-        return None if self.horizon == 0 else LateSearch(self.frames["source_b"], self.spec, self.horizon)
+        return None if self.horizon == 0 else LateSearch(self.frames, self.spec, self.horizon, self.schemas["source_b"])
 
     def join(self, first: int, last: int) -> WindowJoin:
         """The engine's output for [first, last]: A read in [s - mw, e], B in [s - lb - mw, e] (the files of
@@ -176,15 +177,13 @@ class TwoSourcePlan:
         resolving `join_cond`, is Spark's analyzer's."""
         from deltainc.join.join_spec import resolve_join_cond
 
-        df_a, df_b = frames["source_a"], frames["source_b"]
-        if self.spec.join_cond is not None:
-            resolve_join_cond(df_a, df_b, self.spec.join_cond, self.spec.settings)
+        if self.spec.join_cond is not None:  # Spark's analyzer resolves it on the tables' rows
+            resolve_join_cond(frames["source_a"], frames["source_b"], self.spec.join_cond, self.spec.settings)
         layout = self.spec.layout
         origins = {out: ("source_a", col) for col, out in layout.a_names} | {
             out: ("source_b", col) for col, out in layout.b_names
         }
-        frames = {"source_a": df_a, "source_b": df_b}
-        return TwoSourceJoin(self.spec, self.identity, origins, frames, self.job.join.horizon, rows)
+        return TwoSourceJoin(self.spec, self.identity, origins, frames, self.schemas, self.job.join.horizon, rows)
 
 
 def output_select(job: JobConfig, a_cols: list[str], b_cols: list[str], base: IncJoinSettings) -> tuple[str, Identity]:

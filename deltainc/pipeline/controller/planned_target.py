@@ -50,7 +50,8 @@ def source_frames(spark: SparkSession, job: JobConfig, planned: bool = False) ->
             empty = spark.createDataFrame([], planned_schema(spark, ref.upstream))
             made[role] = where_applied(empty, ref, role)
         elif (columns := _columns_from_log(spark, ref, role)) is not None:
-            where_applied(spark.createDataFrame([], columns), ref, role)  # a bad `where` is refused before any read
+            if ref.where is not None:  # a bad `where` is refused before any read
+                where_applied(_no_rows(spark, columns), ref, role)
             schemas[role], reads[role] = columns, partial(read_source, spark, ref, role)
             continue
         else:
@@ -70,6 +71,14 @@ def _columns_from_log(spark: SparkSession, ref: SourceRef, role: str) -> T.Struc
         return schema
 
     return open_handle(ref, role, spark).answer(f"{role}'s columns", from_log, lambda _why: None)
+
+
+def _no_rows(spark: SparkSession, schema: T.StructType) -> DataFrame:
+    """A frame of `schema`'s columns and no row, for Spark's analyzer alone (no Spark job, unlike an empty
+    `createDataFrame`, which takes a second in a fresh process)."""
+    from pyspark.sql import functions as F
+
+    return spark.range(0).select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields])
 
 
 def _carries_metadata(kind: T.DataType) -> bool:
